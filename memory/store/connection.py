@@ -1,0 +1,119 @@
+"""The apsw connection: pragmas, lazy creation, and the transaction helper every write uses."""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import apsw
+
+from ..errors import StorageError
+from .location import IN_MEMORY
+from .migrations import migrate
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+def open_connection(path: str, *, create: bool = True) -> apsw.Connection:
+    """Open (and migrate) a database with the pragmas every connection needs."""
+    flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
+    if path != IN_MEMORY and create:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = apsw.Connection(path, flags=flags)
+    except apsw.Error as exc:
+        raise StorageError(f"cannot open database {path}: {exc}") from exc
+    conn.setbusytimeout(BUSY_TIMEOUT_MS)
+    if path != IN_MEMORY:
+        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if mode.lower() != "wal":
+            raise StorageError(f"cannot switch {path} to WAL mode (got {mode})")
+    # FULL: an acknowledged commit is on disk even if the machine loses power, not only the process.
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    migrate(conn)
+    return conn
+
+
+class Store:
+    """One database file. Reads before the file exists see an empty schema; the first write creates it."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._lock = threading.RLock()
+        self._conn: apsw.Connection | None = None
+        self._placeholder = False
+        self._depth = 0
+
+    @property
+    def exists(self) -> bool:
+        return self.path == IN_MEMORY or Path(self.path).exists()
+
+    def _connection(self, for_write: bool) -> apsw.Connection:
+        if self._conn is not None and not (for_write and self._placeholder):
+            return self._conn
+        if self._conn is not None:
+            self._conn.close()
+        if for_write or self.exists:
+            self._conn = open_connection(self.path, create=True)
+            self._placeholder = False
+        else:
+            self._conn = open_connection(IN_MEMORY)
+            self._placeholder = True
+        return self._conn
+
+    def ensure_created(self) -> None:
+        with self._lock:
+            self._connection(for_write=True)
+
+    @contextmanager
+    def read(self) -> Iterator[apsw.Connection]:
+        """A consistent snapshot for several SELECTs (or the enclosing write transaction)."""
+        with self._lock:
+            if self._placeholder and self.exists:
+                self._conn = None  # another process created the file meanwhile
+            conn = self._connection(for_write=False)
+            if self._depth:
+                yield conn
+                return
+            conn.execute("BEGIN")
+            self._depth += 1
+            try:
+                yield conn
+            finally:
+                self._depth -= 1
+                conn.execute("COMMIT")
+
+    @contextmanager
+    def write(self) -> Iterator[apsw.Connection]:
+        """All-or-nothing: the outermost block is `BEGIN IMMEDIATE … COMMIT`, inner ones savepoints."""
+        with self._lock:
+            conn = self._connection(for_write=True)
+            depth = self._depth
+            conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT sp{depth}")
+            self._depth += 1
+            try:
+                yield conn
+            except BaseException:
+                self._depth -= 1
+                if depth == 0:
+                    conn.execute("ROLLBACK")
+                else:
+                    conn.execute(f"ROLLBACK TO sp{depth}")
+                    conn.execute(f"RELEASE sp{depth}")
+                raise
+            self._depth -= 1
+            conn.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
+
+    def data_version(self) -> int:
+        """Changes whenever another connection commits (PRAGMA data_version)."""
+        with self._lock:
+            return self._connection(for_write=False).execute("PRAGMA data_version").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None

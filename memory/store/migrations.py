@@ -1,0 +1,109 @@
+"""Applies `migrations/NNNN_name.sql` in order, each in its own transaction, and records them."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import apsw
+
+from ..errors import SchemaTooNew, StorageError
+
+_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+
+BOOTSTRAP = """
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    checksum TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+)
+"""
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+    @property
+    def checksum(self) -> str:
+        return hashlib.sha256(self.sql.encode("utf-8")).hexdigest()
+
+
+def _migrations_dir() -> Path:
+    """Installed wheels carry the files inside the package; a source checkout has them at the root."""
+    packaged = resources.files("memory") / "_migrations"
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parents[2] / "migrations"
+
+
+def schema_sql_path() -> Path:
+    packaged = resources.files("memory") / "_schema" / "schema.sql"
+    if packaged.is_file():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parents[2] / "schema" / "schema.sql"
+
+
+def load_migrations(directory: Path | None = None) -> list[Migration]:
+    directory = directory or _migrations_dir()
+    found = []
+    for path in sorted(directory.iterdir()):
+        match = _NAME.match(path.name)
+        if match:
+            found.append(Migration(int(match.group(1)), match.group(2), path.read_text(encoding="utf-8")))
+    versions = [m.version for m in found]
+    if versions != list(range(1, len(found) + 1)):
+        raise StorageError(f"migrations in {directory} are not numbered 1..N without gaps: {versions}")
+    return found
+
+
+def current_version(conn: apsw.Connection) -> int:
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchone()
+    if not exists:
+        return 0
+    return conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0]
+
+
+def migrate(conn: apsw.Connection, migrations: list[Migration] | None = None) -> int:
+    """Bring the database up to the newest known version; return that version.
+
+    Each step runs under `BEGIN IMMEDIATE`, so two processes opening a new file at
+    once serialize and the loser finds the work done.
+    """
+    migrations = migrations if migrations is not None else load_migrations()
+    latest = migrations[-1].version if migrations else 0
+    found = current_version(conn)
+    if found > latest:
+        raise SchemaTooNew(
+            f"database schema version {found} is newer than this datalog-memory understands "
+            f"(up to {latest}); upgrade datalog-memory to open it",
+            found=found, supported=latest,
+        )
+    if found == latest:
+        return found
+    for migration in migrations:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(BOOTSTRAP)
+            if migration.version <= current_version(conn):
+                conn.execute("COMMIT")
+                continue
+            conn.execute(migration.sql)
+            conn.execute(
+                "INSERT INTO schema_migrations(version, name, checksum, applied_at) "
+                "VALUES (?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                (migration.version, migration.name, migration.checksum),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return latest

@@ -1,0 +1,178 @@
+"""The term values.
+
+Atoms are plain Python `str` and integers plain `int`: they are most of the data
+and hash fastest, which the engine's joins depend on. Floats, strings, variables
+and compound terms get small classes so that `1`, `1.0`, `a` and `"a"` stay four
+different terms (Python alone would make `1 == 1.0` and collapse them in a set).
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Union
+
+NIL = "[]"
+LIST_FUNCTOR = "."
+
+
+class Float:
+    __slots__ = ("value", "_hash")
+
+    def __init__(self, value: float) -> None:
+        self.value = float(value)
+        self._hash = hash(("float", self.value))
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Float and other.value == self.value  # type: ignore[union-attr]
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"Float({self.value!r})"
+
+
+class String:
+    """A double-quoted string: a value distinct from the atom with the same text."""
+
+    __slots__ = ("value", "_hash")
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+        self._hash = hash(("string", value))
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is String and other.value == self.value  # type: ignore[union-attr]
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"String({self.value!r})"
+
+
+class Var:
+    """A logic variable. Anonymous `_` variables get distinct serials so they never co-refer."""
+
+    __slots__ = ("name", "serial")
+
+    def __init__(self, name: str, serial: int = 0) -> None:
+        self.name = name
+        self.serial = serial
+
+    @property
+    def anonymous(self) -> bool:
+        return self.name == "_"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Var and other.name == self.name and other.serial == self.serial  # type: ignore[union-attr]
+
+    def __hash__(self) -> int:
+        return hash(("var", self.name, self.serial))
+
+    def __repr__(self) -> str:
+        return f"Var({self.name!r})" if not self.serial else f"Var({self.name!r}, {self.serial})"
+
+
+class Compound:
+    __slots__ = ("functor", "args", "_hash")
+
+    def __init__(self, functor: str, args: tuple) -> None:
+        self.functor = functor
+        self.args = args
+        self._hash = hash((functor, args))
+
+    @property
+    def arity(self) -> int:
+        return len(self.args)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is Compound
+            and other._hash == self._hash  # type: ignore[union-attr]
+            and other.functor == self.functor  # type: ignore[union-attr]
+            and other.args == self.args  # type: ignore[union-attr]
+        )
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"Compound({self.functor!r}, {self.args!r})"
+
+
+Term = Union[str, int, Float, String, Var, Compound]
+
+
+def make_list(items: list, tail: Term = NIL) -> Term:
+    result = tail
+    for item in reversed(items):
+        result = Compound(LIST_FUNCTOR, (item, result))
+    return result
+
+
+def list_items(term: Term) -> tuple[list, Term]:
+    """Split a list term into its items and its tail (`[]` for a proper list)."""
+    items = []
+    while type(term) is Compound and term.functor == LIST_FUNCTOR and len(term.args) == 2:
+        items.append(term.args[0])
+        term = term.args[1]
+    return items, term
+
+
+def is_number(term: object) -> bool:
+    return (type(term) is int) or (type(term) is Float)
+
+
+def is_atom(term: object) -> bool:
+    return type(term) is str
+
+
+def is_callable(term: object) -> bool:
+    return type(term) is str or type(term) is Compound
+
+
+def indicator(term: Term) -> tuple[str, int]:
+    """Name and arity of a callable term."""
+    if type(term) is str:
+        return term, 0
+    if type(term) is Compound:
+        return term.functor, len(term.args)
+    raise TypeError(f"not callable: {term!r}")
+
+
+def variables(term: Term) -> Iterator[Var]:
+    """Variables of a term, left to right, with repeats."""
+    stack = [term]
+    while stack:
+        t = stack.pop()
+        if type(t) is Var:
+            yield t
+        elif type(t) is Compound:
+            stack.extend(reversed(t.args))
+
+
+def is_ground(term: Term) -> bool:
+    for _ in variables(term):
+        return False
+    return True
+
+
+def variant(a: Term, b: Term) -> bool:
+    """True when a and b are equal up to a consistent renaming of variables."""
+    forward: dict[Var, Var] = {}
+    backward: dict[Var, Var] = {}
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if type(x) is Var:
+            if type(y) is not Var:
+                return False
+            if forward.setdefault(x, y) != y or backward.setdefault(y, x) != x:
+                return False
+        elif type(x) is Compound:
+            if type(y) is not Compound or x.functor != y.functor or len(x.args) != len(y.args):
+                return False
+            stack.extend(zip(x.args, y.args))
+        elif type(x) is not type(y) or x != y:
+            return False
+    return True

@@ -1,0 +1,216 @@
+"""Operator-precedence parser for Prolog terms and clauses (fixed standard operator table)."""
+
+from __future__ import annotations
+
+import sys
+
+from ..errors import TermSyntaxError
+from .lexer import Lexer, Token
+from .model import NIL, Compound, Float, String, Term, Var, make_list
+from .operators import INFIX, PREFIX, infix_argument_limits, prefix_argument_limit
+
+MAX_NESTING = 1000
+_CLOSERS = {")", "]", "}", ",", "|"}
+
+
+def _describe(token: Token) -> str:
+    if token.kind == "eof":
+        return "end of input"
+    if token.kind == "end":
+        return "end of clause '.'"
+    if token.kind == "string":
+        return "a string"
+    if token.kind == "var":
+        return f"variable {token.value}"
+    return repr(token.value) if token.kind != "qname" else f"'{token.value}'"
+
+
+class Parser:
+    def __init__(self, text: str) -> None:
+        self.lexer = Lexer(text)
+        self.tokens = self.lexer.tokens()
+        self.i = 0
+        self.varmap: dict[str, Var] = {}
+        self.anon = 0
+        if sys.getrecursionlimit() < 4 * MAX_NESTING + 1000:
+            sys.setrecursionlimit(4 * MAX_NESTING + 1000)
+
+    # --- token helpers -------------------------------------------------
+    def peek(self) -> Token:
+        return self.tokens[self.i]
+
+    def advance(self) -> Token:
+        token = self.tokens[self.i]
+        if token.kind != "eof":
+            self.i += 1
+        return token
+
+    def error(self, message: str, token: Token) -> TermSyntaxError:
+        return self.lexer.error(message, token.offset)
+
+    def expect_punct(self, value: str, context: str) -> None:
+        token = self.advance()
+        if token.kind != "punct" or token.value != value:
+            raise self.error(f"expected '{value}' {context}, found {_describe(token)}", token)
+
+    def at_end(self) -> bool:
+        return self.peek().kind == "eof"
+
+    # --- clauses -------------------------------------------------------
+    def clause(self, require_end: bool) -> Term:
+        self.varmap = {}
+        term, _ = self.parse(1200, 0)
+        token = self.peek()
+        if token.kind == "end":
+            self.advance()
+        elif require_end or token.kind != "eof":
+            expected = "'.'" if require_end else "an operator or the end of the term"
+            raise self.error(f"expected {expected}, found {_describe(token)}", token)
+        return term
+
+    # --- terms ---------------------------------------------------------
+    def parse(self, max_prec: int, depth: int) -> tuple[Term, int]:
+        if depth > MAX_NESTING:
+            raise self.error(f"term nested more than {MAX_NESTING} levels deep", self.peek())
+        left, left_prec = self.primary(max_prec, depth)
+        while True:
+            token = self.peek()
+            if token.kind == "name" and token.value in INFIX:
+                name = token.value
+            elif token.kind == "punct" and token.value in (",", "|"):
+                name = token.value
+            else:
+                break
+            priority, kind = INFIX[name]
+            if priority > max_prec:
+                break
+            left_max, right_max = infix_argument_limits(priority, kind)
+            if left_prec > left_max:
+                break
+            self.advance()
+            right, _ = self.parse(right_max, depth + 1)
+            left = Compound(";" if name == "|" else name, (left, right))
+            left_prec = priority
+        return left, left_prec
+
+    def _starts_term(self, token: Token) -> bool:
+        if token.kind in ("eof", "end"):
+            return False
+        if token.kind == "punct":
+            return token.value in ("(", "[", "{")
+        if token.kind == "name" and token.value in INFIX and token.value not in PREFIX:
+            nxt = self.tokens[self.i + 1] if self.i + 1 < len(self.tokens) else token
+            # `- = x` is an atom followed by `=`, but `\+ =(a, b)` applies `\+`.
+            return nxt.kind == "punct" and nxt.value == "(" and not nxt.layout_before
+        return True
+
+    def primary(self, max_prec: int, depth: int) -> tuple[Term, int]:
+        token = self.advance()
+        kind = token.kind
+        if kind == "int":
+            return token.value, 0  # type: ignore[return-value]
+        if kind == "float":
+            return Float(token.value), 0  # type: ignore[arg-type]
+        if kind == "var":
+            return self.variable(token.value), 0  # type: ignore[arg-type]
+        if kind == "string":
+            return String(token.value), 0  # type: ignore[arg-type]
+        if kind == "punct":
+            if token.value == "(":
+                inner, _ = self.parse(1200, depth + 1)
+                self.expect_punct(")", "to close '('")
+                return inner, 0
+            if token.value == "[":
+                return self.list_rest(depth), 0
+            if token.value == "{":
+                nxt = self.peek()
+                if nxt.kind == "punct" and nxt.value == "}":
+                    self.advance()
+                    return self.after_name("{}", depth)
+                inner, _ = self.parse(1200, depth + 1)
+                self.expect_punct("}", "to close '{'")
+                return Compound("{}", (inner,)), 0
+            raise self.error(f"expected a term, found {_describe(token)}", token)
+        if kind in ("name", "qname"):
+            name: str = token.value  # type: ignore[assignment]
+            nxt = self.peek()
+            if nxt.kind == "punct" and nxt.value == "(" and not nxt.layout_before:
+                return self.after_name(name, depth)
+            if kind == "name" and name == "-" and nxt.kind in ("int", "float") and not nxt.layout_before:
+                self.advance()
+                value = nxt.value
+                return (-value if nxt.kind == "int" else Float(-value)), 0  # type: ignore[operator]
+            if kind == "name" and name in PREFIX and self._starts_term(nxt):
+                priority, op_kind = PREFIX[name]
+                priority = min(priority, max_prec) if priority > max_prec else priority
+                operand, _ = self.parse(prefix_argument_limit(priority, op_kind), depth + 1)
+                return Compound(name, (operand,)), priority
+            if kind == "name" and (name in INFIX or name in PREFIX):
+                priority = max(INFIX.get(name, (0,))[0], PREFIX.get(name, (0,))[0])
+                return name, (priority if priority <= max_prec else 0)
+            return name, 0
+        raise self.error(f"expected a term, found {_describe(token)}", token)
+
+    def after_name(self, name: str, depth: int) -> tuple[Term, int]:
+        """A name already read; read `(args)` if they follow directly."""
+        nxt = self.peek()
+        if not (nxt.kind == "punct" and nxt.value == "(" and not nxt.layout_before):
+            return name, 0
+        self.advance()
+        args = [self.parse(999, depth + 1)[0]]
+        while True:
+            token = self.advance()
+            if token.kind == "punct" and token.value == ",":
+                args.append(self.parse(999, depth + 1)[0])
+            elif token.kind == "punct" and token.value == ")":
+                return Compound(name, tuple(args)), 0
+            else:
+                raise self.error(f"expected ',' or ')' in the arguments of {name}, found {_describe(token)}", token)
+
+    def list_rest(self, depth: int) -> Term:
+        nxt = self.peek()
+        if nxt.kind == "punct" and nxt.value == "]":
+            self.advance()
+            term, _ = self.after_name(NIL, depth)
+            return term
+        items = [self.parse(999, depth + 1)[0]]
+        tail: Term = NIL
+        while True:
+            token = self.advance()
+            if token.kind == "punct" and token.value == ",":
+                items.append(self.parse(999, depth + 1)[0])
+            elif token.kind == "punct" and token.value == "|":
+                tail = self.parse(999, depth + 1)[0]
+                self.expect_punct("]", "to close the list")
+                break
+            elif token.kind == "punct" and token.value == "]":
+                break
+            else:
+                raise self.error(f"expected ',', '|' or ']' in a list, found {_describe(token)}", token)
+        return make_list(items, tail)
+
+    def variable(self, name: str) -> Var:
+        if name == "_":
+            self.anon += 1
+            return Var("_", self.anon)
+        var = self.varmap.get(name)
+        if var is None:
+            var = self.varmap[name] = Var(name)
+        return var
+
+
+def parse_term(text: str) -> Term:
+    """Parse exactly one term; a final `.` is optional."""
+    parser = Parser(text)
+    if parser.at_end():
+        raise parser.error("expected a term, found end of input", parser.peek())
+    return parser.clause(require_end=False)
+
+
+def parse_clauses(text: str) -> list[Term]:
+    """Parse a program: terms each closed by `.`; variables are scoped per clause."""
+    parser = Parser(text)
+    clauses = []
+    while not parser.at_end():
+        clauses.append(parser.clause(require_end=True))
+    return clauses
