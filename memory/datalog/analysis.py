@@ -1,0 +1,223 @@
+"""Static checks: safety of every rule, the predicate dependency graph, and strata."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import InvalidProgram
+from ..terms import Var, variables
+from .program import Agg, Builtin, Lit, Neg, Program, Rule, format_literal, literal_vars
+
+
+def _vars(term) -> set:
+    return set(variables(term))
+
+
+def bound_variables(body: tuple, initially: set | None = None) -> set:
+    """Variables a body binds, to a fixpoint: positive literals bind all theirs;
+    `is`, `=` and aggregates bind their outputs once their inputs are bound."""
+    bound = set(initially or ())
+    changed = True
+    while changed:
+        changed = False
+        for lit in body:
+            new: set = set()
+            if isinstance(lit, Lit):
+                new = literal_vars(lit)
+            elif isinstance(lit, Builtin) and not lit.negated:
+                if lit.op == "is" and _vars(lit.right) <= bound:
+                    new = _vars(lit.left)
+                elif lit.op == "=":
+                    if _vars(lit.left) <= bound:
+                        new = _vars(lit.right)
+                    elif _vars(lit.right) <= bound:
+                        new = _vars(lit.left)
+            elif isinstance(lit, Agg) and set(lit.group) <= bound:
+                new = _vars(lit.result)
+            if not new <= bound:
+                bound |= new
+                changed = True
+    return bound
+
+
+def _var_names(vs) -> str:
+    names = sorted({v.name for v in vs})
+    return ", ".join(names)
+
+
+def check_safety(rule: Rule, program: Program) -> None:
+    text = program.sources[rule.source].text
+    bound = bound_variables(rule.body)
+    head_unbound = literal_vars(rule.head) - bound
+    if head_unbound:
+        raise InvalidProgram(
+            f"unsafe rule: head variable {_var_names(head_unbound)} is not bound by a positive body literal (rule: {text})",
+            rule=text, variables=sorted(v.name for v in head_unbound),
+        )
+    counts: dict[Var, int] = {}
+    for part in (rule.head, *rule.body):
+        for v in literal_vars(part) if not isinstance(part, Agg) else literal_vars(part) | _vars_in_agg(part):
+            counts[v] = counts.get(v, 0) + 1
+    for lit in rule.body:
+        if isinstance(lit, Neg):
+            shared = {v for v in literal_vars(lit) if counts.get(v, 0) > 1 and not v.anonymous}
+            missing = shared - bound
+            if missing:
+                raise InvalidProgram(
+                    f"unsafe rule: variable {_var_names(missing)} in negated goal {format_literal(lit)} "
+                    f"is not bound by a positive body literal (rule: {text})",
+                    rule=text, variables=sorted(v.name for v in missing),
+                )
+        elif isinstance(lit, Builtin):
+            needed = _vars(lit.left) | _vars(lit.right)
+            if lit.op == "is" and not lit.negated:
+                needed = _vars(lit.right)
+            missing = needed - bound
+            if missing:
+                what = "arithmetic input" if lit.op in ("is", "<", ">", "=<", ">=", "=:=", "=\\=") else "variable"
+                raise InvalidProgram(
+                    f"unsafe rule: {what} {_var_names(missing)} in {format_literal(lit)} "
+                    f"is not bound by a positive body literal (rule: {text})",
+                    rule=text, variables=sorted(v.name for v in missing),
+                )
+        elif isinstance(lit, Agg):
+            missing = set(lit.group) - bound
+            if missing:
+                raise InvalidProgram(
+                    f"unsafe rule: variable {_var_names(missing)} shared with an aggregate goal "
+                    f"is not bound by a positive body literal (rule: {text})",
+                    rule=text, variables=sorted(v.name for v in missing),
+                )
+
+
+def _vars_in_agg(agg: Agg) -> set:
+    return set(agg.group)
+
+
+@dataclass
+class Strata:
+    """Strongly connected components of the dependency graph, dependencies first."""
+
+    components: list[list]  # each a list of predicate keys
+    recursive: list[bool]
+
+
+def dependency_graph(rules: list[Rule]) -> dict:
+    """pred -> list of (body pred, negative?, rule)."""
+    graph: dict = {}
+    for rule in rules:
+        edges = graph.setdefault(rule.head.pred, [])
+        for lit in rule.body:
+            if isinstance(lit, Lit):
+                edges.append((lit.pred, False, rule))
+            elif isinstance(lit, Neg):
+                edges.append((lit.lit.pred, True, rule))
+            elif isinstance(lit, Agg):
+                edges.append((lit.goal.pred, True, rule))
+    return graph
+
+
+def _tarjan(nodes: list, graph: dict) -> list[list]:
+    """Iterative Tarjan; components come out in reverse topological order (dependencies first)."""
+    index: dict = {}
+    low: dict = {}
+    on_stack: set = set()
+    stack: list = []
+    out: list[list] = []
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter([e[0] for e in graph.get(root, ())]))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, it = work[-1]
+            advanced = False
+            for succ in it:
+                if succ not in index:
+                    index[succ] = low[succ] = counter
+                    counter += 1
+                    stack.append(succ)
+                    on_stack.add(succ)
+                    work.append((succ, iter([e[0] for e in graph.get(succ, ())])))
+                    advanced = True
+                    break
+                if succ in on_stack:
+                    low[node] = min(low[node], index[succ])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                out.append(component)
+    return out
+
+
+def _pred_name(pred) -> str:
+    if len(pred) == 3 and isinstance(pred[2], str):
+        return f"{pred[2]}:{pred[0]}/{pred[1]}"
+    return f"{pred[0]}/{pred[1]}"
+
+
+def stratify(program: Program, rules: list[Rule] | None = None) -> Strata:
+    rules = program.rules if rules is None else rules
+    graph = dependency_graph(rules)
+    nodes = list(graph)
+    for edges in list(graph.values()):
+        for target, _, _ in edges:
+            if target not in graph:
+                nodes.append(target)
+    components = _tarjan(nodes, graph)
+    where = {pred: i for i, comp in enumerate(components) for pred in comp}
+    recursive = []
+    for i, comp in enumerate(components):
+        is_recursive = len(comp) > 1
+        for pred in comp:
+            for target, negative, rule in graph.get(pred, ()):
+                if where[target] != i:
+                    continue
+                is_recursive = True
+                if negative:
+                    cycle = " -> ".join(_pred_name(p) for p in _cycle(pred, target, graph, set(comp)))
+                    text = program.sources[rule.source].text
+                    raise InvalidProgram(
+                        f"program is not stratified: {_pred_name(pred)} depends on itself through negation "
+                        f"or aggregation (cycle {cycle}; rule: {text})",
+                        rule=text, cycle=cycle,
+                    )
+        recursive.append(is_recursive)
+    return Strata(components, recursive)
+
+
+def _cycle(start, through, graph: dict, members: set) -> list:
+    """A path start -> through -> ... -> start inside one component, for the error message."""
+    paths = {through: [start, through]}
+    queue = [through]
+    while queue:
+        node = queue.pop(0)
+        if node == start:
+            return paths[node]
+        for target, _, _ in graph.get(node, ()):
+            if target in members and target not in paths:
+                paths[target] = paths[node] + [target]
+                queue.append(target)
+    return [start, through, start]
+
+
+def analyze(program: Program) -> Strata:
+    """Reject unsafe or unstratifiable programs; return the evaluation order."""
+    for rule in program.rules:
+        check_safety(rule, program)
+    return stratify(program)

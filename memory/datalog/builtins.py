@@ -1,0 +1,211 @@
+"""Built-in predicates: arithmetic, comparison, standard order of terms, unification."""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from ..errors import EvaluationError
+from ..terms import Compound, Float, String, Term, Var, format_term
+
+Number = int | float
+
+
+def to_number(term: Term) -> Number:
+    kind = type(term)
+    if kind is int:
+        return term  # type: ignore[return-value]
+    if kind is Float:
+        return term.value  # type: ignore[union-attr]
+    if kind is Var:
+        raise EvaluationError("arguments are not sufficiently instantiated")
+    raise EvaluationError(f"type error: a number was expected, found {format_term(term)}")
+
+
+def from_number(value: Number) -> Term:
+    if type(value) is float:
+        if math.isnan(value) or math.isinf(value):
+            raise EvaluationError("arithmetic result is not a finite number")
+        return Float(value)
+    return value  # type: ignore[return-value]
+
+
+def _div(a: Number, b: Number) -> Number:
+    if b == 0:
+        raise EvaluationError("evaluation error: division by zero")
+    if type(a) is int and type(b) is int and a % b == 0:
+        return a // b
+    return a / b
+
+
+def _int_op(name: str, fn: Callable[[int, int], int]) -> Callable[[Number, Number], Number]:
+    def op(a: Number, b: Number) -> Number:
+        if type(a) is not int or type(b) is not int:
+            raise EvaluationError(f"type error: {name} needs integers")
+        if b == 0 and name in ("//", "mod", "rem", "div"):
+            raise EvaluationError("evaluation error: division by zero")
+        return fn(a, b)
+    return op
+
+
+def _trunc_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _power(a: Number, b: Number) -> Number:
+    if type(a) is int and type(b) is int and b >= 0:
+        if b > 100_000:
+            raise EvaluationError("evaluation error: exponent too large")
+        return a ** b
+    try:
+        return float(a) ** float(b)
+    except (OverflowError, ZeroDivisionError) as exc:
+        raise EvaluationError(f"evaluation error: {exc}") from None
+
+
+BINARY: dict[str, Callable[[Number, Number], Number]] = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": _div,
+    "//": _int_op("//", _trunc_div),
+    "div": _int_op("div", lambda a, b: a // b),
+    "mod": _int_op("mod", lambda a, b: a % b),
+    "rem": _int_op("rem", lambda a, b: a - b * _trunc_div(a, b)),
+    "min": lambda a, b: a if a <= b else b,
+    "max": lambda a, b: a if a >= b else b,
+    "**": _power,
+    "^": _power,
+    ">>": _int_op(">>", lambda a, b: a >> b),
+    "<<": _int_op("<<", lambda a, b: a << b),
+    "/\\": _int_op("/\\", lambda a, b: a & b),
+    "\\/": _int_op("\\/", lambda a, b: a | b),
+    "xor": _int_op("xor", lambda a, b: a ^ b),
+}
+
+UNARY: dict[str, Callable[[Number], Number]] = {
+    "-": lambda a: -a,
+    "+": lambda a: a,
+    "abs": abs,
+    "sign": lambda a: (a > 0) - (a < 0) if type(a) is int else math.copysign(1.0, a) if a else 0.0,
+    "truncate": lambda a: int(a),
+    "round": lambda a: int(round(a)),
+    "ceiling": lambda a: math.ceil(a),
+    "floor": lambda a: math.floor(a),
+    "float": float,
+    "integer": lambda a: int(round(a)),
+    "sqrt": lambda a: math.sqrt(a) if a >= 0 else _raise("evaluation error: sqrt of a negative number"),
+}
+
+
+def _raise(message: str):
+    raise EvaluationError(message)
+
+
+def evaluate(expr: Term) -> Number:
+    """The value of a ground arithmetic expression."""
+    kind = type(expr)
+    if kind is int:
+        return expr  # type: ignore[return-value]
+    if kind is Float:
+        return expr.value  # type: ignore[union-attr]
+    if kind is Compound:
+        fn = expr.functor  # type: ignore[union-attr]
+        args = expr.args  # type: ignore[union-attr]
+        try:
+            if len(args) == 2 and fn in BINARY:
+                return BINARY[fn](evaluate(args[0]), evaluate(args[1]))
+            if len(args) == 1 and fn in UNARY:
+                return UNARY[fn](evaluate(args[0]))
+        except OverflowError:
+            raise EvaluationError("evaluation error: float overflow") from None
+        raise EvaluationError(f"type error: {fn}/{len(args)} is not an arithmetic function")
+    if kind is Var:
+        raise EvaluationError("arguments are not sufficiently instantiated")
+    if kind is str and expr in ("pi", "e", "inf", "nan", "max_tagged_integer"):
+        return {"pi": math.pi, "e": math.e}.get(expr) or _raise(f"type error: {expr} is not supported")  # type: ignore[return-value]
+    raise EvaluationError(f"type error: evaluable expected, found {format_term(expr)}")
+
+
+NUMERIC_COMPARE: dict[str, Callable[[Number, Number], bool]] = {
+    "<": lambda a, b: a < b,
+    ">": lambda a, b: a > b,
+    "=<": lambda a, b: a <= b,
+    ">=": lambda a, b: a >= b,
+    "=:=": lambda a, b: a == b,
+    "=\\=": lambda a, b: a != b,
+}
+
+
+def order_key(term: Term):
+    """A sort key realizing the standard order of terms: Var < Number < Atom < String < Compound."""
+    kind = type(term)
+    if kind is int:
+        return (1, term, 1)
+    if kind is str:
+        return (2, term)
+    if kind is Float:
+        return (1, term.value, 0)  # type: ignore[union-attr]
+    if kind is String:
+        return (3, term.value)  # type: ignore[union-attr]
+    if kind is Compound:
+        return (4, len(term.args), term.functor, tuple(order_key(a) for a in term.args))  # type: ignore[union-attr]
+    if kind is Var:
+        return (0, term.name, term.serial)  # type: ignore[union-attr]
+    raise TypeError(f"not a term: {term!r}")
+
+
+ORDER_COMPARE: dict[str, Callable[[tuple, tuple], bool]] = {
+    "@<": lambda a, b: a < b,
+    "@>": lambda a, b: a > b,
+    "@=<": lambda a, b: a <= b,
+    "@>=": lambda a, b: a >= b,
+}
+
+
+def substitute(term: Term, binding: dict) -> Term:
+    kind = type(term)
+    if kind is Var:
+        return binding.get(term, term)
+    if kind is Compound:
+        return Compound(term.functor, tuple(substitute(a, binding) for a in term.args))  # type: ignore[union-attr]
+    return term
+
+
+def unify(a: Term, b: Term, binding: dict) -> bool:
+    """Extend `binding` so that a and b become equal; False (binding possibly extended) if impossible."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        while type(x) is Var and x in binding:
+            x = binding[x]
+        while type(y) is Var and y in binding:
+            y = binding[y]
+        if type(x) is Var:
+            if x != y:
+                binding[x] = y
+            continue
+        if type(y) is Var:
+            binding[y] = x
+            continue
+        if type(x) is Compound:
+            if type(y) is not Compound or x.functor != y.functor or len(x.args) != len(y.args):  # type: ignore[union-attr]
+                return False
+            stack.extend(zip(x.args, y.args))  # type: ignore[union-attr]
+            continue
+        if type(x) is not type(y) or x != y:
+            return False
+    return True
+
+
+def resolve(term: Term, binding: dict) -> Term:
+    """Apply a binding produced by `unify` completely (follows variable chains)."""
+    kind = type(term)
+    if kind is Var:
+        while type(term) is Var and term in binding:
+            term = binding[term]
+        return resolve(term, binding) if type(term) is Compound else term
+    if kind is Compound:
+        return Compound(term.functor, tuple(resolve(a, binding) for a in term.args))  # type: ignore[union-attr]
+    return term

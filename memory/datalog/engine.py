@@ -1,0 +1,122 @@
+"""Bottom-up semi-naive evaluation, one strongly connected component at a time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from .analysis import Strata, stratify
+from .budget import Budget
+from .plan import CompiledRule
+from .program import Lit, Program, Rule
+from .relations import RULE_BITS, Relations
+
+
+@dataclass
+class Model:
+    """The result of an evaluation: relations with provenance codes, and the rules they cite."""
+
+    relations: Relations
+    rules: list[Rule]  # rules[i - 1] produced the tuples whose code has rule index i
+    iterations: int
+
+    def tuples(self, pred) -> dict:
+        return self.relations.get(pred)
+
+    def rule_of(self, code: int) -> Rule | None:
+        index = code & ((1 << RULE_BITS) - 1)
+        return self.rules[index - 1] if index else None
+
+
+def evaluate(
+    program: Program,
+    edb: dict,
+    rules: list[Rule] | None = None,
+    budget: Budget | None = None,
+    strata: Strata | None = None,
+) -> Model:
+    """Compute the least (stratified) model of `rules` over the base tuples in `edb`."""
+    rules = list(program.rules if rules is None else rules)
+    if len(rules) >= (1 << RULE_BITS) - 1:
+        raise ValueError("too many rules")
+    budget = (budget or Budget()).start()
+    strata = strata or stratify(program, rules)
+    rels = Relations()
+    for pred, tuples in edb.items():
+        rels.load(pred, tuples)
+    index_of = {id(rule): i for i, rule in enumerate(rules, 1)}
+    by_head: dict = {}
+    for rule in rules:
+        by_head.setdefault(rule.head.pred, []).append(rule)
+    counter = 0
+    for component, recursive in zip(strata.components, strata.recursive):
+        comp_rules = [r for pred in component for r in by_head.get(pred, ())]
+        if not comp_rules:
+            continue
+        counter = _evaluate_component(set(component), comp_rules, recursive, rels, index_of, budget, counter)
+    return Model(rels, rules, counter)
+
+
+def _evaluate_component(preds: set, rules: list[Rule], recursive: bool, rels: Relations,
+                        index_of: dict, budget: Budget, counter: int) -> int:
+    for pred in preds:
+        rels.get(pred)
+    exit_rules, recursive_rules = [], []
+    for rule in rules:
+        positions = [i for i, lit in enumerate(rule.body) if isinstance(lit, Lit) and lit.pred in preds]
+        (recursive_rules if positions else exit_rules).append((rule, positions))
+
+    counter += 1
+    first: dict = {pred: {} for pred in preds}
+    for rule, _ in exit_rules:
+        out = CompiledRule(rule, rels, None, budget).fire()
+        head = rule.head.pred
+        new = out.difference(rels.rel[head]).difference(first[head])
+        if new:
+            first[head].update(dict.fromkeys(new, (counter << RULE_BITS) | index_of[id(rule)]))
+            budget.tick(len(new))
+    for pred in preds:
+        rels.add(pred, first[pred])
+    if not recursive or not recursive_rules:
+        return counter
+
+    # Base facts of these predicates count as new in the first round too.
+    delta: dict = {pred: dict(rels.rel[pred]) for pred in preds}
+    variants = []
+    for rule, positions in recursive_rules:
+        for position in positions:
+            compiled = CompiledRule(rule, rels, position, budget)
+            variants.append((compiled, rule.body[position].pred, rule.head.pred, index_of[id(rule)]))
+    while any(delta.values()):
+        counter += 1
+        stamp = counter << RULE_BITS
+        acc: dict = {pred: {} for pred in preds}
+        for compiled, seed_pred, head, rule_index in variants:
+            seeds = delta[seed_pred]
+            if not seeds:
+                continue
+            out = compiled.fire(seeds)
+            if not out:
+                continue
+            new = out.difference(rels.rel[head])
+            if acc[head]:
+                new = new.difference(acc[head])
+            if new:
+                if acc[head]:
+                    acc[head].update(dict.fromkeys(new, stamp | rule_index))
+                else:
+                    acc[head] = dict.fromkeys(new, stamp | rule_index)
+                budget.tick(len(new))
+        for pred in preds:
+            rels.add(pred, acc[pred])
+        delta = acc
+    return counter
+
+
+def edb_for(program: Program, facts: dict) -> dict:
+    """Convenience for tests: base tuples keyed by predicate from {(name, arity): iterable}."""
+    return {pred: list(tuples) for pred, tuples in facts.items()}
+
+
+def derived_only(model: Model, preds: Iterable) -> dict:
+    return {pred: {t for t, code in model.tuples(pred).items() if code} for pred in preds}

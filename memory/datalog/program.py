@@ -1,0 +1,317 @@
+"""From parsed clauses to the engine's rules: body normalization into literals.
+
+A source clause `H :- B` becomes one or more internal `Rule`s: disjunctions are
+expanded (one rule per alternative), and negated conjunctions and aggregate
+goals become auxiliary predicates whose names start with `$` (which user
+predicates may not use). Every internal rule remembers the source clause it came
+from, so proofs always speak of the rule the user wrote.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Union
+
+from ..errors import InvalidProgram
+from ..terms import Compound, Float, String, Term, Var, format_term, indicator, variables
+
+# Predicate keys: (name, arity) for local predicates, (name, arity, segment) for
+# `segment:name(...)` goals; the demand rewrite wraps keys in longer tuples.
+Pred = tuple
+
+COMPARISONS = frozenset({"<", ">", "=<", ">=", "=:=", "=\\="})
+TERM_ORDER = frozenset({"@<", "@>", "@=<", "@>="})
+EQUALITIES = frozenset({"=", "\\=", "==", "\\=="})
+BUILTIN_OPS = COMPARISONS | TERM_ORDER | EQUALITIES | {"is"}
+AGGREGATES = frozenset({"count", "sum", "max", "min", "bag", "set"})
+MAX_ALTERNATIVES = 256
+
+# Prolog builtins that have no meaning in a Datalog rule: refused with a reason
+# instead of being treated as empty user predicates.
+UNSUPPORTED = {
+    "!": "cut has no meaning in Datalog", "->": "if-then-else is not supported; use two rules",
+    "*->": "soft-cut is not supported", "call": "call/N is not supported: write the goal directly",
+    "findall": "use aggregate_all(bag(T), Goal, L)", "bagof": "use aggregate_all(bag(T), Goal, L)",
+    "setof": "use aggregate_all(set(T), Goal, S)", "forall": "use \\+ (Cond, \\+ Action)",
+    "assert": "rules cannot change the knowledge base", "asserta": "rules cannot change the knowledge base",
+    "assertz": "rules cannot change the knowledge base", "retract": "rules cannot change the knowledge base",
+    "retractall": "rules cannot change the knowledge base", "abolish": "rules cannot change the knowledge base",
+    "halt": "not available", "shell": "not available", "consult": "not available",
+    "write": "no I/O in rules", "writeln": "no I/O in rules", "print": "no I/O in rules",
+    "format": "no I/O in rules", "nl": "no I/O in rules", "read": "no I/O in rules",
+    "read_term": "no I/O in rules", "open": "no I/O in rules", "see": "no I/O in rules",
+    "tell": "no I/O in rules", "catch": "exceptions are not part of Datalog", "throw": "exceptions are not part of Datalog",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Lit:
+    """A relational literal: predicate key and argument terms."""
+
+    pred: Pred
+    args: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class Neg:
+    lit: Lit
+
+
+@dataclass(frozen=True, slots=True)
+class Builtin:
+    op: str
+    left: Term
+    right: Term
+    negated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Agg:
+    kind: str
+    template: Term | None
+    goal: Lit  # the auxiliary predicate over all variables of the goal
+    group: tuple  # goal variables bound outside the aggregate (the grouping key)
+    result: Term
+
+
+Literal = Union[Lit, Neg, Builtin, Agg]
+
+
+@dataclass(eq=False)
+class Rule:
+    head: Lit
+    body: tuple
+    source: int  # index into Program.sources
+    origin: "Rule | None" = None  # for rewritten rules: the rule whose meaning they carry
+    index: int = 0  # position in the evaluated rule list (set by the engine)
+
+    @property
+    def meaning(self) -> "Rule":
+        return self.origin.meaning if self.origin is not None else self
+
+
+@dataclass
+class SourceRule:
+    text: str
+    clause: Term
+    rule_id: int | None = None  # database id, when the rule is stored
+
+
+@dataclass
+class Program:
+    sources: list[SourceRule] = field(default_factory=list)
+    rules: list[Rule] = field(default_factory=list)
+
+    def idb(self) -> set:
+        return {rule.head.pred for rule in self.rules}
+
+
+def predicate_key(term: Term, where: str) -> tuple[Pred, tuple]:
+    """The predicate key and arguments of a callable term (`seg:goal` keys as `seg:name`)."""
+    if type(term) is Compound and term.functor == ":" and len(term.args) == 2:
+        module, goal = term.args
+        if type(module) is not str:
+            raise InvalidProgram(f"a module qualifier must be an atom, not {format_term(module)} ({where})")
+        if type(goal) is Compound and goal.functor == ":":
+            raise InvalidProgram(f"nested module qualification {format_term(term)} ({where})")
+        (name, arity), args = predicate_key(goal, where)
+        return (name, arity, module), args
+    if type(term) is str:
+        return (term, 0), ()
+    if type(term) is Compound:
+        return (term.functor, len(term.args)), term.args
+    if type(term) is Var:
+        raise InvalidProgram(f"a goal must not be a variable ({where})")
+    raise InvalidProgram(f"{format_term(term)} is not a goal ({where})")
+
+
+def check_user_predicate(term: Term, role: str) -> None:
+    """Heads and facts may not redefine control constructs or builtins, nor use reserved names."""
+    name, arity = indicator(term)
+    if name.startswith("$"):
+        raise InvalidProgram(f"predicate names starting with '$' are reserved ({role} {name}/{arity})")
+    if name in (",", ";", "\\+", "not", "->", ":-", "|") or (name in BUILTIN_OPS and arity == 2):
+        raise InvalidProgram(f"cannot define built-in or control construct {name}/{arity} as a {role}")
+    if name == "aggregate_all" and arity == 3 or name in ("true", "fail", "false") and arity == 0:
+        raise InvalidProgram(f"cannot define built-in {name}/{arity} as a {role}")
+    if name == ":" and arity == 2:
+        raise InvalidProgram(f"a {role} cannot be module-qualified; write it in its own memory segment")
+
+
+def _dnf(goal: Term, where: str) -> list[list[Term]]:
+    if type(goal) is Compound and len(goal.args) == 2:
+        if goal.functor == ",":
+            left, right = _dnf(goal.args[0], where), _dnf(goal.args[1], where)
+            product = [a + b for a in left for b in right]
+            if len(product) > MAX_ALTERNATIVES:
+                raise InvalidProgram(f"the body expands into more than {MAX_ALTERNATIVES} alternatives ({where})")
+            return product
+        if goal.functor == ";":
+            first = goal.args[0]
+            if type(first) is Compound and first.functor in ("->", "*->") and len(first.args) == 2:
+                raise InvalidProgram(f"{UNSUPPORTED['->']} ({where})")
+            return _dnf(goal.args[0], where) + _dnf(goal.args[1], where)
+    return [[goal]]
+
+
+class Normalizer:
+    """Turns source clauses into internal rules, creating auxiliary predicates as needed."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.aux_count = 0
+
+    def add_clause(self, clause: Term, text: str | None = None, rule_id: int | None = None) -> int:
+        text = text if text is not None else format_term(clause)
+        source = len(self.program.sources)
+        self.program.sources.append(SourceRule(text, clause, rule_id))
+        if type(clause) is Compound and clause.functor == ":-" and len(clause.args) == 2:
+            head, body = clause.args
+        else:
+            head, body = clause, "true"
+        if type(head) is Var or type(head) not in (str, Compound):
+            raise InvalidProgram(f"a rule head must be an atom or compound term, not {format_term(head)} (rule: {text})")
+        check_user_predicate(head, "rule head")
+        pred, args = predicate_key(head, f"rule: {text}")
+        self.add_rules(Lit(pred, args), body, source, text)
+        return source
+
+    def add_rules(self, head: Lit, body: Term, source: int, where: str) -> None:
+        for alternative in _dnf(body, f"rule: {where}"):
+            literals = []
+            dead = False
+            for index, goal in enumerate(alternative):
+                rest = [head.args, *alternative[:index], *alternative[index + 1:]]
+                converted = self.convert(goal, _vars_of(rest), source, where)
+                if converted is False:
+                    dead = True
+                    break
+                if converted is not None:
+                    literals.append(converted)
+            if not dead:
+                self.program.rules.append(Rule(head, tuple(literals), source))
+
+    def convert(self, goal: Term, outside: set, source: int, where: str):
+        """One body goal as a literal; None for `true`, False for `fail`."""
+        if type(goal) is Var:
+            raise InvalidProgram(f"a goal must not be a variable (rule: {where})")
+        if type(goal) in (int, Float, String):
+            raise InvalidProgram(f"{format_term(goal)} is not a goal (rule: {where})")
+        if goal == "true":
+            return None
+        if goal in ("fail", "false"):
+            return False
+        name, arity = indicator(goal)
+        if name in UNSUPPORTED:
+            raise InvalidProgram(f"{name}/{arity} is not supported: {UNSUPPORTED[name]} (rule: {where})")
+        if (name in ("\\+", "not")) and arity == 1:
+            return self.negation(goal.args[0], outside, source, where)  # type: ignore[union-attr]
+        if name in BUILTIN_OPS and arity == 2:
+            return Builtin(name, goal.args[0], goal.args[1])  # type: ignore[union-attr]
+        if name == "aggregate_all" and arity == 3:
+            return self.aggregate(goal, outside, source, where)  # type: ignore[arg-type]
+        if name in (",", ";") and arity == 2:
+            raise InvalidProgram(f"nested control construct in {format_term(goal)} (rule: {where})")
+        pred, args = predicate_key(goal, f"rule: {where}")
+        return Lit(pred, args)
+
+    def negation(self, inner: Term, outside: set, source: int, where: str):
+        alternatives = _dnf(inner, f"rule: {where}")
+        if len(alternatives) == 1 and len(alternatives[0]) == 1:
+            converted = self.convert(alternatives[0][0], outside, source, where)
+            if converted is None:
+                return False  # \+ true
+            if converted is False:
+                return None  # \+ fail
+            if isinstance(converted, Lit):
+                return Neg(converted)
+            if isinstance(converted, Builtin) and converted.op != "is":
+                return Builtin(converted.op, converted.left, converted.right, not converted.negated)
+        shared = tuple(v for v in _ordered_vars(inner) if v in outside)
+        aux = self.aux_predicate("neg", shared, inner, source, where)
+        return Neg(aux)
+
+    def aggregate(self, goal: Compound, outside: set, source: int, where: str) -> Agg:
+        spec, inner, result = goal.args
+        if type(spec) is str and spec == "count":
+            kind, template = "count", None
+        elif type(spec) is Compound and len(spec.args) == 1 and spec.functor in AGGREGATES:
+            kind, template = spec.functor, spec.args[0]
+        else:
+            raise InvalidProgram(
+                f"aggregate_all/3 takes count, sum(E), max(E), min(E), bag(E) or set(E), not {format_term(spec)} (rule: {where})"
+            )
+        inner = _name_anonymous(inner)
+        goal_vars = tuple(_ordered_vars(inner))
+        if template is not None:
+            stray = [v for v in _ordered_vars(template) if v not in goal_vars]
+            if stray:
+                raise InvalidProgram(
+                    f"variable {stray[0].name} of the aggregate template does not occur in its goal (rule: {where})"
+                )
+        aux = self.aux_predicate("agg", goal_vars, inner, source, where)
+        group = tuple(v for v in goal_vars if v in outside)
+        return Agg(kind, template, aux, group, result)
+
+    def aux_predicate(self, kind: str, head_vars: tuple, body: Term, source: int, where: str) -> Lit:
+        self.aux_count += 1
+        pred = (f"${kind}{self.aux_count}", len(head_vars))
+        head = Lit(pred, head_vars)
+        self.add_rules(head, body, source, where)
+        return head
+
+
+def _name_anonymous(term: Term) -> Term:
+    """Give each `_` in an aggregate goal a name: every solution counts, so they are columns."""
+    if type(term) is Var and term.anonymous:
+        return Var("_Anon", term.serial)
+    if type(term) is Compound:
+        return Compound(term.functor, tuple(_name_anonymous(a) for a in term.args))
+    return term
+
+
+def _ordered_vars(term: Term) -> list[Var]:
+    seen: dict[Var, None] = {}
+    for v in variables(term):
+        seen.setdefault(v, None)
+    return list(seen)
+
+
+def _vars_of(terms: Iterable) -> set:
+    out: set = set()
+    for t in terms:
+        if isinstance(t, tuple):
+            for a in t:
+                out.update(variables(a))
+        else:
+            out.update(variables(t))
+    return out
+
+
+def literal_vars(literal: Literal) -> set:
+    if isinstance(literal, Lit):
+        return _vars_of([literal.args])
+    if isinstance(literal, Neg):
+        return _vars_of([literal.lit.args])
+    if isinstance(literal, Builtin):
+        return _vars_of([literal.left, literal.right])
+    return set(literal.group) | _vars_of([literal.result])
+
+
+def literal_term(literal: Lit) -> Term:
+    name = literal.pred[0]
+    goal = Compound(name, literal.args) if literal.args else name
+    if len(literal.pred) == 3 and isinstance(literal.pred[2], str):
+        return Compound(":", (literal.pred[2], goal))
+    return goal
+
+
+def format_literal(literal: Literal) -> str:
+    if isinstance(literal, Lit):
+        return format_term(literal_term(literal))
+    if isinstance(literal, Neg):
+        return "\\+ " + format_literal(literal.lit)
+    if isinstance(literal, Builtin):
+        text = format_term(Compound(literal.op, (literal.left, literal.right)))
+        return f"\\+ ({text})" if literal.negated else text
+    return f"aggregate_all({literal.kind}, {format_literal(literal.goal)}, {format_term(literal.result)})"

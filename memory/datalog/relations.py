@@ -1,0 +1,73 @@
+"""In-memory relations (tuple -> provenance code) with lazily built hash indexes."""
+
+from __future__ import annotations
+
+from operator import itemgetter
+from typing import Callable, Iterable
+
+EMPTY: tuple = ()
+
+# Provenance code of a tuple: (stamp << RULE_BITS) | rule index. Base facts are 0.
+# A tuple's stamp is strictly greater than the stamps of the premises of its first
+# derivation, which is what makes proofs finite and rebuildable.
+RULE_BITS = 20
+RULE_MASK = (1 << RULE_BITS) - 1
+
+
+def key_function(columns: tuple) -> Callable:
+    """Key of a tuple on some columns: the value itself for one column, a tuple for several."""
+    if len(columns) == 1:
+        return itemgetter(columns[0])
+    if not columns:
+        return lambda t: ()
+    return itemgetter(*columns)
+
+
+class Relations:
+    def __init__(self) -> None:
+        self.rel: dict = {}
+        self.indexes: dict = {}
+
+    def get(self, pred) -> dict:
+        relation = self.rel.get(pred)
+        if relation is None:
+            relation = self.rel[pred] = {}
+        return relation
+
+    def load(self, pred, tuples: Iterable[tuple]) -> None:
+        relation = self.get(pred)
+        for t in tuples:
+            relation.setdefault(t, 0)
+
+    def index(self, pred, columns: tuple) -> dict:
+        per_pred = self.indexes.get(pred)
+        if per_pred is None:
+            per_pred = self.indexes[pred] = {}
+        idx = per_pred.get(columns)
+        if idx is None:
+            idx = {}
+            key = key_function(columns)
+            for t in self.get(pred):
+                k = key(t)
+                bucket = idx.get(k)
+                if bucket is None:
+                    idx[k] = [t]
+                else:
+                    bucket.append(t)
+            per_pred[columns] = idx
+        return idx
+
+    def add(self, pred, new: dict) -> None:
+        """Merge newly derived tuples (already known to be new) and keep the indexes current."""
+        if not new:
+            return
+        self.get(pred).update(new)
+        for columns, idx in self.indexes.get(pred, {}).items():
+            key = key_function(columns)
+            for t in new:
+                k = key(t)
+                bucket = idx.get(k)
+                if bucket is None:
+                    idx[k] = [t]
+                else:
+                    bucket.append(t)
