@@ -115,6 +115,288 @@ class Step:
         self.fuse = fuse
 
 
+def _classify(args: tuple, varmap: dict):
+    keys = []  # (column, ('reg', i) | ('const', value))
+    fresh: dict = {}
+    eq_filters = []
+    patterns = []
+    for j, a in enumerate(args):
+        if type(a) is Var:
+            if a.anonymous:
+                continue
+            if a in varmap:
+                keys.append((j, ("reg", varmap[a])))
+            elif a in fresh:
+                eq_filters.append((j, fresh[a]))
+            else:
+                fresh[a] = j
+        elif _is_ground(a):
+            keys.append((j, ("const", a)))
+        else:
+            patterns.append((j, a))
+    return keys, fresh, eq_filters, patterns
+
+
+def _row_key(keys: list) -> Callable | None:
+    """Key of a row matching an index on the key columns; None when all key parts are constants."""
+    parts = [p for _, p in keys]
+    if all(kind == "const" for kind, _ in parts):
+        return None
+    if all(kind == "reg" for kind, _ in parts):
+        return itemgetter(*[i for _, i in parts])
+    getters = [itemgetter(v) if kind == "reg" else (lambda r, c=v: c) for kind, v in parts]
+    if len(getters) == 1:
+        return getters[0]
+    return lambda r: tuple(g(r) for g in getters)
+
+
+def _const_key(keys: list):
+    values = [v for _, (_, v) in keys]
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def compile_positive(lit: Lit, varmap: dict, width: int, rels: Relations, needed: set, seed: bool) -> Step:
+    keys, fresh, eq_filters, patterns = _classify(lit.args, varmap)
+    if patterns:
+        return _compile_pattern_join(lit, varmap, width, rels, keys, fresh, eq_filters, patterns, seed)
+    arity = len(lit.args)
+    new_varmap = dict(varmap)
+    for v, j in fresh.items():
+        new_varmap[v] = width + j
+    columns = tuple(j for j, _ in keys)
+    check = None
+    if eq_filters:
+        pairs = tuple(eq_filters)
+        check = lambda u: all(u[a] == u[b] for a, b in pairs)
+
+    if seed:
+        # The seed scans this iteration's delta; constants filter it.
+        const_cols = tuple((j, v) for j, (_, v) in keys)
+
+        def seed_run(rows, delta):
+            cands = [u for u in delta if all(u[j] == v for j, v in const_cols)] if const_cols else delta
+            if check is not None:
+                return [u for u in cands if check(u)]
+            return cands if type(cands) is list else list(cands)
+        return Step(seed_run, new_varmap, width + arity)
+
+    relation = rels.get(lit.pred)
+    introduces = any(v in needed for v in fresh)
+    if not columns:
+        def scan(rows, _delta=None):
+            cands = relation if check is None else [u for u in relation if check(u)]
+            return [r + u for r in rows for u in cands]
+        return Step(scan, new_varmap, width + arity,
+                    fuse=(lambda rows, project: {project(r + u) for r in rows for u in relation}) if check is None else None)
+
+    index = rels.index(lit.pred, columns)
+    row_key = _row_key(keys)
+    if row_key is None:
+        ckey = _const_key(keys)
+
+        def const_join(rows, _delta=None):
+            cands = index.get(ckey, EMPTY)
+            if check is not None:
+                cands = [u for u in cands if check(u)]
+            if not introduces:
+                return rows if cands else []
+            return [r + u for r in rows for u in cands]
+        return Step(const_join, new_varmap if introduces else varmap, (width + arity) if introduces else width)
+
+    if not introduces and check is None:
+        # Semi-join: only existence matters, rows keep their width.
+        return Step(lambda rows, _d=None: [r for r in rows if row_key(r) in index], varmap, width)
+    if check is None:
+        return Step(
+            lambda rows, _d=None: [r + u for r in rows for u in index.get(row_key(r), EMPTY)],
+            new_varmap, width + arity,
+            fuse=lambda rows, project: {project(r + u) for r in rows for u in index.get(row_key(r), EMPTY)},
+        )
+    return Step(
+        lambda rows, _d=None: [r + u for r in rows for u in index.get(row_key(r), EMPTY) if check(u)],
+        new_varmap, width + arity,
+    )
+
+
+def _compile_pattern_join(lit, varmap, width, rels, keys, fresh, eq_filters, patterns, seed) -> Step:
+    """Arguments that are compound terms with variables: match each candidate structurally."""
+    arity = len(lit.args)
+    new_varmap = dict(varmap)
+    for v, j in fresh.items():
+        new_varmap[v] = width + j
+    pattern_vars: list = []
+    for _, p in patterns:
+        for v in variables(p):
+            if not v.anonymous and v not in varmap and v not in fresh and v not in pattern_vars:
+                pattern_vars.append(v)
+    for k, v in enumerate(pattern_vars):
+        new_varmap[v] = width + arity + k
+    scope = dict(varmap)
+    for v, j in fresh.items():
+        scope[v] = width + j  # visible to patterns through the extended row
+    columns = tuple(j for j, _ in keys)
+    relation = rels.get(lit.pred)
+    index = rels.index(lit.pred, columns) if columns and not seed else None
+    row_key = _row_key(keys) if columns else None
+    const_key = _const_key(keys) if columns and row_key is None else None
+    const_cols = tuple((j, v) for j, (_, v) in keys)
+
+    def run(rows, delta=None):
+        out = []
+        for r in rows:
+            if seed:
+                cands = [u for u in delta if all(u[j] == v for j, v in const_cols)]
+            elif index is None:
+                cands = relation
+            else:
+                cands = index.get(row_key(r) if row_key is not None else const_key, EMPTY)
+            for u in cands:
+                if any(u[a] != u[b] for a, b in eq_filters):
+                    continue
+                extended = r + u
+                bound: dict = {}
+                if all(_match(p, u[j], extended, scope, bound) for j, p in patterns):
+                    out.append(extended + tuple(bound.get(v) for v in pattern_vars))
+        return out
+
+    return Step(run, new_varmap, width + arity + len(pattern_vars))
+
+
+def compile_negation(neg: Neg, varmap: dict, width: int, rels: Relations) -> Step:
+    keys, fresh, eq_filters, patterns = _classify(neg.lit.args, varmap)
+    if patterns or eq_filters:
+        relation = rels.get(neg.lit.pred)
+        args = neg.lit.args
+
+        def matches_any(r) -> bool:
+            for u in relation:
+                bound: dict = {}
+                if all(_match(a, u[j], r, varmap, bound) for j, a in enumerate(args)):
+                    return True
+            return False
+        return Step(lambda rows, _d=None: [r for r in rows if not matches_any(r)], varmap, width)
+    columns = tuple(j for j, _ in keys)
+    if not columns:
+        relation = rels.get(neg.lit.pred)
+        return Step(lambda rows, _d=None: [] if relation else rows, varmap, width)
+    index = rels.index(neg.lit.pred, columns)
+    row_key = _row_key(keys)
+    if row_key is None:
+        ckey = _const_key(keys)
+        return Step(lambda rows, _d=None: [] if ckey in index else rows, varmap, width)
+    return Step(lambda rows, _d=None: [r for r in rows if row_key(r) not in index], varmap, width)
+
+
+def _bind_result(result: Term, value_of: Callable, varmap: dict, width: int) -> Step:
+    """Steps whose output is a value: bind it to a fresh variable, or compare it with a bound term."""
+    if type(result) is Var and not result.anonymous and result not in varmap:
+        new_varmap = dict(varmap)
+        new_varmap[result] = width
+
+        def bind(rows, _d=None):
+            out = []
+            for r in rows:
+                v = value_of(r)
+                if v is not MISSING:
+                    out.append(r + (v,))
+            return out
+        return Step(bind, new_varmap, width + 1)
+    if type(result) is Var and result.anonymous:
+        return Step(lambda rows, _d=None: [r for r in rows if value_of(r) is not MISSING], varmap, width)
+    if all(v in varmap for v in variables(result)):
+        expected = term_getter(result, varmap)
+        return Step(lambda rows, _d=None: [r for r in rows if value_of(r) == expected(r)], varmap, width)
+    # A partly bound pattern such as `f(X, Y) = Value`: match structurally.
+    pattern_vars = [v for v in dict.fromkeys(variables(result)) if not v.anonymous and v not in varmap]
+    new_varmap = dict(varmap)
+    for k, v in enumerate(pattern_vars):
+        new_varmap[v] = width + k
+
+    def match(rows, _d=None):
+        out = []
+        for r in rows:
+            v = value_of(r)
+            bound: dict = {}
+            if v is not MISSING and _match(result, v, r, varmap, bound):
+                out.append(r + tuple(bound[x] for x in pattern_vars))
+        return out
+    return Step(match, new_varmap, width + len(pattern_vars))
+
+
+def compile_builtin(lit: Builtin, varmap: dict, width: int) -> Step:
+    op, left, right = lit.op, lit.left, lit.right
+    if op == "is" and not lit.negated:
+        number = number_getter(right, varmap)
+        return _bind_result(left, lambda r: from_number(number(r)), varmap, width)
+    if op == "=" and not lit.negated:
+        if all(v in varmap for v in variables(right)):
+            return _bind_result(left, term_getter(right, varmap), varmap, width)
+        return _bind_result(right, term_getter(left, varmap), varmap, width)
+    if op == "is":  # \+ X is E
+        number = number_getter(right, varmap)
+        get = term_getter(left, varmap)
+        test = lambda r: get(r) == from_number(number(r))
+    elif op in NUMERIC_COMPARE:
+        compare, a, b = NUMERIC_COMPARE[op], number_getter(left, varmap), number_getter(right, varmap)
+        test = lambda r: compare(a(r), b(r))
+    elif op in ORDER_COMPARE:
+        compare2, ga, gb = ORDER_COMPARE[op], term_getter(left, varmap), term_getter(right, varmap)
+        test = lambda r: compare2(order_key(ga(r)), order_key(gb(r)))
+    else:
+        ga, gb = term_getter(left, varmap), term_getter(right, varmap)
+        if op in ("=", "=="):
+            test = lambda r: ga(r) == gb(r)
+        else:  # \= and \== on ground terms
+            test = lambda r: ga(r) != gb(r)
+    if lit.negated:
+        return Step(lambda rows, _d=None: [r for r in rows if not test(r)], varmap, width)
+    return Step(lambda rows, _d=None: [r for r in rows if test(r)], varmap, width)
+
+
+def aggregate_groups(agg: Agg, rels: Relations) -> dict:
+    """Group key -> aggregated value, over the (complete) auxiliary relation of the goal."""
+    position = {v: i for i, v in enumerate(agg.goal.args)}
+    group_key = itemgetter(*[position[v] for v in agg.group]) if agg.group else (lambda u: ())
+    template = term_getter(agg.template, position) if agg.template is not None else None
+    buckets: dict = {}
+    for u in rels.get(agg.goal.pred):
+        buckets.setdefault(group_key(u), []).append(u)
+    return {key: aggregate_value(agg.kind, members, template) for key, members in buckets.items()}
+
+
+def aggregate_value(kind: str, members: list, template) -> Term:
+    """count/sum/max/min/bag/set over the goal's solutions (bag and set in standard order)."""
+    if kind == "count":
+        return len(members)
+    values = [template(u) for u in sorted(members, key=lambda u: tuple(order_key(x) for x in u))]
+    if kind == "sum":
+        return from_number(sum(to_number(v) for v in values))
+    if kind in ("max", "min"):
+        pick = max if kind == "max" else min
+        if all(type(v) is int or type(v) is Float for v in values):
+            return pick(values, key=to_number)
+        return pick(values, key=order_key)
+    if kind == "bag":
+        return make_list(values)
+    unique = {order_key(v): v for v in values}
+    return make_list([unique[k] for k in sorted(unique)])
+
+
+EMPTY_AGGREGATE = {"count": 0, "sum": 0, "bag": NIL, "set": NIL}
+
+
+def compile_aggregate(agg: Agg, varmap: dict, width: int, rels: Relations) -> Step:
+    groups = aggregate_groups(agg, rels)
+    default = EMPTY_AGGREGATE.get(agg.kind, MISSING)
+    if agg.group:
+        key = itemgetter(*[varmap[v] for v in agg.group])
+        value_of = lambda r: groups.get(key(r), default)
+    else:
+        value = groups.get((), default)
+        value_of = lambda r: value
+    return _bind_result(agg.result, value_of, varmap, width)
+
+
 # --- ordering ----------------------------------------------------------------
 
 def order_body(rule: Rule, bound: set, size: Callable, skip: int | None = None) -> list[int]:
@@ -199,8 +481,7 @@ class CompiledRule:
             if isinstance(lit, Lit):
                 step = compile_positive(lit, varmap, width, rels, needed_after[k], seed=(k == 0 and seed is not None))
             elif isinstance(lit, Neg):
-                step = compile_negation(lit, varmap, rels)
-                step.width = width
+                step = compile_negation(lit, varmap, width, rels)
             elif isinstance(lit, Builtin):
                 step = compile_builtin(lit, varmap, width)
             else:
