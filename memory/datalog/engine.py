@@ -87,6 +87,8 @@ def _evaluate_component(preds: set, rules: list[Rule], recursive: bool, rels: Re
         for position in positions:
             compiled = CompiledRule(rule, rels, position, budget)
             variants.append((compiled, rule.body[position].pred, rule.head.pred, index_of[id(rule)]))
+    if len(preds) == 1 and len(variants) == 1:
+        return _single_variant_loop(variants[0], delta, rels, budget, counter)
     while any(delta.values()):
         counter += 1
         stamp = counter << RULE_BITS
@@ -110,6 +112,24 @@ def _evaluate_component(preds: set, rules: list[Rule], recursive: bool, rels: Re
         for pred in preds:
             rels.add(pred, acc[pred])
         delta = acc
+    return counter
+
+
+def _single_variant_loop(variant, delta: dict, rels: Relations, budget: Budget, counter: int) -> int:
+    """The same fixpoint for one predicate with one recursive rule, without the bookkeeping
+    for several heads: long chains run many small iterations, so per-iteration cost matters."""
+    compiled, _, head, rule_index = variant
+    fire = compiled.fire
+    relation = rels.rel[head]
+    seeds = delta[head]
+    while seeds:
+        counter += 1
+        new = fire(seeds).difference(relation)
+        if not new:
+            break
+        seeds = dict.fromkeys(new, (counter << RULE_BITS) | rule_index)
+        rels.add(head, seeds)
+        budget.tick(len(new))
     return counter
 
 

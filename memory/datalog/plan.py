@@ -113,6 +113,7 @@ class Step:
         self.varmap = varmap
         self.width = width
         self.fuse = fuse
+        self.plain_seed = False  # a seed step that passes the delta through unchanged
 
 
 def _classify(args: tuple, varmap: dict):
@@ -178,7 +179,9 @@ def compile_positive(lit: Lit, varmap: dict, width: int, rels: Relations, needed
             if check is not None:
                 return [u for u in cands if check(u)]
             return cands if type(cands) is list else list(cands)
-        return Step(seed_run, new_varmap, width + arity)
+        step = Step(seed_run, new_varmap, width + arity)
+        step.plain_seed = not const_cols and check is None
+        return step
 
     relation = rels.get(lit.pred)
     introduces = any(v in needed for v in fresh)
@@ -495,6 +498,10 @@ class CompiledRule:
             self.fused = steps[-1].fuse
             steps = steps[:-1]
         self.steps = [s.run for s in steps]
+        if self.seeded and self.fused is not None and len(steps) == 1 and steps[0].plain_seed:
+            # Seed straight into the fused join: the common shape of linear recursion.
+            fused, project = self.fused, self.project
+            self.fire = lambda delta=None: fused(delta, project)  # type: ignore[method-assign]
 
     def fire(self, delta=None) -> set:
         rows: list = [()]

@@ -1,0 +1,160 @@
+"""Goals against a program: answers with pagination, and proofs of single facts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..errors import InvalidArguments
+from ..terms import Compound, Term, Var, format_term, is_ground, variables
+from .analysis import check_safety, stratify
+from .budget import Budget
+from .builtins import order_key
+from .demand import ADORNED, original_pred, magic_rewrite
+from .engine import Model, evaluate
+from .program import Agg, Lit, Neg, Normalizer, Program, Rule, check_user_predicate, predicate_key
+from .proofs import ProofBuilder, ProofNode
+from .relations import RULE_BITS
+
+QUERY = "$query"
+EdbLoader = Callable[[set], dict]  # predicates -> {pred: iterable of tuples}
+
+
+@dataclass
+class Answers:
+    variables: list[str]
+    rows: list[tuple]  # the page, in standard order of terms
+    total: int
+    truncated: bool
+    iterations: int
+    derived: int
+
+
+def _body_preds(rules: list[Rule]) -> set:
+    preds = set()
+    for rule in rules:
+        for lit in rule.body:
+            if isinstance(lit, Lit):
+                preds.add(lit.pred)
+            elif isinstance(lit, Neg):
+                preds.add(lit.lit.pred)
+            elif isinstance(lit, Agg):
+                preds.add(lit.goal.pred)
+    return preds
+
+
+def relevant_rules(rules: list[Rule], roots: set) -> list[Rule]:
+    """Only the rules the roots depend on."""
+    by_head: dict = {}
+    for rule in rules:
+        by_head.setdefault(rule.head.pred, []).append(rule)
+    needed, stack = set(), list(roots)
+    while stack:
+        pred = stack.pop()
+        if pred in needed:
+            continue
+        needed.add(pred)
+        for rule in by_head.get(pred, ()):
+            stack.extend(_body_preds([rule]))
+    return [r for r in rules if r.head.pred in needed]
+
+
+def _with_goal(program: Program, goal: Term) -> tuple[Program, Rule, list[Var]]:
+    """A copy of the program with the rule `$query(Vars) :- Goal`."""
+    names = []
+    for v in variables(goal):
+        if not v.anonymous and v not in names:
+            names.append(v)
+    extended = Program(list(program.sources), list(program.rules))
+    normalizer = Normalizer(extended)
+    normalizer.aux_count = 10_000 + len(program.rules)  # keep auxiliary names apart from the program's
+    text = format_term(goal)
+    source = len(extended.sources)
+    from .program import SourceRule
+    extended.sources.append(SourceRule(f"?- {text}", goal))
+    head = Lit((QUERY, len(names)), tuple(names))
+    before = len(extended.rules)
+    normalizer.add_rules(head, goal, source, f"?- {text}")
+    for rule in extended.rules[before:]:
+        check_safety(rule, extended)
+    roots = [r for r in extended.rules[before:] if r.head.pred == head.pred]
+    root = Rule(head, (), source)
+    return extended, roots, names
+
+
+def _evaluate_for(extended: Program, roots: list[Rule], load: EdbLoader, budget: Budget | None,
+                  demand: bool, factor: bool) -> tuple[Model, list[Rule]]:
+    head = roots[0].head.pred
+    if demand:
+        rules: list[Rule] = []
+        base = [r for r in extended.rules if r.head.pred != head]
+        for root in roots:
+            for rule in magic_rewrite(base, root, factor=factor):
+                if rule not in rules:
+                    rules.append(rule)
+    else:
+        rules = relevant_rules(extended.rules, {head})
+    stratify(extended, rules)  # raises for unstratifiable goals (e.g. through negation)
+    edb_preds = {original_pred(p) for p in _body_preds(rules)} - {original_pred(r.head.pred) for r in rules}
+    edb_preds |= {r.head.pred for r in extended.rules if r.head.pred in _body_preds(rules)} - {r.head.pred for r in rules}
+    facts_needed = {p for p in _body_preds(rules) | {original_pred(r.head.pred) for r in rules}
+                    if p[0] not in ("$magic",) and not (isinstance(p[0], str) and p[0].startswith("$"))}
+    edb = load({original_pred(p) for p in facts_needed})
+    # Base facts of a predicate that also has rules belong to each adorned copy too.
+    for rule in rules:
+        pred = rule.head.pred
+        if pred and pred[0] == ADORNED and pred[1] in edb:
+            edb.setdefault(pred, edb[pred[1]])
+    model = evaluate(extended, edb, rules=rules, budget=budget)
+    return model, rules
+
+
+def solve(program: Program, goal: Term, load: EdbLoader, *, limit: int | None = None, offset: int = 0,
+          budget: Budget | None = None, demand: bool = True) -> Answers:
+    extended, roots, names = _with_goal(program, goal)
+    if not roots:
+        return Answers([v.name for v in names], [], 0, False, 0, 0)
+    model, _ = _evaluate_for(extended, roots, load, budget, demand, factor=True)
+    tuples = sort_standard(list(model.tuples(roots[0].head.pred)))
+    total = len(tuples)
+    end = total if limit is None else offset + limit
+    page = tuples[offset:end]
+    return Answers([v.name for v in names], page, total, end < total, model.iterations,
+                   sum(1 for rel in model.relations.rel.values() for c in rel.values() if c))
+
+
+def sort_standard(tuples: list) -> list:
+    """Sort answer tuples in the standard order of terms; plain sorting when every column
+    holds only integers or only atoms (where Python's order is the standard order)."""
+    if tuples:
+        homogeneous = True
+        for column in zip(*tuples):
+            kinds = {type(v) for v in column}
+            if len(kinds) != 1 or kinds.pop() not in (int, str):
+                homogeneous = False
+                break
+        if homogeneous:
+            tuples.sort()
+            return tuples
+    tuples.sort(key=lambda t: tuple(order_key(x) for x in t))
+    return tuples
+
+
+def explain(program: Program, fact: Term, load: EdbLoader, *, max_depth: int | None = None,
+            budget: Budget | None = None) -> ProofNode | None:
+    """The proof tree of a ground goal, or None when it does not hold."""
+    if not is_ground(fact):
+        raise InvalidArguments(f"explain needs a ground fact, got {format_term(fact)}")
+    if type(fact) not in (str, Compound):
+        raise InvalidArguments(f"{format_term(fact)} is not a fact")
+    pred, args = predicate_key(fact, "explain")
+    extended, roots, _ = _with_goal(program, fact)
+    model, rules = _evaluate_for(extended, roots, load, budget, demand=True, factor=False)
+    merged: dict = {}
+    for key, relation in model.relations.rel.items():
+        target = merged.setdefault(original_pred(key), {})
+        for t, code in relation.items():
+            old = target.get(t)
+            if old is None or (code >> RULE_BITS) < (old >> RULE_BITS):
+                target[t] = code
+    return ProofBuilder(extended, model.rules, merged).prove(pred, args, 1, max_depth)
