@@ -1,0 +1,318 @@
+"""The knowledge base service: facts with supports, rules, queries, proofs and materialization."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..datalog import Budget, Normalizer, Program, analyze, explain, solve
+from ..datalog.program import Lit
+from ..datalog.relations import RULE_BITS, RULE_MASK
+from ..datalog.engine import evaluate
+from ..errors import InvalidArguments, NotFound
+from ..store import Store, record_audit, utc_now
+from ..terms import Compound, format_term, indicator, parse_term
+from ..terms.codec import decode_args, encode_args, to_json
+from .parsing import parse_fact, parse_goal, parse_rule
+from .segments import Segment, bump_generation, resolve
+
+MAX_LIMIT = 10_000
+
+
+@dataclass
+class FactChange:
+    fact: str
+    memory: str
+    created: bool  # a new fact row (it was not believed before)
+    removed: bool = False  # forgetting removed its last support
+    supports: list[str] = field(default_factory=list)  # what still supports it
+
+
+@dataclass
+class RuleChange:
+    rule: str
+    memory: str
+    created: bool
+    rule_id: int
+
+
+@dataclass
+class Page:
+    items: list[dict]
+    total: int
+    limit: int
+    offset: int
+
+    @property
+    def truncated(self) -> bool:
+        return self.offset + len(self.items) < self.total
+
+
+@dataclass
+class QueryResult:
+    goal: str
+    memory: str
+    variables: list[str]
+    bindings: list[dict[str, Any]]  # variable -> canonical text of its value
+    values: list[dict[str, Any]]  # variable -> JSON-encoded value (atoms as strings, ...)
+    total: int
+    limit: int | None
+    offset: int
+    truncated: bool
+
+
+@dataclass
+class Explanation:
+    fact: str
+    memory: str
+    proven: bool
+    proof_tree: dict | None
+
+
+@dataclass
+class Materialization:
+    memory: str
+    generation: int
+    tuples: int
+    seconds: float
+
+
+def _check_page(limit: Any, offset: Any, default: int | None) -> tuple[int | None, int]:
+    if limit is not None and (type(limit) is not int or limit < 0 or limit > MAX_LIMIT):
+        raise InvalidArguments(f"'limit' must be an integer from 0 to {MAX_LIMIT}", argument="limit")
+    if type(offset) is not int or offset < 0:
+        raise InvalidArguments("'offset' must be a non-negative integer", argument="offset")
+    return (default if limit is None else limit), offset
+
+
+class KnowledgeBase:
+    def __init__(self, store: Store, actor: str, budget: Budget | None = None) -> None:
+        self.store = store
+        self.actor = actor
+        self.budget = budget or Budget()
+        self._programs: dict = {}  # segment id -> (generation, Program)
+        self._facts: dict = {}  # (segment id, pred) -> (generation, tuples)
+
+    # --- facts ---------------------------------------------------------
+    def remember_fact(self, fact: str, memory: str | None = None) -> FactChange:
+        term = parse_fact(fact)
+        text = format_term(term)
+        name, arity = indicator(term)
+        args = term.args if type(term) is Compound else ()
+        with self.store.write() as conn:
+            segment = resolve(conn, memory, write=True)
+            row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?", (segment.id, text)).fetchone()
+            created = row is None
+            now = utc_now()
+            if created:
+                conn.execute(
+                    "INSERT INTO facts (segment_id, functor, arity, text, args, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    (segment.id, name, arity, text, encode_args(args), now),
+                )
+                fact_id = conn.last_insert_rowid()
+            else:
+                fact_id = row[0]
+            conn.execute(
+                "INSERT OR IGNORE INTO supports (fact_id, kind, ref, actor, created_at) VALUES (?, 'asserted', '', ?, ?)",
+                (fact_id, self.actor, now),
+            )
+            if created:
+                bump_generation(conn, segment)
+            record_audit(conn, self.actor, "remember_fact", segment.name, {"fact": text, "created": created})
+            supports = self._supports(conn, fact_id)
+        return FactChange(text, segment.name, created, supports=supports)
+
+    def forget_fact(self, fact: str, memory: str | None = None) -> FactChange:
+        term = parse_fact(fact)
+        text = format_term(term)
+        with self.store.write() as conn:
+            segment = resolve(conn, memory, write=True)
+            row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?", (segment.id, text)).fetchone()
+            if row is None:
+                raise NotFound(f"Fact not found: {text}", fact=text, memory=segment.name)
+            fact_id = row[0]
+            conn.execute("DELETE FROM supports WHERE fact_id = ? AND kind = 'asserted'", (fact_id,))
+            supports = self._supports(conn, fact_id)
+            removed = not supports
+            if removed:
+                conn.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
+                bump_generation(conn, segment)
+            record_audit(conn, self.actor, "forget_fact", segment.name,
+                         {"fact": text, "removed": removed, "remaining_supports": supports})
+        return FactChange(text, segment.name, False, removed=removed, supports=supports)
+
+    @staticmethod
+    def _supports(conn, fact_id: int) -> list[str]:
+        rows = conn.execute("SELECT kind, ref FROM supports WHERE fact_id = ? ORDER BY id", (fact_id,)).fetchall()
+        return [kind if not ref else f"{kind}:{ref}" for kind, ref in rows]
+
+    def list_facts(self, memory: str | None = None, functor: str | None = None, arity: int | None = None,
+                   limit: int | None = None, offset: int = 0) -> Page:
+        limit, offset = _check_page(limit, offset, 100)
+        where, params = ["f.segment_id = ?"], []
+        with self.store.read() as conn:
+            segment = resolve(conn, memory)
+            params.append(segment.id)
+            if functor is not None:
+                where.append("f.functor = ?")
+                params.append(functor)
+            if arity is not None:
+                where.append("f.arity = ?")
+                params.append(arity)
+            clause = " AND ".join(where)
+            total = conn.execute(f"SELECT count(*) FROM facts AS f WHERE {clause}", params).fetchone()[0]
+            rows = conn.execute(
+                f"SELECT f.id, f.text, f.created_at, (SELECT group_concat(s.kind || CASE WHEN s.ref = '' THEN '' "
+                f"ELSE ':' || s.ref END, ',') FROM supports AS s WHERE s.fact_id = f.id) "
+                f"FROM facts AS f WHERE {clause} ORDER BY f.functor, f.arity, f.text LIMIT ? OFFSET ?",
+                [*params, limit, offset],
+            ).fetchall()
+        items = [{"id": i, "fact": t, "created_at": c, "supports": (s or "").split(",") if s else []}
+                 for i, t, c, s in rows]
+        return Page(items, total, limit, offset)  # type: ignore[arg-type]
+
+    # --- rules ---------------------------------------------------------
+    def define_rule(self, head: str, body: str, memory: str | None = None) -> RuleChange:
+        clause = parse_rule(head, body)
+        text = format_term(clause)
+        with self.store.write() as conn:
+            segment = resolve(conn, memory, write=True)
+            row = conn.execute("SELECT id FROM rules WHERE segment_id = ? AND text = ?", (segment.id, text)).fetchone()
+            if row is not None:
+                record_audit(conn, self.actor, "define_rule", segment.name, {"rule": text, "created": False})
+                return RuleChange(text, segment.name, False, row[0])
+            program = self._build_program(conn, segment)
+            normalizer = Normalizer(program)
+            normalizer.aux_count = 1_000_000
+            normalizer.add_clause(clause, text)
+            analyze(program)  # the whole program must stay safe and stratified
+            name, arity = indicator(clause.args[0])  # type: ignore[union-attr]
+            conn.execute(
+                "INSERT INTO rules (segment_id, head_functor, head_arity, text, created_at) VALUES (?, ?, ?, ?, ?)",
+                (segment.id, name, arity, text, utc_now()),
+            )
+            rule_id = conn.last_insert_rowid()
+            bump_generation(conn, segment)
+            record_audit(conn, self.actor, "define_rule", segment.name, {"rule": text, "created": True, "rule_id": rule_id})
+        return RuleChange(text, segment.name, True, rule_id)
+
+    def list_rules(self, memory: str | None = None, limit: int | None = None, offset: int = 0) -> Page:
+        limit, offset = _check_page(limit, offset, 100)
+        with self.store.read() as conn:
+            segment = resolve(conn, memory)
+            total = conn.execute("SELECT count(*) FROM rules WHERE segment_id = ?", (segment.id,)).fetchone()[0]
+            rows = conn.execute(
+                "SELECT id, text, head_functor, head_arity, created_at FROM rules WHERE segment_id = ? "
+                "ORDER BY id LIMIT ? OFFSET ?", (segment.id, limit, offset),
+            ).fetchall()
+        items = [{"id": i, "rule": t, "head": f"{f}/{a}", "created_at": c} for i, t, f, a, c in rows]
+        return Page(items, total, limit, offset)  # type: ignore[arg-type]
+
+    # --- reasoning -----------------------------------------------------
+    def _build_program(self, conn, segment: Segment) -> Program:
+        program = Program()
+        normalizer = Normalizer(program)
+        for rule_id, text in conn.execute("SELECT id, text FROM rules WHERE segment_id = ? ORDER BY id", (segment.id,)):
+            normalizer.add_clause(parse_term(text), text, rule_id)
+        return program
+
+    def _program(self, conn, segment: Segment) -> Program:
+        cached = self._programs.get(segment.id)
+        if cached and cached[0] == segment.generation:
+            return cached[1]
+        program = self._build_program(conn, segment)
+        analyze(program)
+        self._programs[segment.id] = (segment.generation, program)
+        return program
+
+    def _loader(self, conn, segment: Segment):
+        def load(preds: set) -> dict:
+            out = {}
+            for pred in preds:
+                if len(pred) == 3:  # segment:name(...) reads another mounted segment
+                    other = resolve(conn, pred[2])
+                    out[pred] = self._tuples(conn, other, pred[0], pred[1])
+                elif len(pred) == 2 and isinstance(pred[0], str):
+                    out[pred] = self._tuples(conn, segment, pred[0], pred[1])
+            return out
+        return load
+
+    def _tuples(self, conn, segment: Segment, functor: str, arity: int) -> list:
+        key = (segment.id, functor, arity)
+        cached = self._facts.get(key)
+        if cached and cached[0] == segment.generation:
+            return cached[1]
+        rows = conn.execute(
+            "SELECT args FROM facts WHERE segment_id = ? AND functor = ? AND arity = ?", (segment.id, functor, arity)
+        ).fetchall()
+        tuples = [decode_args(r[0]) for r in rows]
+        self._facts[key] = (segment.generation, tuples)
+        return tuples
+
+    def query_logic(self, goal: str, memory: str | None = None, limit: int | None = None, offset: int = 0) -> QueryResult:
+        term = parse_goal(goal)
+        limit, offset = _check_page(limit, offset, None)
+        with self.store.read() as conn:
+            segment = resolve(conn, memory)
+            program = self._program(conn, segment)
+            answers = solve(program, term, self._loader(conn, segment), limit=limit, offset=offset, budget=self._budget())
+        bindings = [{name: format_term(v) for name, v in zip(answers.variables, row)} for row in answers.rows]
+        values = [{name: to_json(v) for name, v in zip(answers.variables, row)} for row in answers.rows]
+        return QueryResult(format_term(term), segment.name, answers.variables, bindings, values,
+                           answers.total, limit, offset, answers.truncated)
+
+    def explain_why(self, fact: str, max_depth: int | None = None, memory: str | None = None) -> Explanation:
+        term = parse_fact(fact)
+        if max_depth is not None and (type(max_depth) is not int or max_depth < 1):
+            raise InvalidArguments("'max_depth' must be a positive integer", argument="max_depth")
+        with self.store.read() as conn:
+            segment = resolve(conn, memory)
+            program = self._program(conn, segment)
+            proof = explain(program, term, self._loader(conn, segment), max_depth=max_depth, budget=self._budget())
+        text = format_term(term)
+        return Explanation(text, segment.name, proof is not None, proof.to_dict() if proof else None)
+
+    def materialize(self, memory: str | None = None) -> Materialization:
+        """Write every derived conclusion with its rule and stamp, under the current generation."""
+        started = time.perf_counter()
+        with self.store.write() as conn:
+            segment = resolve(conn, memory)
+            program = self._program(conn, segment)
+            load = self._loader(conn, segment)
+            preds = {lit.pred for rule in program.rules for lit in rule.body if isinstance(lit, Lit)}
+            preds |= {rule.head.pred for rule in program.rules}
+            edb = load({p for p in preds if not str(p[0]).startswith("$")})
+            model = evaluate(program, edb, budget=self._budget())
+            conn.execute("DELETE FROM derived WHERE segment_id = ?", (segment.id,))
+            count = 0
+            for pred, relation in model.relations.rel.items():
+                if len(pred) != 2 or pred[0].startswith("$"):
+                    continue
+                name, arity = pred
+                rows = []
+                for args, code in relation.items():
+                    if not code:
+                        continue
+                    rule = model.rules[(code & RULE_MASK) - 1].meaning
+                    term = Compound(name, args) if args else name
+                    rows.append((segment.id, name, arity, format_term(term), encode_args(args),
+                                 program.sources[rule.source].rule_id, code >> RULE_BITS, segment.generation))
+                conn.executemany(
+                    "INSERT INTO derived (segment_id, functor, arity, text, args, rule_id, stamp, generation) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows,
+                )
+                count += len(rows)
+            seconds = time.perf_counter() - started
+            conn.execute(
+                "INSERT INTO materializations (segment_id, generation, materialized_at, tuples, seconds) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (segment_id) DO UPDATE SET generation = excluded.generation, "
+                "materialized_at = excluded.materialized_at, tuples = excluded.tuples, seconds = excluded.seconds",
+                (segment.id, segment.generation, utc_now(), count, seconds),
+            )
+            record_audit(conn, self.actor, "materialize", segment.name,
+                         {"generation": segment.generation, "tuples": count})
+        return Materialization(segment.name, segment.generation, count, seconds)
+
+    def _budget(self) -> Budget:
+        return Budget(self.budget.timeout_s, self.budget.max_tuples, self.budget.max_rows)

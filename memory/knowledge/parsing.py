@@ -1,0 +1,57 @@
+"""Turning argument text into checked facts, rules and goals."""
+
+from __future__ import annotations
+
+from ..datalog.program import check_user_predicate
+from ..errors import InvalidArguments, InvalidProgram
+from ..terms import Compound, Term, Var, format_term, parse_term, variables
+from ..validation import require_text
+
+
+def parse_fact(text: object, argument: str = "fact") -> Term:
+    """A ground atom or compound term that is a user predicate."""
+    source = require_text(argument, text)
+    term = parse_term(source)
+    if type(term) is Compound and term.functor == ":-":
+        raise InvalidArguments(f"'{argument}' is a rule, not a fact (use define_rule)", argument=argument)
+    if type(term) not in (str, Compound):
+        raise InvalidArguments(
+            f"'{argument}' must be an atom or compound term such as human(socrates), not {format_term(term)}",
+            argument=argument,
+        )
+    try:
+        check_user_predicate(term, "fact")
+    except InvalidProgram as exc:
+        raise InvalidArguments(exc.message, argument=argument) from None
+    unbound = sorted({v.name for v in variables(term)})
+    if unbound:
+        raise InvalidArguments(
+            f"a fact must be ground, but '{argument}' contains variable {', '.join(unbound)}", argument=argument
+        )
+    return term
+
+
+def _shift_anonymous(term: Term, offset: int) -> Term:
+    if type(term) is Var and term.anonymous:
+        return Var("_", term.serial + offset)
+    if type(term) is Compound:
+        return Compound(term.functor, tuple(_shift_anonymous(a, offset) for a in term.args))
+    return term
+
+
+def parse_rule(head: object, body: object) -> Term:
+    """`Head :- Body` from separately parsed parts (never spliced into one text)."""
+    head_term = parse_term(require_text("head", head))
+    body_term = parse_term(require_text("body", body))
+    if type(head_term) is Compound and head_term.functor == ":-":
+        raise InvalidArguments("'head' must be a single goal, not a rule", argument="head")
+    if type(body_term) is Compound and body_term.functor == ":-":
+        raise InvalidArguments("'body' must not contain ':-'", argument="body")
+    return Compound(":-", (head_term, _shift_anonymous(body_term, 1_000_000)))
+
+
+def parse_goal(text: object, argument: str = "goal") -> Term:
+    goal = parse_term(require_text(argument, text))
+    if type(goal) is Compound and goal.functor == ":-":
+        raise InvalidArguments(f"'{argument}' must be a goal, not a rule", argument=argument)
+    return goal
