@@ -11,7 +11,7 @@ SOLO_CHARS = frozenset("!;")
 DIGITS = frozenset("0123456789")
 PUNCTUATION = frozenset("()[]{},|")
 ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v",
-           "0": "\0", "\\": "\\", "'": "'", '"': '"', "`": "`", "e": "\x1b", "s": " "}
+           "\\": "\\", "'": "'", '"': '"', "`": "`", "e": "\x1b", "s": " "}
 
 
 @dataclass(slots=True)
@@ -201,6 +201,8 @@ class Lexer:
     def _char(self, code: int, offset: int) -> str:
         if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
             raise self.error("escape does not name a Unicode character", offset)
+        if code == 0:
+            raise self.error("NUL characters are not allowed in atoms or strings", offset)
         return chr(code)
 
     def _quoted(self, quote: str) -> str:

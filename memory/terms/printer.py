@@ -5,12 +5,12 @@ from __future__ import annotations
 import sys
 
 from .lexer import SYMBOL_CHARS
-from .model import LIST_FUNCTOR, NIL, Compound, Float, String, Term, Var
+from .model import LIST_FUNCTOR, NIL, Compound, Float, String, Term, Var, variables
 from .operators import ALL_OPERATORS, INFIX, PREFIX, infix_argument_limits, prefix_argument_limit
 
 _SOLO_ATOMS = frozenset({"[]", "{}", "!", ";"})
 _QUOTE_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r", "\a": "\\a",
-                  "\b": "\\b", "\f": "\\f", "\v": "\\v", "\0": "\\0\\"}
+                  "\b": "\\b", "\f": "\\f", "\v": "\\v"}
 
 
 def _escape(text: str, quote: str) -> str:
@@ -58,10 +58,15 @@ def format_term(term: Term) -> str:
     """The canonical text of a term (variables print by name, anonymous ones as `_`)."""
     if sys.getrecursionlimit() < 5000:
         sys.setrecursionlimit(5000)
-    return _fmt(term, 1200, False)
+    seen: set = set()
+    shared: set = set()
+    for v in variables(term):
+        if v.name == "_":
+            (shared if v in seen else seen).add(v)
+    return _fmt(term, 1200, False, shared)
 
 
-def _fmt(term: Term, max_prec: int, operand: bool) -> str:
+def _fmt(term: Term, max_prec: int, operand: bool, shared: set = frozenset()) -> str:  # type: ignore[assignment]
     kind = type(term)
     if kind is str:
         text = format_atom(term)  # type: ignore[arg-type]
@@ -78,40 +83,41 @@ def _fmt(term: Term, max_prec: int, operand: bool) -> str:
         return '"' + _escape(term.value, '"') + '"'  # type: ignore[union-attr]
     if kind is Var:
         if term.name == "_":  # type: ignore[union-attr]
-            return "_"
+            # An anonymous variable that occurs twice must keep its identity in the text.
+            return f"_G{term.serial}" if term in shared else "_"  # type: ignore[union-attr]
         return term.name if not term.serial else f"{term.name}_{term.serial}"  # type: ignore[union-attr]
     if kind is Compound:
-        return _fmt_compound(term, max_prec)  # type: ignore[arg-type]
+        return _fmt_compound(term, max_prec, shared)  # type: ignore[arg-type]
     raise TypeError(f"not a term: {term!r}")
 
 
-def _fmt_compound(term: Compound, max_prec: int) -> str:
+def _fmt_compound(term: Compound, max_prec: int, shared: set) -> str:
     functor, args = term.functor, term.args
     if functor == LIST_FUNCTOR and len(args) == 2:
         items = []
         while type(term) is Compound and term.functor == LIST_FUNCTOR and len(term.args) == 2:
-            items.append(_fmt(term.args[0], 999, False))
+            items.append(_fmt(term.args[0], 999, False, shared))
             term = term.args[1]  # type: ignore[assignment]
         body = ",".join(items)
         if term != NIL:
-            body += "|" + _fmt(term, 999, False)
+            body += "|" + _fmt(term, 999, False, shared)
         return "[" + body + "]"
     if functor == "{}" and len(args) == 1:
-        return "{" + _fmt(args[0], 1200, False) + "}"
+        return "{" + _fmt(args[0], 1200, False, shared) + "}"
     if len(args) == 2 and functor in INFIX and functor != "|":
         priority, kind = INFIX[functor]
         left_max, right_max = infix_argument_limits(priority, kind)
-        left = _fmt(args[0], left_max, True)
-        right = _fmt(args[1], right_max, True)
+        left = _fmt(args[0], left_max, True, shared)
+        right = _fmt(args[1], right_max, True, shared)
         if functor == ",":
             text = f"{left}, {right}"
-        elif functor == ":":
+        elif functor == ":" and left[-1] not in SYMBOL_CHARS and right[0] not in SYMBOL_CHARS:
             text = f"{left}:{right}"
         else:
             text = f"{left} {functor} {right}"
         return f"({text})" if priority > max_prec else text
     if len(args) == 1 and functor in PREFIX and not (functor in ("-", "+") and type(args[0]) in (int, Float)):
         priority, kind = PREFIX[functor]
-        text = f"{functor} {_fmt(args[0], prefix_argument_limit(priority, kind), True)}"
+        text = f"{functor} {_fmt(args[0], prefix_argument_limit(priority, kind), True, shared)}"
         return f"({text})" if priority > max_prec else text
-    return format_atom(functor) + "(" + ",".join(_fmt(a, 999, False) for a in args) + ")"
+    return format_atom(functor) + "(" + ",".join(_fmt(a, 999, False, shared) for a in args) + ")"
