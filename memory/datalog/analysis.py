@@ -48,15 +48,9 @@ def _var_names(vs) -> str:
 def check_safety(rule: Rule, program: Program) -> None:
     text = program.sources[rule.source].text
     bound = bound_variables(rule.body)
-    head_unbound = literal_vars(rule.head) - bound
-    if head_unbound:
-        raise InvalidProgram(
-            f"unsafe rule: head variable {_var_names(head_unbound)} is not bound by a positive body literal (rule: {text})",
-            rule=text, variables=sorted(v.name for v in head_unbound),
-        )
     counts: dict[Var, int] = {}
     for part in (rule.head, *rule.body):
-        for v in literal_vars(part) if not isinstance(part, Agg) else literal_vars(part) | _vars_in_agg(part):
+        for v in literal_vars(part):
             counts[v] = counts.get(v, 0) + 1
     for lit in rule.body:
         if isinstance(lit, Neg):
@@ -88,10 +82,13 @@ def check_safety(rule: Rule, program: Program) -> None:
                     f"is not bound by a positive body literal (rule: {text})",
                     rule=text, variables=sorted(v.name for v in missing),
                 )
-
-
-def _vars_in_agg(agg: Agg) -> set:
-    return set(agg.group)
+    # Checked last: an unbound input (say `Y is X + Z`) is the cause, the head the symptom.
+    head_unbound = literal_vars(rule.head) - bound
+    if head_unbound:
+        raise InvalidProgram(
+            f"unsafe rule: head variable {_var_names(head_unbound)} is not bound by a positive body literal (rule: {text})",
+            rule=text, variables=sorted(v.name for v in head_unbound),
+        )
 
 
 @dataclass

@@ -167,6 +167,10 @@ def _try_factor(rw: _Rewriter, root: Rule, pred, adornment: str) -> None:
     if any(rec is None and any(isinstance(l, Lit) and l.pred == pred for l in r.body)
            for r in originals for rec in (recursive_lits[id(r)],)):
         return
+    for rule in own:
+        if recursive_lits[id(rule.origin)] is not None and not any(
+                isinstance(l, Lit) and l.pred == key for l in rule.body):
+            return  # the recursive call is made with another adornment: not the same demand
     magic_key = (MAGIC, pred, adornment)
     answer_key = (ANSWER, pred, adornment)
     free = [i for i, c in enumerate(adornment) if c == "f"]

@@ -465,7 +465,7 @@ class CompiledRule:
         self.seed = seed
         self.budget = budget
         size = lambda pred: len(rels.get(pred))
-        bound: set = set()
+        bound: set = set() if seed is None else literal_vars(rule.body[seed])
         steps: list[Step] = []
         varmap: dict = {}
         width = 0
