@@ -56,6 +56,18 @@ class Memory:
     def materialize(self, memory: str | None = None) -> Materialization:
         return self.knowledge.materialize(memory)
 
+    def add_facts(self, facts: list[str], memory: str | None = None) -> tuple[int, int]:
+        """Assert many facts (text) in one transaction; returns (new, already there)."""
+        from .knowledge.parsing import parse_fact
+
+        return self.knowledge.add_facts([parse_fact(f) for f in facts], memory)
+
+    def import_program(self, text: str, memory: str | None = None) -> tuple[int, int]:
+        return self.knowledge.import_program(text, memory)
+
+    def export_program(self, memory: str | None = None) -> str:
+        return self.knowledge.export_program(memory)
+
     def close(self) -> None:
         self.store.close()
 

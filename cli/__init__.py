@@ -1,0 +1,1 @@
+"""The datalog-memory command line."""

@@ -1,0 +1,200 @@
+"""`datalog-memory`: admin commands plus one subcommand per registry tool."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import Progress
+
+from memory import Memory, __version__
+from memory.errors import DatalogMemoryError
+from memory.store import resolve_db_path
+from memory.tools import REGISTRY, ArgumentsRejected, Tool, call_tool, error_result
+
+from .bulk import read_csv, read_jsonl
+from .render import render
+
+app = typer.Typer(
+    name="datalog-memory",
+    help="Durable, explainable memory for LLM agents: a Datalog knowledge base in one SQLite file.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+BULK_CHUNK = 10_000
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    db: Optional[str] = typer.Option(None, "--db", help="Database file (default: $DATALOG_MEMORY_DB, else ./.datalog-memory/memory.db)"),
+) -> None:
+    ctx.obj = {"db": db}
+
+
+def _memory(ctx: typer.Context) -> Memory:
+    state = ctx.find_root().obj
+    if "memory" not in state:
+        state["memory"] = Memory.open(state.get("db"))
+    return state["memory"]
+
+
+def _fail(error: DatalogMemoryError, as_json: bool) -> None:
+    failure = error_result(error)
+    if as_json:
+        out.print_json(json.dumps(failure.structured))
+    else:
+        err.print(failure.text, markup=False, highlight=False)
+    raise typer.Exit(1)
+
+
+@app.command()
+def serve(ctx: typer.Context) -> None:
+    """Serve the tools over MCP on stdin/stdout (both protocol eras)."""
+    from memory.mcp_server import serve as run
+
+    run(_memory(ctx))
+
+
+@app.command()
+def init(ctx: typer.Context) -> None:
+    """Create the database (and its folder) if it does not exist, and print where it is."""
+    try:
+        path = _memory(ctx).init()
+    except DatalogMemoryError as exc:
+        _fail(exc, False)
+    out.print(f"Database ready: {path}", markup=False, highlight=False)
+
+
+@app.command()
+def version() -> None:
+    """Print the version."""
+    out.print(f"datalog-memory {__version__}", markup=False, highlight=False)
+
+
+@app.command("import")
+def import_(
+    ctx: typer.Context,
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True, help="A .pl, .csv or .jsonl file"),
+    memory: Optional[str] = typer.Option(None, "--memory", help="Target memory segment"),
+    predicate: Optional[str] = typer.Option(None, "--predicate", help="Predicate name for CSV rows / JSON arrays"),
+    header: bool = typer.Option(False, "--header", help="The CSV file has a header row to skip"),
+    file_format: Optional[str] = typer.Option(None, "--format", help="pl, csv or jsonl (default: from the extension)"),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON"),
+) -> None:
+    """Import facts and rules from a Prolog file, or bulk facts from CSV or JSON Lines (all or nothing)."""
+    kind = (file_format or file.suffix.lstrip(".")).lower()
+    m = _memory(ctx)
+    try:
+        if kind in ("pl", "pro", "prolog", "dl"):
+            facts, rules = m.import_program(file.read_text(encoding="utf-8"), memory)
+            result = {"file": str(file), "facts_added": facts, "rules_added": rules}
+        elif kind in ("csv", "jsonl"):
+            terms = list(read_csv(file, predicate, header) if kind == "csv" else read_jsonl(file, predicate))
+            added = _bulk_add(m, terms, memory)
+            result = {"file": str(file), "facts_read": len(terms), "facts_added": added}
+        else:
+            raise typer.BadParameter(f"unknown format {kind!r}; use --format pl, csv or jsonl")
+    except DatalogMemoryError as exc:
+        _fail(exc, as_json)
+    if as_json:
+        out.print_json(json.dumps(result))
+    else:
+        out.print(", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in result.items()), markup=False, highlight=False)
+
+
+def _bulk_add(m: Memory, terms: list, memory: Optional[str]) -> int:
+    """One transaction for the whole file; the progress bar shows parsing and writing chunks."""
+    added_total = 0
+    with m.store.write():
+        with Progress(console=err, transient=True, disable=len(terms) < 2 * BULK_CHUNK) as progress:
+            task = progress.add_task("importing", total=len(terms))
+            for start in range(0, len(terms), BULK_CHUNK):
+                chunk = terms[start:start + BULK_CHUNK]
+                added, _ = m.knowledge.add_facts(chunk, memory)
+                added_total += added
+                progress.advance(task, len(chunk))
+    return added_total
+
+
+@app.command()
+def export(
+    ctx: typer.Context,
+    file: Optional[Path] = typer.Argument(None, help="Output .pl file (default: standard output)"),
+    memory: Optional[str] = typer.Option(None, "--memory", help="Memory segment to export"),
+) -> None:
+    """Export a memory segment's facts and rules as a Prolog file that imports back identically."""
+    try:
+        text = _memory(ctx).export_program(memory)
+    except DatalogMemoryError as exc:
+        _fail(exc, False)
+    if file is None:
+        sys.stdout.write(text)
+    else:
+        file.write_text(text, encoding="utf-8")
+        err.print(f"Exported to {file}", markup=False, highlight=False)
+
+
+# --- one subcommand per registry tool -------------------------------------------
+
+_PY_TYPES = {"string": str, "integer": int, "boolean": bool, "number": float}
+
+
+def _register_tool(spec: Tool) -> None:
+    """Add `spec` as a typer command: one --flag per argument (kebab-case, plus the snake_case
+    spelling the reference uses), and --json for the exact structured result."""
+    required = set(spec.input_schema.get("required", []))
+    parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
+    annotations: dict[str, Any] = {"ctx": typer.Context}
+    for name, prop in spec.input_schema.get("properties", {}).items():
+        flags = ["--" + name.replace("_", "-")] + (["--" + name] if "_" in name else [])
+        kind = _PY_TYPES.get(prop.get("type", "string"), str)
+        annotation = kind if name in required else Optional[kind]
+        default = typer.Option(... if name in required else None, *flags, help=prop.get("description"), show_default=False)
+        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
+        annotations[name] = annotation
+    parameters.append(inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY,
+                                        default=typer.Option(False, "--json", help="Print the exact structured result as JSON"),
+                                        annotation=bool))
+    annotations["as_json"] = bool
+
+    def run(ctx: typer.Context, **kwargs: Any) -> None:
+        as_json = kwargs.pop("as_json")
+        arguments = {k: v for k, v in kwargs.items() if v is not None}
+        try:
+            result = call_tool(_memory(ctx), spec.name, arguments)
+        except ArgumentsRejected as exc:
+            err.print(f"Usage error: {exc.message}", markup=False, highlight=False)
+            raise typer.Exit(2) from None
+        except DatalogMemoryError as exc:
+            _fail(exc, as_json)
+            return
+        if as_json:
+            out.print_json(json.dumps(result.structured, ensure_ascii=False))
+        else:
+            render(out, result.text, result.structured)
+
+    run.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    run.__annotations__ = annotations
+    run.__doc__ = spec.description
+    app.command(spec.name.replace("_", "-"), help=spec.description, short_help=spec.title)(run)
+
+
+for _spec in REGISTRY.values():
+    _register_tool(_spec)
+
+
+def main() -> None:
+    app(prog_name="datalog-memory")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""The tool registry: each tool defined once, validated once, called the same way from every surface."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from jsonschema import Draft202012Validator
+
+from ..errors import DatalogMemoryError, InvalidArguments
+
+
+class ArgumentsRejected(InvalidArguments):
+    """Arguments that fail the tool's input schema (a protocol-level error on MCP: -32602)."""
+
+
+class UnknownTool(DatalogMemoryError):
+    code = "unknown_tool"
+
+
+@dataclass(frozen=True)
+class Annotations:
+    read_only: bool
+    destructive: bool = False
+    idempotent: bool = True
+    open_world: bool = False
+
+    def to_mcp(self, title: str) -> dict[str, Any]:
+        return {
+            "title": title,
+            "readOnlyHint": self.read_only,
+            "destructiveHint": self.destructive,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": self.open_world,
+        }
+
+
+@dataclass
+class ToolResult:
+    """What a tool returns: the text clients show, and the structured result matching output_schema."""
+
+    text: str
+    structured: dict[str, Any]
+
+
+@dataclass
+class Tool:
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    annotations: Annotations
+    handler: Callable[..., ToolResult]
+    cli_help: str = ""
+    _validator: Draft202012Validator | None = field(default=None, repr=False)
+
+    @property
+    def validator(self) -> Draft202012Validator:
+        if self._validator is None:
+            self._validator = Draft202012Validator(self.input_schema)
+        return self._validator
+
+    def check_arguments(self, arguments: Any) -> dict[str, Any]:
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise ArgumentsRejected(f"Invalid arguments for tool {self.name}: arguments must be an object")
+        errors = sorted(self.validator.iter_errors(arguments), key=lambda e: list(e.path))
+        if errors:
+            details = [_describe(e) for e in errors]
+            raise ArgumentsRejected(f"Invalid arguments for tool {self.name}: {'; '.join(details)}",
+                                    tool=self.name, errors=details)
+        return arguments
+
+
+def _describe(error) -> str:
+    where = ".".join(str(p) for p in error.path)
+    message = error.message
+    if len(message) > 200:
+        message = message[:200] + "…"
+    return f"'{where}': {message}" if where else message
+
+
+REGISTRY: dict[str, Tool] = {}
+
+
+def tool(name: str, *, title: str, description: str, input_schema: dict, output_schema: dict,
+         annotations: Annotations) -> Callable:
+    """Register a handler `(memory, **arguments) -> ToolResult` as a tool."""
+    def register(handler: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
+        if name in REGISTRY:
+            raise ValueError(f"tool {name} registered twice")
+        REGISTRY[name] = Tool(name, title, description, input_schema, output_schema, annotations, handler)
+        return handler
+    return register
+
+
+def get_tool(name: str) -> Tool:
+    found = REGISTRY.get(name)
+    if found is None:
+        raise UnknownTool(f"Unknown tool: {name}", tool=name)
+    return found
+
+
+def call_tool(memory, name: str, arguments: Any) -> ToolResult:
+    """Validate and run one tool call. Raises ArgumentsRejected, UnknownTool or the tool's own typed error."""
+    spec = get_tool(name)
+    checked = spec.check_arguments(arguments)
+    return spec.handler(memory, **checked)
+
+
+def error_result(error: DatalogMemoryError) -> ToolResult:
+    """A tool failure as a result: the reference's error token first, then the reason."""
+    token = {"invalid_arguments": "InvalidArguments", "syntax_error": "SyntaxError"}.get(error.code, None)
+    text = f"{token}: {error.message}" if token else error.message
+    return ToolResult(text, {"error": error.to_dict()})

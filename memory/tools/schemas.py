@@ -1,0 +1,43 @@
+"""Small builders for the JSON Schemas the tools declare."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..validation import MAX_TEXT_CHARS
+
+MEMORY_DESCRIPTION = "Target memory segment (optional, defaults to default memory)"
+
+
+def text(description: str, max_length: int = MAX_TEXT_CHARS) -> dict[str, Any]:
+    return {"type": "string", "minLength": 1, "maxLength": max_length, "description": description}
+
+
+def integer(description: str, minimum: int | None = None, maximum: int | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "integer", "description": description}
+    if minimum is not None:
+        schema["minimum"] = minimum
+    if maximum is not None:
+        schema["maximum"] = maximum
+    return schema
+
+
+def memory_arg() -> dict[str, Any]:
+    return {"type": "string", "minLength": 1, "maxLength": 128, "description": MEMORY_DESCRIPTION}
+
+
+def obj(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required or [], "additionalProperties": False}
+
+
+def out(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    """Output schemas list what is always there; they stay open to additions."""
+    return {"type": "object", "properties": properties, "required": required or list(properties)}
+
+
+STRING = {"type": "string"}
+INTEGER = {"type": "integer"}
+BOOLEAN = {"type": "boolean"}
+NULLABLE_INTEGER = {"type": ["integer", "null"]}
+STRINGS = {"type": "array", "items": {"type": "string"}}
+ROWS = {"type": "array", "items": {"type": "object"}}
