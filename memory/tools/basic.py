@@ -15,5 +15,5 @@ from .schemas import STRING, obj, out
     output_schema=out({"message": STRING}),
     annotations=Annotations(read_only=True),
 )
-def echo(memory, message: str) -> ToolResult:
+def echo(api, message: str) -> ToolResult:
     return ToolResult(message, {"message": message})

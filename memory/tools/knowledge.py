@@ -26,8 +26,8 @@ def _json(value) -> str:
     output_schema=out({"fact": STRING, "memory": STRING, "created": BOOLEAN, "supports": STRINGS}),
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
-def remember_fact(memory, fact: str, **kw) -> ToolResult:
-    change = memory.remember_fact(fact, kw.get("memory"))
+def remember_fact(api, fact: str, **kw) -> ToolResult:
+    change = api.remember_fact(fact, kw.get("memory"))
     return ToolResult(f"Asserted: {change.fact}", {
         "fact": change.fact, "memory": change.memory, "created": change.created, "supports": change.supports,
     })
@@ -49,8 +49,8 @@ def remember_fact(memory, fact: str, **kw) -> ToolResult:
     output_schema=out({"rule": STRING, "memory": STRING, "created": BOOLEAN, "rule_id": INTEGER}),
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
-def define_rule(memory, head: str, body: str, **kw) -> ToolResult:
-    change = memory.define_rule(head, body, kw.get("memory"))
+def define_rule(api, head: str, body: str, **kw) -> ToolResult:
+    change = api.define_rule(head, body, kw.get("memory"))
     return ToolResult(f"Asserted rule: {change.rule}", {
         "rule": change.rule, "memory": change.memory, "created": change.created, "rule_id": change.rule_id,
     })
@@ -67,8 +67,8 @@ def define_rule(memory, head: str, body: str, **kw) -> ToolResult:
     output_schema=out({"fact": STRING, "memory": STRING, "removed": BOOLEAN, "remaining_supports": STRINGS}),
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
-def forget_fact(memory, fact: str, **kw) -> ToolResult:
-    change = memory.forget_fact(fact, kw.get("memory"))
+def forget_fact(api, fact: str, **kw) -> ToolResult:
+    change = api.forget_fact(fact, kw.get("memory"))
     message = f"Retracted: {change.fact}"
     if not change.removed:
         message += f" (still believed: supported by {', '.join(change.supports)})"
@@ -100,8 +100,8 @@ def forget_fact(memory, fact: str, **kw) -> ToolResult:
     }),
     annotations=Annotations(read_only=True),
 )
-def query_logic(memory, goal: str, **kw) -> ToolResult:
-    result = memory.query_logic(goal, kw.get("memory"), kw.get("limit"), kw.get("offset", 0))
+def query_logic(api, goal: str, **kw) -> ToolResult:
+    result = api.query_logic(goal, kw.get("memory"), kw.get("limit"), kw.get("offset", 0))
     text_rows = [
         {name: (value if isinstance(value, (int, float)) and not isinstance(value, bool) else binding[name])
          for name, value in typed.items()}
@@ -131,8 +131,8 @@ def query_logic(memory, goal: str, **kw) -> ToolResult:
                        "proof_tree": {"type": ["object", "null"]}}),
     annotations=Annotations(read_only=True),
 )
-def explain_why(memory, fact: str, **kw) -> ToolResult:
-    result = memory.explain_why(fact, kw.get("max_depth"), kw.get("memory"))
+def explain_why(api, fact: str, **kw) -> ToolResult:
+    result = api.explain_why(fact, kw.get("max_depth"), kw.get("memory"))
     body = {"fact": result.fact, "proven": result.proven, "proof_tree": result.proof_tree}
     return ToolResult(_json(body), {**body, "memory": result.memory})
 
@@ -159,8 +159,8 @@ PAGE_SCHEMA = {"items": ROWS, "total": INTEGER, "limit": INTEGER, "offset": INTE
     output_schema=out(PAGE_SCHEMA),
     annotations=Annotations(read_only=True),
 )
-def list_facts(memory, **kw) -> ToolResult:
-    page = memory.list_facts(kw.get("memory"), kw.get("functor"), kw.get("arity"), kw.get("limit"), kw.get("offset", 0))
+def list_facts(api, **kw) -> ToolResult:
+    page = api.list_facts(kw.get("memory"), kw.get("functor"), kw.get("arity"), kw.get("limit"), kw.get("offset", 0))
     lines = [item["fact"] + "." for item in page.items]
     if page.truncated:
         lines.append(f"% {page.total - page.offset - len(page.items)} more (total {page.total})")
@@ -179,8 +179,8 @@ def list_facts(memory, **kw) -> ToolResult:
     output_schema=out(PAGE_SCHEMA),
     annotations=Annotations(read_only=True),
 )
-def list_rules(memory, **kw) -> ToolResult:
-    page = memory.list_rules(kw.get("memory"), kw.get("limit"), kw.get("offset", 0))
+def list_rules(api, **kw) -> ToolResult:
+    page = api.list_rules(kw.get("memory"), kw.get("limit"), kw.get("offset", 0))
     lines = [item["rule"] + "." for item in page.items]
     if page.truncated:
         lines.append(f"% {page.total - page.offset - len(page.items)} more (total {page.total})")
@@ -199,8 +199,8 @@ def list_rules(memory, **kw) -> ToolResult:
     output_schema=out({"memory": STRING, "generation": INTEGER, "tuples": INTEGER, "seconds": {"type": "number"}}),
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
-def materialize(memory, **kw) -> ToolResult:
-    result = memory.materialize(kw.get("memory"))
+def materialize(api, **kw) -> ToolResult:
+    result = api.materialize(kw.get("memory"))
     return ToolResult(
         f"Materialized {result.tuples} conclusion(s) in memory '{result.memory}' at generation {result.generation}.",
         {"memory": result.memory, "generation": result.generation, "tuples": result.tuples, "seconds": result.seconds},

@@ -87,7 +87,7 @@ REGISTRY: dict[str, Tool] = {}
 
 def tool(name: str, *, title: str, description: str, input_schema: dict, output_schema: dict,
          annotations: Annotations) -> Callable:
-    """Register a handler `(memory, **arguments) -> ToolResult` as a tool."""
+    """Register a handler `(api: Memory, **arguments) -> ToolResult` as a tool."""
     def register(handler: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
         if name in REGISTRY:
             raise ValueError(f"tool {name} registered twice")

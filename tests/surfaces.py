@@ -1,0 +1,73 @@
+"""Helpers to run the real surfaces: the CLI and the MCP server as subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMAND = [sys.executable, "-m", "cli.main"]
+
+
+def env() -> dict:
+    e = dict(os.environ)
+    e["PYTHONPATH"] = str(ROOT) + os.pathsep + e.get("PYTHONPATH", "")
+    return e
+
+
+def cli(db: str, *args: str, check: bool = False, input: str | None = None) -> subprocess.CompletedProcess:
+    proc = subprocess.run([*COMMAND, "--db", db, *args], capture_output=True, text=True, cwd=ROOT, env=env(),
+                          input=input, timeout=120)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"exit {proc.returncode}: {proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def cli_json(db: str, *args: str) -> dict:
+    proc = cli(db, *args, "--json", check=True)
+    return json.loads(proc.stdout)
+
+
+def server_params(db: str):
+    from mcp.client.stdio import StdioServerParameters
+
+    return StdioServerParameters(command=COMMAND[0], args=[*COMMAND[1:], "--db", db, "serve"], env=env(), cwd=str(ROOT))
+
+
+class RawServer:
+    """The server over raw newline-delimited JSON-RPC, for the error paths a client library hides."""
+
+    def __init__(self, db: str) -> None:
+        self.proc = subprocess.Popen([*COMMAND, "--db", db, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env())
+
+    def send(self, message) -> None:
+        assert self.proc.stdin
+        self.proc.stdin.write((message if isinstance(message, str) else json.dumps(message)) + "\n")
+        self.proc.stdin.flush()
+
+    def recv(self) -> dict:
+        assert self.proc.stdout
+        line = self.proc.stdout.readline()
+        assert line, f"server closed stdout; stderr: {self.proc.stderr.read() if self.proc.stderr else ''}"
+        return json.loads(line)
+
+    def request(self, message) -> dict:
+        self.send(message)
+        return self.recv()
+
+    def close(self) -> int:
+        assert self.proc.stdin
+        self.proc.stdin.close()
+        code = self.proc.wait(timeout=20)
+        return code
+
+
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "tests", "version": "1"},
+}

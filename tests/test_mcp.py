@@ -1,0 +1,220 @@
+"""The MCP server as a subprocess, driven by the mcp package's own client in both protocol eras,
+and by raw JSON-RPC for the error paths."""
+
+import anyio
+import jsonschema
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from memory.tools import REGISTRY
+from surfaces import MODERN_META, RawServer, server_params
+
+ERAS = ["legacy", "2026-07-28"]
+
+
+def run(db, era, scenario):
+    async def main():
+        async with Client(server_params(db), mode=era) as client:
+            return await scenario(client)
+    return anyio.run(main)
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_tools_list_matches_the_registry(db_path, era):
+    async def scenario(client):
+        return (await client.list_tools()).tools
+    tools = run(db_path, era, scenario)
+    assert [t.name for t in tools] == list(REGISTRY)
+    for t in tools:
+        spec = REGISTRY[t.name]
+        assert t.input_schema == spec.input_schema
+        assert t.input_schema["additionalProperties"] is False
+        assert t.output_schema == spec.output_schema
+        assert t.annotations.read_only_hint == spec.annotations.read_only
+        assert t.annotations.destructive_hint == spec.annotations.destructive
+        assert t.annotations.idempotent_hint == spec.annotations.idempotent
+        assert t.annotations.open_world_hint is False
+        assert t.title
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_reference_session(db_path, era):
+    """remember, define, query, explain, forget: texts as the reference, structured results by schema."""
+    async def scenario(client):
+        out = {}
+        for name, args in [
+            ("echo", {"message": "Hello, world!"}),
+            ("remember_fact", {"fact": "untested(deploy_v3)"}),
+            ("remember_fact", {"fact": "in_production(deploy_v3)"}),
+            ("define_rule", {"head": "risky(X)", "body": "untested(X), in_production(X)"}),
+            ("query_logic", {"goal": "risky(X)"}),
+            ("query_logic", {"goal": "risky(deploy_v3)"}),
+            ("query_logic", {"goal": "risky(nothing)"}),
+            ("explain_why", {"fact": "risky(deploy_v3)"}),
+            ("forget_fact", {"fact": "untested(deploy_v3)"}),
+            ("explain_why", {"fact": "risky(deploy_v3)"}),
+        ]:
+            result = await client.call_tool(name, args)
+            assert not result.is_error, result
+            jsonschema.validate(result.structured_content, REGISTRY[name].output_schema)
+            out.setdefault(name, []).append((result.content[0].text, result.structured_content))
+        return out
+    out = run(db_path, era, scenario)
+    assert out["echo"][0][0] == "Hello, world!"
+    assert out["remember_fact"][0][0] == "Asserted: untested(deploy_v3)"
+    assert out["define_rule"][0][0] == "Asserted rule: risky(X) :- untested(X), in_production(X)"
+    assert [t for t, _ in out["query_logic"]] == ['[{"X":"deploy_v3"}]', "[{}]", "[]"]
+    assert out["query_logic"][0][1]["total"] == 1 and out["query_logic"][0][1]["truncated"] is False
+    assert out["explain_why"][0][0] == (
+        '{"fact":"risky(deploy_v3)","proven":true,"proof_tree":{"goal":"risky(deploy_v3)",'
+        '"rule_applied":"risky(X) :- untested(X), in_production(X)","children":[{"goal":"untested(deploy_v3)",'
+        '"rule_applied":"fact","children":[]},{"goal":"in_production(deploy_v3)","rule_applied":"fact","children":[]}]}}'
+    )
+    assert out["forget_fact"][0][0] == "Retracted: untested(deploy_v3)"
+    assert out["explain_why"][1][0] == '{"fact":"risky(deploy_v3)","proven":false,"proof_tree":null}'
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_tool_errors_are_results_with_a_stable_code(db_path, era):
+    async def scenario(client):
+        results = {}
+        for key, name, args in [
+            ("syntax", "remember_fact", {"fact": "human(socrates"}),
+            ("blank", "remember_fact", {"fact": "   "}),
+            ("unsafe", "define_rule", {"head": "p(X)", "body": "q(Y)"}),
+            ("segment", "query_logic", {"goal": "p(X)", "memory": "nowhere"}),
+            ("missing", "forget_fact", {"fact": "never(stored)"}),
+        ]:
+            results[key] = await client.call_tool(name, args)
+        return results
+    results = run(db_path, era, scenario)
+    for key, code in [("syntax", "syntax_error"), ("blank", "invalid_arguments"), ("unsafe", "invalid_program"),
+                      ("segment", "not_found"), ("missing", "not_found")]:
+        assert results[key].is_error, key
+        assert results[key].structured_content["error"]["code"] == code
+    assert results["syntax"].content[0].text.startswith("SyntaxError: ")
+    assert "line 1, column 15" in results["syntax"].content[0].text
+    assert results["blank"].content[0].text.startswith("InvalidArguments: ")
+    assert results["segment"].content[0].text == "Memory not mounted: nowhere"
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("name, args", [
+    ("remember_fact", {}),
+    ("remember_fact", {"fact": None}),
+    ("remember_fact", {"fact": ""}),
+    ("remember_fact", {"fact": 42}),
+    ("remember_fact", {"fact": "p(a)", "extra": 1}),
+    ("remember_fact", {"fact": "p(" + "a" * (1 << 20) + ")"}),
+    ("query_logic", {"goal": "p(X)", "limit": "ten"}),
+    ("query_logic", {"goal": "p(X)", "limit": -1}),
+    ("explain_why", {"fact": "p(a)", "max_depth": 0}),
+    ("define_rule", {"head": "p(X)"}),
+    ("echo", {"message": ["not", "a", "string"]}),
+])
+def test_schema_failures_are_invalid_params(db_path, era, name, args):
+    async def scenario(client):
+        with pytest.raises(MCPError) as info:
+            await client.call_tool(name, args)
+        # the server is still serving
+        assert (await client.call_tool("echo", {"message": "still here"})).content[0].text == "still here"
+        return info.value
+    error = run(db_path, era, scenario)
+    assert error.code == -32602
+    assert error.message.startswith("InvalidArguments: Invalid arguments for tool " + name)
+    assert error.data["code"] == "invalid_arguments"
+    assert len(error.message) < 2000
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_unknown_tool_is_invalid_params(db_path, era):
+    async def scenario(client):
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("no_such_tool", {})
+        return info.value
+    error = run(db_path, era, scenario)
+    assert error.code == -32602 and "Unknown tool: no_such_tool" in error.message
+
+
+def test_handshake_era_raw(db_path):
+    server = RawServer(db_path)
+    early = server.request({"jsonrpc": "2.0", "id": 0, "method": "tools/list"})
+    assert early["error"]["code"] == -32602  # before initialize
+    init = server.request({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+    assert init["result"]["protocolVersion"] == "2025-11-25"
+    assert init["result"]["serverInfo"]["name"] == "datalog-memory"
+    assert init["result"]["capabilities"]["tools"] == {"listChanged": True}
+    server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert server.request("{not json")["error"]["code"] == -32700
+    assert server.request('{"jsonrpc": "2.0", "id": 5}')["error"]["code"] in (-32600, -32700)
+    assert server.request({"jsonrpc": "2.0", "id": 2, "method": "ping"}) == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    assert server.request({"jsonrpc": "2.0", "id": 3, "method": "no/such"})["error"]["code"] == -32601
+    ok = server.request({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                         "params": {"name": "remember_fact", "arguments": {"fact": "p(a)"}}})
+    assert ok["result"]["content"][0]["text"] == "Asserted: p(a)"
+    assert ok["result"]["structuredContent"]["created"] is True
+    assert server.close() == 0  # EOF on stdin exits 0
+    assert server.proc.stderr.read() == ""
+
+
+def test_older_requested_version_is_echoed_and_unknown_ones_countered(db_path):
+    server = RawServer(db_path)
+    init = server.request({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+    assert init["result"]["protocolVersion"] == "2025-06-18"
+    server.close()
+    server = RawServer(db_path)
+    init = server.request({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "1999-01-01", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+    assert init["result"]["protocolVersion"] == "2025-11-25"
+    server.close()
+
+
+def test_stateless_era_raw(db_path):
+    server = RawServer(db_path)
+    discover = server.request({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": MODERN_META}})
+    result = discover["result"]
+    assert result["resultType"] == "complete"
+    assert "2026-07-28" in result["supportedVersions"]
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "datalog-memory"
+    assert result["ttlMs"] > 0 and result["cacheScope"] == "public"
+    listing = server.request({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": MODERN_META}})
+    assert listing["result"]["resultType"] == "complete"
+    assert listing["result"]["ttlMs"] > 0 and listing["result"]["cacheScope"] == "public"
+    assert [t["name"] for t in listing["result"]["tools"]] == list(REGISTRY)
+    missing = server.request({"jsonrpc": "2.0", "id": 3, "method": "tools/list",
+                              "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}})
+    assert missing["error"]["code"] == -32602 and "clientCapabilities" in missing["error"]["message"]
+    wrong = server.request({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {"_meta": {
+        **MODERN_META, "io.modelcontextprotocol/protocolVersion": "1900-01-01"}}})
+    assert wrong["error"]["code"] == -32022
+    assert wrong["error"]["data"] == {"supported": ["2026-07-28"], "requested": "1900-01-01"}
+    assert server.request("{oops")["error"]["code"] == -32700
+    call = server.request({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                           "params": {"_meta": MODERN_META, "name": "echo", "arguments": {"message": "hi"}}})
+    assert call["result"]["resultType"] == "complete" and call["result"]["structuredContent"] == {"message": "hi"}
+    assert server.request({"jsonrpc": "2.0", "id": 6, "method": "nope", "params": {"_meta": MODERN_META}})["error"]["code"] == -32601
+    assert server.close() == 0
+
+
+def test_acknowledged_write_survives_kill_9(db_path):
+    import os
+    import signal
+
+    server = RawServer(db_path)
+    server.request({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+    server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    for i in range(20):
+        reply = server.request({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call",
+                                "params": {"name": "remember_fact", "arguments": {"fact": f"durable(n{i})"}}})
+        assert not reply["result"]["isError"]
+    os.kill(server.proc.pid, signal.SIGKILL)
+    server.proc.wait()
+
+    async def scenario(client):
+        return await client.call_tool("query_logic", {"goal": "durable(X)"})
+    result = run(db_path, "legacy", scenario)
+    assert result.structured_content["total"] == 20
