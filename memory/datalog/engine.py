@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -19,6 +20,7 @@ class Model:
     relations: Relations
     rules: list[Rule]  # rules[i - 1] produced the tuples whose code has rule index i
     iterations: int
+    derived: int = 0  # tuples derived (not counting base facts)
 
     def tuples(self, pred) -> dict:
         return self.relations.get(pred)
@@ -36,6 +38,19 @@ def evaluate(
     strata: Strata | None = None,
 ) -> Model:
     """Compute the least (stratified) model of `rules` over the base tuples in `edb`."""
+    # Millions of new tuples would trigger the cyclic garbage collector over and over,
+    # yet tuples of atoms and numbers never form cycles: pause it while evaluating.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _evaluate(program, edb, rules, budget, strata)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _evaluate(program: Program, edb: dict, rules: list[Rule] | None, budget: Budget | None,
+              strata: Strata | None) -> Model:
     rules = list(program.rules if rules is None else rules)
     if len(rules) >= (1 << RULE_BITS) - 1:
         raise ValueError("too many rules")
@@ -54,7 +69,7 @@ def evaluate(
         if not comp_rules:
             continue
         counter = _evaluate_component(set(component), comp_rules, recursive, rels, index_of, budget, counter)
-    return Model(rels, rules, counter)
+    return Model(rels, rules, counter, budget.derived)
 
 
 def _evaluate_component(preds: set, rules: list[Rule], recursive: bool, rels: Relations,
@@ -121,15 +136,24 @@ def _single_variant_loop(variant, delta: dict, rels: Relations, budget: Budget, 
     compiled, _, head, rule_index = variant
     fire = compiled.fire
     relation = rels.rel[head]
+    indexed = bool(rels.indexes.get(head))
     seeds = delta[head]
+    unchecked = 0
     while seeds:
         counter += 1
         new = fire(seeds).difference(relation)
         if not new:
             break
         seeds = dict.fromkeys(new, (counter << RULE_BITS) | rule_index)
-        rels.add(head, seeds)
-        budget.tick(len(new))
+        if indexed:
+            rels.add(head, seeds)
+        else:
+            relation.update(seeds)
+        unchecked += len(new)
+        if unchecked >= 1024 or not counter & 255:  # the budget clock costs more than a short round
+            budget.tick(unchecked)
+            unchecked = 0
+    budget.tick(unchecked)
     return counter
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Callable
 
 from ..errors import InvalidArguments
@@ -119,24 +120,23 @@ def solve(program: Program, goal: Term, load: EdbLoader, *, limit: int | None = 
     total = len(tuples)
     end = total if limit is None else offset + limit
     page = tuples[offset:end]
-    return Answers([v.name for v in names], page, total, end < total, model.iterations,
-                   sum(1 for rel in model.relations.rel.values() for c in rel.values() if c))
+    return Answers([v.name for v in names], page, total, end < total, model.iterations, model.derived)
 
 
 def sort_standard(tuples: list) -> list:
-    """Sort answer tuples in the standard order of terms; plain sorting when every column
-    holds only integers or only atoms (where Python's order is the standard order)."""
-    if tuples:
-        homogeneous = True
-        for column in zip(*tuples):
-            kinds = {type(v) for v in column}
-            if len(kinds) != 1 or kinds.pop() not in (int, str):
-                homogeneous = False
-                break
-        if homogeneous:
+    """Sort answer tuples in the standard order of terms.
+
+    Python's own order equals the standard order among integers and among atoms, and
+    comparing anything else (an integer with an atom, floats, strings, compounds)
+    raises TypeError; so a plain sort either succeeds with the right order or fails
+    and we sort again with the full standard-order key."""
+    try:
+        if tuples and len(tuples[0]) == 1:
+            tuples.sort(key=itemgetter(0))
+        else:
             tuples.sort()
-            return tuples
-    tuples.sort(key=lambda t: tuple(order_key(x) for x in t))
+    except TypeError:
+        tuples.sort(key=lambda t: tuple(order_key(x) for x in t))
     return tuples
 
 

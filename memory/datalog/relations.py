@@ -35,9 +35,13 @@ class Relations:
         return relation
 
     def load(self, pred, tuples: Iterable[tuple]) -> None:
+        """Base tuples (provenance code 0); tuples already present keep their code."""
         relation = self.get(pred)
-        for t in tuples:
-            relation.setdefault(t, 0)
+        if relation:
+            for t in tuples:
+                relation.setdefault(t, 0)
+        else:
+            relation.update(dict.fromkeys(tuples, 0))
 
     def index(self, pred, columns: tuple) -> dict:
         per_pred = self.indexes.get(pred)
