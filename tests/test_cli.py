@@ -165,3 +165,11 @@ def test_console_script_is_installed():
 def test_tool_docs_are_current():
     assert (ROOT / "docs" / "tools.md").read_text() == render_markdown(), \
         "docs/tools.md is stale: run python -m memory.tools.docs > docs/tools.md"
+
+
+def test_ci_runs_the_readme_test_command_verbatim():
+    readme = (ROOT / "README.md").read_text()
+    blocks = readme.split("```sh\n")
+    quick_start = [b.split("\n```")[0].strip() for b in blocks[1:3]]
+    assert quick_start[0] == "python -m pip install . && datalog-memory serve"
+    assert quick_start[1] in (ROOT / ".ci" / "run").read_text().splitlines()

@@ -1,0 +1,57 @@
+"""Bulk import benchmark: 100,000 facts from CSV through the real CLI, and through the Python API.
+
+    python benchmarks/import_facts.py [--facts 100000]
+
+Prints seconds for each path; the issue's target is under 10 s for 100k facts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from memory import Memory  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--facts", type=int, default=100_000)
+    args = parser.parse_args()
+    n = args.facts
+    with tempfile.TemporaryDirectory() as tmp:
+        csv_file = Path(tmp) / "edges.csv"
+        csv_file.write_text("".join(f"n{i},n{i + 1},{i % 97}\n" for i in range(n)))
+        db = str(Path(tmp) / "cli.db")
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "cli.main", "--db", db, "import", str(csv_file), "--predicate", "edge"],
+                       cwd=ROOT, check=True, capture_output=True)
+        cli_seconds = time.perf_counter() - started
+
+        with Memory(str(Path(tmp) / "api.db")) as m:
+            facts = [f"edge(n{i},n{i + 1},{i % 97})" for i in range(n)]
+            started = time.perf_counter()
+            added, _ = m.add_facts(facts)
+            api_seconds = time.perf_counter() - started
+            assert added == n
+            started = time.perf_counter()
+            total = m.query_logic("edge(n5000, X, W)").total
+            query_seconds = time.perf_counter() - started
+            assert total == 1
+
+    print(f"{'path':44} {'facts':>9} {'seconds':>8} {'facts/s':>10}")
+    print("-" * 74)
+    print(f"{'CLI: datalog-memory import edges.csv':44} {n:>9,} {cli_seconds:>8.2f} {n / cli_seconds:>10,.0f}")
+    print(f"{'API: Memory.add_facts (parse + one commit)':44} {n:>9,} {api_seconds:>8.2f} {n / api_seconds:>10,.0f}")
+    print(f"{'first query after import (loads the relation)':44} {'':>9} {query_seconds:>8.2f}")
+    print("target: 100,000 facts in under 10 s")
+
+
+if __name__ == "__main__":
+    main()
