@@ -1,5 +1,14 @@
 """Values and terms, the Prolog-syntax parser, and canonical printing."""
 
+import sys
+
+from .parser import MAX_NESTING
+
+# Parsing and printing recurse once per nesting level (a few frames each); terms may
+# nest MAX_NESTING deep, so the interpreter's default limit of 1000 is too low.
+if sys.getrecursionlimit() < 5 * MAX_NESTING + 1000:
+    sys.setrecursionlimit(5 * MAX_NESTING + 1000)
+
 from .model import (
     LIST_FUNCTOR,
     NIL,

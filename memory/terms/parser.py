@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 from ..errors import TermSyntaxError
 from .lexer import Lexer, Token
 from .model import NIL, Compound, Float, String, Term, Var, make_list
@@ -32,8 +30,6 @@ class Parser:
         self.i = 0
         self.varmap: dict[str, Var] = {}
         self.anon = 0
-        if sys.getrecursionlimit() < 4 * MAX_NESTING + 1000:
-            sys.setrecursionlimit(4 * MAX_NESTING + 1000)
 
     # --- token helpers -------------------------------------------------
     def peek(self) -> Token:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 from .lexer import SYMBOL_CHARS
 from .model import LIST_FUNCTOR, NIL, Compound, Float, String, Term, Var, variables
 from .operators import ALL_OPERATORS, INFIX, PREFIX, infix_argument_limits, prefix_argument_limit
@@ -56,8 +54,6 @@ def format_float(value: float) -> str:
 
 def format_term(term: Term) -> str:
     """The canonical text of a term (variables print by name, anonymous ones as `_`)."""
-    if sys.getrecursionlimit() < 5000:
-        sys.setrecursionlimit(5000)
     seen: set = set()
     shared: set = set()
     for v in variables(term):
