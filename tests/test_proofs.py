@@ -125,3 +125,16 @@ def test_query_budget_is_configurable_and_the_memory_stays_usable():
     with pytest.raises(BudgetExceeded):
         m.query_logic("path(X, Y)")
     assert m.query_logic("path(29, Y)").total == 1
+
+
+def test_detailed_tree_marks_the_supports_of_each_leaf(mem):
+    mem.remember_fact("human(socrates)")
+    mem.define_rule("mortal(X)", "human(X)")
+    with mem.store.write() as conn:
+        fact_id = conn.execute("SELECT id FROM facts").fetchone()[0]
+        conn.execute("INSERT INTO supports (fact_id, kind, ref, actor, created_at) "
+                     "VALUES (?, 'assumption', 'greek', 't', 'now')", (fact_id,))
+    detailed = mem.explain_why("mortal(socrates)").detailed_tree
+    assert detailed["kind"] == "rule" and detailed["rule_id"] == 1
+    leaf = detailed["children"][0]
+    assert leaf["kind"] == "fact" and leaf["supports"] == ["asserted", "assumption:greek"]

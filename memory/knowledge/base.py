@@ -70,7 +70,8 @@ class Explanation:
     fact: str
     memory: str
     proven: bool
-    proof_tree: dict | None
+    proof_tree: dict | None  # the reference shape: goal, rule_applied, children
+    detailed_tree: dict | None = None  # plus kind, rule_id and the supports of every stored fact
 
 
 @dataclass
@@ -133,7 +134,7 @@ class KnowledgeBase:
             segment = resolve(conn, memory, write=True)
             row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?", (segment.id, text)).fetchone()
             if row is None:
-                raise NotFound(f"Fact not found: {text}", fact=text, memory=segment.name)
+                raise NotFound(f"No matching clause found for: {text}", fact=text, memory=segment.name)
             fact_id = row[0]
             conn.execute("DELETE FROM supports WHERE fact_id = ? AND kind = 'asserted'", (fact_id,))
             supports = self._supports(conn, fact_id)
@@ -353,8 +354,30 @@ class KnowledgeBase:
             segment = resolve(conn, memory)
             program = self._program(conn, segment)
             proof = explain(program, term, self._loader(conn, segment), max_depth=max_depth, budget=self._budget())
+            tree = proof.to_dict() if proof else None
+            detailed = self._with_supports(conn, segment, proof) if proof else None
         text = format_term(term)
-        return Explanation(text, segment.name, proof is not None, proof.to_dict() if proof else None)
+        return Explanation(text, segment.name, proof is not None, tree, detailed)
+
+    def _with_supports(self, conn, segment: Segment, node) -> dict:
+        """The proof tree with each stored fact's supports (asserted, assumption:…) on its leaf."""
+        out = {"goal": node.goal, "rule_applied": node.rule_applied, "kind": node.kind,
+               "children": [self._with_supports(conn, segment, c) for c in node.children]}
+        if node.rule_id is not None:
+            out["rule_id"] = node.rule_id
+        if node.truncated:
+            out["truncated"] = True
+        if node.kind == "fact" and node.pred is not None:
+            owner = segment
+            if len(node.pred) == 3:
+                owner = resolve(conn, node.pred[2])
+            row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?",
+                               (owner.id, node.goal if len(node.pred) == 2 else format_term(
+                                   Compound(node.pred[0], node.args) if node.args else node.pred[0]))).fetchone()
+            out["supports"] = self._supports(conn, row[0]) if row else []
+            if owner is not segment:
+                out["memory"] = owner.name
+        return out
 
     def materialize(self, memory: str | None = None) -> Materialization:
         """Write every derived conclusion with its rule and stamp, under the current generation."""

@@ -120,7 +120,9 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
     description=(
         "Return the proof tree of a ground fact: each node has goal, rule_applied (\"fact\" for stored "
         "facts, the rule text for derived ones, or builtin/negation/aggregate) and children. Proofs end "
-        "in stored facts and are finite even for recursive rules. proven is false when no proof exists."
+        "in stored facts and are finite even for recursive rules. proven is false when no proof exists. "
+        "The structured result adds detailed_tree: the same tree with each node's kind, the rule id, and "
+        "the supports of every stored fact (asserted, assumption:<name>, ...)."
     ),
     input_schema=obj({
         "fact": text('The Prolog term to explain (e.g. "risky(deploy_v3)")'),
@@ -128,13 +130,13 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
         "memory": memory_arg(),
     }, ["fact"]),
     output_schema=out({"fact": STRING, "memory": STRING, "proven": BOOLEAN,
-                       "proof_tree": {"type": ["object", "null"]}}),
+                       "proof_tree": {"type": ["object", "null"]}, "detailed_tree": {"type": ["object", "null"]}}),
     annotations=Annotations(read_only=True),
 )
 def explain_why(api, fact: str, **kw) -> ToolResult:
     result = api.explain_why(fact, kw.get("max_depth"), kw.get("memory"))
     body = {"fact": result.fact, "proven": result.proven, "proof_tree": result.proof_tree}
-    return ToolResult(_json(body), {**body, "memory": result.memory})
+    return ToolResult(_json(body), {**body, "memory": result.memory, "detailed_tree": result.detailed_tree})
 
 
 def _page(page) -> dict:
