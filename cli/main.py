@@ -146,6 +146,31 @@ def export(
 # --- one subcommand per registry tool -------------------------------------------
 
 _PY_TYPES = {"string": str, "integer": int, "boolean": bool, "number": float}
+BOOLEAN_FLAGS: set[str] = set()
+TRUE, FALSE = {"true", "yes", "1", "on"}, {"false", "no", "0", "off"}
+
+
+def normalize_boolean_flags(argv: list[str]) -> list[str]:
+    """Accept the reference CLI's `--dry_run true` / `--dry_run=false` as well as `--dry-run` / `--no-dry-run`."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        flag, _, value = token.partition("=")
+        if flag in BOOLEAN_FLAGS:
+            if not value and i + 1 < len(argv) and argv[i + 1].lower() in TRUE | FALSE:
+                value = argv[i + 1]
+                i += 1
+            if value:
+                if value.lower() not in TRUE | FALSE:
+                    out.append(token)  # let the parser report it
+                else:
+                    out.append(flag if value.lower() in TRUE else "--no-" + flag[2:])
+                i += 1
+                continue
+        out.append(token)
+        i += 1
+    return out
 
 
 def _register_tool(spec: Tool) -> None:
@@ -157,6 +182,9 @@ def _register_tool(spec: Tool) -> None:
     for name, prop in spec.input_schema.get("properties", {}).items():
         flags = ["--" + name.replace("_", "-")] + (["--" + name] if "_" in name else [])
         kind = _PY_TYPES.get(prop.get("type", "string"), str)
+        if kind is bool:
+            BOOLEAN_FLAGS.update(flags)
+            flags = [f"{flag}/--no-{flag[2:]}" for flag in flags]
         annotation = kind if name in required else Optional[kind]
         default = typer.Option(... if name in required else None, *flags, help=prop.get("description"), show_default=False)
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
@@ -193,7 +221,7 @@ for _spec in REGISTRY.values():
 
 
 def main() -> None:
-    app(prog_name="datalog-memory")
+    app(args=normalize_boolean_flags(sys.argv[1:]), prog_name="datalog-memory")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@ import os
 
 from .datalog import Budget
 from .knowledge import Explanation, FactChange, KnowledgeBase, Materialization, Page, QueryResult, RuleChange
+from .knowledge import edits, inspect, refactor
+from .knowledge.edits import EditResult
 from .store import IN_MEMORY, Store, resolve_db_path
 
 
@@ -67,6 +69,38 @@ class Memory:
 
     def export_program(self, memory: str | None = None) -> str:
         return self.knowledge.export_program(memory)
+
+    # --- fact edits, inspection and refactoring (zpm parity) ------------------------
+    def clear_context(self, category: str, memory: str | None = None) -> EditResult:
+        return edits.clear_context(self.knowledge, category, memory)
+
+    def update_fact(self, old_fact: str, new_fact: str, memory: str | None = None) -> EditResult:
+        return edits.update_fact(self.knowledge, old_fact, new_fact, memory)
+
+    def upsert_fact(self, fact: str, memory: str | None = None) -> EditResult:
+        return edits.upsert_fact(self.knowledge, fact, memory)
+
+    def trace_dependency(self, start_node: str, memory: str | None = None) -> dict:
+        return inspect.trace_dependency(self.knowledge, start_node, memory)
+
+    def verify_consistency(self, scope: str | None = None, memory: str | None = None) -> dict:
+        return inspect.verify_consistency(self.knowledge, scope, memory)
+
+    def get_knowledge_schema(self, memory: str | None = None) -> dict:
+        return inspect.knowledge_schema(self.knowledge, memory)
+
+    def get_kb_overview(self, sample_size: int | None = None) -> dict:
+        return inspect.kb_overview(self.knowledge, sample_size)
+
+    def find_predicate_references(self, functor: str, arity: int | None = None, memory: str | None = None,
+                                  include_cross_memory_refs: bool = True) -> dict:
+        return refactor.find_references(self.knowledge, functor, arity, memory, include_cross_memory_refs)
+
+    def rename_predicate(self, old_functor: str, new_functor: str, arity: int | None = None,
+                         memory: str | None = None, dry_run: bool = False,
+                         propagate_cross_memory_refs: bool = False) -> dict:
+        return refactor.rename_predicate(self.knowledge, old_functor, new_functor, arity, memory, dry_run,
+                                         propagate_cross_memory_refs)
 
     def close(self) -> None:
         self.store.close()

@@ -10,10 +10,12 @@ class DatalogMemoryError(Exception):
 
     code = "internal_error"
 
-    def __init__(self, message: str, **details: Any) -> None:
+    def __init__(self, message: str, *, plain: bool = False, **details: Any) -> None:
         super().__init__(message)
         self.message = message
         self.details = details
+        # plain: the message is a reference tool's exact error text; surfaces show it unprefixed
+        self.plain = plain
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, **self.details}

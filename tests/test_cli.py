@@ -142,7 +142,7 @@ def test_bulk_csv_and_jsonl(tmp_path):
     result = cli_json(db, "import", str(csv_file), "--predicate", "edge", "--header")
     assert result["facts_read"] == 3 and result["facts_added"] == 3
     facts = [i["fact"] for i in cli_json(db, "list-facts")["items"]]
-    assert facts == ["edge('\\'x y\\'',z,-3)", "edge(a,b,1)", "edge(b,c,2.5)"]
+    assert facts == ["edge('\\'x y\\'', z, -3)", "edge(a, b, 1)", "edge(b, c, 2.5)"]
     jsonl = tmp_path / "more.jsonl"
     jsonl.write_text('["p", 1]\n{"predicate": "q", "args": ["a", {"string": "s"}]}\n{"fact": "r(x)"}\n')
     result = cli_json(db, "import", str(jsonl), "--predicate", "pair")

@@ -150,7 +150,7 @@ def test_facts_persist_across_reopen(db_path):
     with Memory(db_path) as m:
         m.remember_fact("p('Hello, World', \"s\", 1.5, -3, f([a|T]))".replace("T", "b"))
     with Memory(db_path) as m:
-        assert [i["fact"] for i in m.list_facts().items] == ["p('Hello, World',\"s\",1.5,-3,f([a|b]))"]
+        assert [i["fact"] for i in m.list_facts().items] == ["p('Hello, World', \"s\", 1.5, -3, f([a|b]))"]
 
 
 def test_database_location_precedence(tmp_path, monkeypatch):

@@ -118,7 +118,7 @@ def test_atom_quoting(atom, text):
 def test_canonical_text_of_rules():
     assert format_term(parse_term("risky(X):-untested(X),in_production(X)")) == "risky(X) :- untested(X), in_production(X)"
     assert format_term(parse_term("p(X) :- X is (A+B)*2")) == "p(X) :- X is (A + B) * 2"
-    assert format_term(parse_term("f(- 1, -1, -(-(1)))")) == "f(-(1),-1,- -(1))"
+    assert format_term(parse_term("f(- 1, -1, -(-(1)))")) == "f(-(1), -1, - -(1))"
 
 
 # --- round trip: format_term(t) parses back to t ------------------------------

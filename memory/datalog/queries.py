@@ -29,6 +29,8 @@ class Answers:
     truncated: bool
     iterations: int
     derived: int
+    memory: str = ""  # filled in by the service that asked
+    goal: str = ""
 
 
 def _body_preds(rules: list[Rule]) -> set:

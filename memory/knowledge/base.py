@@ -334,16 +334,23 @@ class KnowledgeBase:
         self._facts[key] = (segment.generation, tuples)
         return tuples
 
-    def query_logic(self, goal: str, memory: str | None = None, limit: int | None = None, offset: int = 0) -> QueryResult:
+    def query_terms(self, goal: str, memory: str | None = None, limit: int | None = None, offset: int = 0):
+        """Answers as engine tuples, with the segment they came from."""
         term = parse_goal(goal)
-        limit, offset = _check_page(limit, offset, None)
         with self.store.read() as conn:
             segment = resolve(conn, memory)
             program = self._program(conn, segment)
             answers = solve(program, term, self._loader(conn, segment), limit=limit, offset=offset, budget=self._budget())
+        answers.memory = segment.name
+        answers.goal = format_term(term)
+        return answers
+
+    def query_logic(self, goal: str, memory: str | None = None, limit: int | None = None, offset: int = 0) -> QueryResult:
+        limit, offset = _check_page(limit, offset, None)
+        answers = self.query_terms(goal, memory, limit, offset)
         bindings = [{name: format_term(v) for name, v in zip(answers.variables, row)} for row in answers.rows]
         values = [{name: to_json(v) for name, v in zip(answers.variables, row)} for row in answers.rows]
-        return QueryResult(format_term(term), segment.name, answers.variables, bindings, values,
+        return QueryResult(answers.goal, answers.memory, answers.variables, bindings, values,
                            answers.total, limit, offset, answers.truncated)
 
     def explain_why(self, fact: str, max_depth: int | None = None, memory: str | None = None) -> Explanation:

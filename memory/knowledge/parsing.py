@@ -13,7 +13,7 @@ def parse_fact(text: object, argument: str = "fact") -> Term:
     source = require_text(argument, text)
     term = parse_term(source)
     if type(term) is Compound and term.functor == ":-":
-        raise InvalidArguments(f"'{argument}' is a rule, not a fact (use define_rule)", argument=argument)
+        raise InvalidArguments(f"{argument} must not contain rule syntax (use define_rule for rules)", argument=argument)
     if type(term) not in (str, Compound):
         raise InvalidArguments(
             f"'{argument}' must be an atom or compound term such as human(socrates), not {format_term(term)}",
@@ -28,6 +28,33 @@ def parse_fact(text: object, argument: str = "fact") -> Term:
         raise InvalidArguments(
             f"a fact must be ground, but '{argument}' contains variable {', '.join(unbound)}", argument=argument
         )
+    return term
+
+
+def parse_pattern(text: object, argument: str) -> Term:
+    """A fact pattern: like a fact, but variables are wildcards."""
+    source = require_text(argument, text)
+    term = parse_term(source)
+    if type(term) is Compound and term.functor == ":-":
+        raise InvalidArguments(f"{argument} must not contain rule syntax", argument=argument)
+    if type(term) not in (str, Compound):
+        raise InvalidArguments(
+            f"'{argument}' must be a pattern such as project(beta, _), not {format_term(term)}", argument=argument
+        )
+    try:
+        check_user_predicate(term, "fact pattern")
+    except InvalidProgram as exc:
+        raise InvalidArguments(exc.message, argument=argument) from None
+    return term
+
+
+def parse_name(text: object, argument: str) -> str:
+    """A predicate name: the atom the text denotes (quoted or not), never an operator expression."""
+    source = require_text(argument, text, max_chars=1024)
+    term = parse_term(source)
+    if type(term) is not str:
+        raise InvalidArguments(f"'{argument}' must be an atom such as task_status, not {format_term(term)}",
+                               argument=argument)
     return term
 
 

@@ -94,7 +94,7 @@ def _fmt_compound(term: Compound, max_prec: int, shared: set) -> str:
         while type(term) is Compound and term.functor == LIST_FUNCTOR and len(term.args) == 2:
             items.append(_fmt(term.args[0], 999, False, shared))
             term = term.args[1]  # type: ignore[assignment]
-        body = ",".join(items)
+        body = ", ".join(items)
         if term != NIL:
             body += "|" + _fmt(term, 999, False, shared)
         return "[" + body + "]"
@@ -116,4 +116,4 @@ def _fmt_compound(term: Compound, max_prec: int, shared: set) -> str:
         priority, kind = PREFIX[functor]
         text = f"{functor} {_fmt(args[0], prefix_argument_limit(priority, kind), True, shared)}"
         return f"({text})" if priority > max_prec else text
-    return format_atom(functor) + "(" + ",".join(_fmt(a, 999, False, shared) for a in args) + ")"
+    return format_atom(functor) + "(" + ", ".join(_fmt(a, 999, False, shared) for a in args) + ")"

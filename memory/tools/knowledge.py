@@ -28,7 +28,7 @@ def _json(value) -> str:
 )
 def remember_fact(api, fact: str, **kw) -> ToolResult:
     change = api.remember_fact(fact, kw.get("memory"))
-    return ToolResult(f"Asserted: {change.fact}", {
+    return ToolResult(f"Asserted: {fact.strip()}", {
         "fact": change.fact, "memory": change.memory, "created": change.created, "supports": change.supports,
     })
 
@@ -51,7 +51,7 @@ def remember_fact(api, fact: str, **kw) -> ToolResult:
 )
 def define_rule(api, head: str, body: str, **kw) -> ToolResult:
     change = api.define_rule(head, body, kw.get("memory"))
-    return ToolResult(f"Asserted rule: {change.rule}", {
+    return ToolResult(f"Asserted rule: {head.strip()} :- {body.strip()}", {
         "rule": change.rule, "memory": change.memory, "created": change.created, "rule_id": change.rule_id,
     })
 
@@ -69,7 +69,7 @@ def define_rule(api, head: str, body: str, **kw) -> ToolResult:
 )
 def forget_fact(api, fact: str, **kw) -> ToolResult:
     change = api.forget_fact(fact, kw.get("memory"))
-    message = f"Retracted: {change.fact}"
+    message = f"Retracted: {fact.strip()}"
     if not change.removed:
         message += f" (still believed: supported by {', '.join(change.supports)})"
     return ToolResult(message, {
@@ -207,3 +207,116 @@ def materialize(api, **kw) -> ToolResult:
         f"Materialized {result.tuples} conclusion(s) in memory '{result.memory}' at generation {result.generation}.",
         {"memory": result.memory, "generation": result.generation, "tuples": result.tuples, "seconds": result.seconds},
     )
+
+
+EDIT_SCHEMA = {"memory": STRING, "removed": STRINGS, "kept": STRINGS, "removed_count": INTEGER}
+
+
+def _edit(result) -> dict:
+    return {"memory": result.memory, "removed": result.removed, "kept": result.kept,
+            "removed_count": len(result.removed)}
+
+
+def _kept_note(result) -> str:
+    return f"; still believed through other supports: {', '.join(result.kept)}" if result.kept else ""
+
+
+@tool(
+    "clear_context",
+    title="Clear matching facts",
+    description=(
+        "Remove every fact matching a pattern with wildcards, e.g. project(beta, _) (variables match anything; "
+        "a repeated variable must match equal values). Succeeds when nothing matches. Like forget_fact it "
+        "removes the 'asserted' support: facts also supported by an assumption or a source stay believed."
+    ),
+    input_schema=obj({
+        "category": text('A pattern to match facts for bulk deletion (e.g. "project(beta, _)", "role(_, _)")'),
+        "memory": memory_arg(),
+    }, ["category"]),
+    output_schema=out({"pattern": STRING, **EDIT_SCHEMA}),
+    annotations=Annotations(read_only=False, destructive=True, idempotent=True),
+)
+def clear_context(api, category: str, **kw) -> ToolResult:
+    result = api.clear_context(category, kw.get("memory"))
+    text = f"Cleared all facts matching: {category.strip()} ({len(result.removed)} fact(s) removed{_kept_note(result)})"
+    return ToolResult(text, {"pattern": category.strip(), **_edit(result)})
+
+
+@tool(
+    "update_fact",
+    title="Update fact",
+    description=(
+        "Atomically replace an asserted fact with another in one transaction. Fails, changing nothing, "
+        "when old_fact is not asserted."
+    ),
+    input_schema=obj({
+        "old_fact": text('The fact to replace (e.g. "server(alpha, \\"1.0\\")")'),
+        "new_fact": text('The replacement fact (e.g. "server(alpha, \\"2.0\\")")'),
+        "memory": memory_arg(),
+    }, ["old_fact", "new_fact"]),
+    output_schema=out({"old_fact": STRING, "new_fact": STRING, **EDIT_SCHEMA}),
+    annotations=Annotations(read_only=False, destructive=True, idempotent=False),
+)
+def update_fact(api, old_fact: str, new_fact: str, **kw) -> ToolResult:
+    result = api.update_fact(old_fact, new_fact, kw.get("memory"))
+    return ToolResult(f"Updated: {old_fact.strip()} -> {new_fact.strip()}",
+                      {"old_fact": old_fact.strip(), "new_fact": result.added, **_edit(result)})
+
+
+@tool(
+    "upsert_fact",
+    title="Upsert fact",
+    description=(
+        "Assert a fact and remove the asserted facts with the same predicate and the same first argument "
+        "(the key is read from the parsed term, so lists, strings and nested terms are handled). "
+        "Use it for mutable state such as status(task1, done)."
+    ),
+    input_schema=obj({"fact": text('The fact to upsert (e.g. "deploy(prod, v2)")'), "memory": memory_arg()},
+                     ["fact"]),
+    output_schema=out({"fact": STRING, "created": BOOLEAN, **EDIT_SCHEMA}),
+    annotations=Annotations(read_only=False, destructive=True, idempotent=True),
+)
+def upsert_fact(api, fact: str, **kw) -> ToolResult:
+    result = api.upsert_fact(fact, kw.get("memory"))
+    return ToolResult(f"Upserted: {fact.strip()}", {"fact": result.added, "created": result.created, **_edit(result)})
+
+
+@tool(
+    "trace_dependency",
+    title="Trace dependencies",
+    description=(
+        "List every node reachable from start_node through path/2, i.e. all X with path(start_node, X), "
+        "in standard order. Cycles are fine. Define path/2 first, for example "
+        "path(X, Y) :- depends_on(X, Y). path(X, Z) :- depends_on(X, Y), path(Y, Z)."
+    ),
+    input_schema=obj({
+        "start_node": text('The starting node (e.g. "a", "module_a")', 4096),
+        "memory": memory_arg(),
+    }, ["start_node"]),
+    output_schema=out({"start_node": STRING, "memory": STRING, "nodes": {"type": "array"}, "total": INTEGER}),
+    annotations=Annotations(read_only=True),
+)
+def trace_dependency(api, start_node: str, **kw) -> ToolResult:
+    result = api.trace_dependency(start_node, kw.get("memory"))
+    return ToolResult(_json(result["nodes"]), result)
+
+
+@tool(
+    "verify_consistency",
+    title="Verify consistency",
+    description=(
+        "Return every solution of integrity_violation/N for every arity N defined (or of "
+        "integrity_violation_<scope>/N with scope). Arity-1 violations are reported as their value, "
+        "others as the whole violation term."
+    ),
+    input_schema=obj({
+        "scope": text('Optional domain scope (e.g. "deployment" checks integrity_violation_deployment/N)', 128),
+        "memory": memory_arg(),
+    }),
+    output_schema=out({"violations": {"type": "array"}, "memory": STRING, "checked": STRINGS, "details": ROWS,
+                       "total": INTEGER}),
+    annotations=Annotations(read_only=True),
+)
+def verify_consistency(api, **kw) -> ToolResult:
+    result = api.verify_consistency(kw.get("scope"), kw.get("memory"))
+    return ToolResult(_json({"violations": result["violations"]}), result)

@@ -113,5 +113,5 @@ def call_tool(memory, name: str, arguments: Any) -> ToolResult:
 def error_result(error: DatalogMemoryError) -> ToolResult:
     """A tool failure as a result: the reference's error token first, then the reason."""
     token = {"invalid_arguments": "InvalidArguments", "syntax_error": "SyntaxError"}.get(error.code, None)
-    text = f"{token}: {error.message}" if token else error.message
+    text = f"{token}: {error.message}" if token and not error.plain else error.message
     return ToolResult(text, {"error": error.to_dict()})

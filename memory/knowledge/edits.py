@@ -1,0 +1,124 @@
+"""Bulk and in-place fact edits: clear_context, update_fact, upsert_fact.
+
+Each is one transaction with one audit row. They remove the `asserted` support of
+the facts they replace; a fact still backed by another support (an assumption, a
+source memory) stays believed, and the result lists it under `kept`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..datalog.builtins import unify
+from ..errors import NotFound
+from ..store import record_audit, utc_now
+from ..terms import Compound, Term, Var, format_term, indicator
+from ..terms.codec import decode_args, encode_args
+from .parsing import parse_fact, parse_pattern
+from .segments import Segment, bump_generation, resolve
+
+
+@dataclass
+class EditResult:
+    memory: str
+    removed: list[str] = field(default_factory=list)  # facts that are gone
+    kept: list[str] = field(default_factory=list)  # facts whose asserted support went but that stay believed
+    added: str | None = None
+    created: bool = False
+
+
+def _unassert(conn, fact_id: int, text: str, result: EditResult) -> bool:
+    """Drop a fact's asserted support; delete the fact if nothing else supports it. True if deleted."""
+    conn.execute("DELETE FROM supports WHERE fact_id = ? AND kind = 'asserted'", (fact_id,))
+    if conn.execute("SELECT 1 FROM supports WHERE fact_id = ? LIMIT 1", (fact_id,)).fetchone():
+        result.kept.append(text)
+        return False
+    conn.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
+    result.removed.append(text)
+    return True
+
+
+def _assert(conn, segment: Segment, term: Term, actor: str) -> tuple[int, bool]:
+    name, arity = indicator(term)
+    text = format_term(term)
+    row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?", (segment.id, text)).fetchone()
+    now = utc_now()
+    if row is None:
+        args = term.args if type(term) is Compound else ()
+        conn.execute("INSERT INTO facts (segment_id, functor, arity, text, args, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                     (segment.id, name, arity, text, encode_args(args), now))
+        fact_id, created = conn.last_insert_rowid(), True
+    else:
+        fact_id, created = row[0], False
+    conn.execute("INSERT OR IGNORE INTO supports (fact_id, kind, ref, actor, created_at) VALUES (?, 'asserted', '', ?, ?)",
+                 (fact_id, actor, now))
+    return fact_id, created
+
+
+def _matching(conn, segment: Segment, pattern: Term) -> list[tuple[int, str]]:
+    name, arity = indicator(pattern)
+    pattern_args = pattern.args if type(pattern) is Compound else ()
+    rows = conn.execute("SELECT id, text, args FROM facts WHERE segment_id = ? AND functor = ? AND arity = ? ORDER BY id",
+                        (segment.id, name, arity)).fetchall()
+    out = []
+    for fact_id, text, args in rows:
+        values = decode_args(args)
+        binding: dict = {}  # shared across arguments, so p(X, X) only matches equal arguments
+        if all(unify(p, v, binding) for p, v in zip(pattern_args, values)):
+            out.append((fact_id, text))
+    return out
+
+
+def clear_context(kb, category: str, memory: str | None) -> EditResult:
+    pattern = parse_pattern(category, "category")
+    with kb.store.write() as conn:
+        segment = resolve(conn, memory, write=True)
+        result = EditResult(segment.name)
+        for fact_id, text in _matching(conn, segment, pattern):
+            _unassert(conn, fact_id, text, result)
+        if result.removed:
+            bump_generation(conn, segment)
+        record_audit(conn, kb.actor, "clear_context", segment.name,
+                     {"pattern": format_term(pattern), "removed": result.removed, "kept": result.kept})
+    return result
+
+
+def update_fact(kb, old_fact: str, new_fact: str, memory: str | None) -> EditResult:
+    old = parse_fact(old_fact, "old_fact")
+    new = parse_fact(new_fact, "new_fact")
+    old_text = format_term(old)
+    with kb.store.write() as conn:
+        segment = resolve(conn, memory, write=True)
+        row = conn.execute(
+            "SELECT f.id FROM facts AS f JOIN supports AS s ON s.fact_id = f.id AND s.kind = 'asserted' "
+            "WHERE f.segment_id = ? AND f.text = ?", (segment.id, old_text)).fetchone()
+        if row is None:
+            raise NotFound(f"No matching clause for: {old_text}", fact=old_text, memory=segment.name)
+        result = EditResult(segment.name)
+        if format_term(new) != old_text:
+            _unassert(conn, row[0], old_text, result)
+        _, result.created = _assert(conn, segment, new, kb.actor)
+        result.added = format_term(new)
+        bump_generation(conn, segment)
+        record_audit(conn, kb.actor, "update_fact", segment.name,
+                     {"old": old_text, "new": result.added, "removed": result.removed, "kept": result.kept})
+    return result
+
+
+def upsert_fact(kb, fact: str, memory: str | None) -> EditResult:
+    """Replace the facts with the same predicate and first argument (decided on the parsed term)."""
+    term = parse_fact(fact, "fact")
+    text = format_term(term)
+    with kb.store.write() as conn:
+        segment = resolve(conn, memory, write=True)
+        result = EditResult(segment.name)
+        if type(term) is Compound:
+            key = Compound(term.functor, (term.args[0],) + tuple(Var("_", i) for i in range(1, len(term.args))))
+            for fact_id, other in _matching(conn, segment, key):
+                if other != text:
+                    _unassert(conn, fact_id, other, result)
+        _, result.created = _assert(conn, segment, term, kb.actor)
+        result.added = text
+        bump_generation(conn, segment)
+        record_audit(conn, kb.actor, "upsert_fact", segment.name,
+                     {"fact": text, "replaced": result.removed, "kept": result.kept})
+    return result
