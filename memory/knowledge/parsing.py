@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..datalog.program import check_user_predicate
-from ..errors import InvalidArguments, InvalidProgram
+from ..errors import InvalidArguments, InvalidProgram, TermSyntaxError
 from ..terms import Compound, Term, Var, format_term, parse_term, variables
 from ..validation import require_text
 
@@ -51,7 +51,11 @@ def parse_pattern(text: object, argument: str) -> Term:
 def parse_name(text: object, argument: str) -> str:
     """A predicate name: the atom the text denotes (quoted or not), never an operator expression."""
     source = require_text(argument, text, max_chars=1024)
-    term = parse_term(source)
+    try:
+        term = parse_term(source)
+    except TermSyntaxError as exc:
+        raise InvalidArguments(f"'{argument}' must be a plain atom such as task_status ({exc.message})",
+                               argument=argument) from None
     if type(term) is not str:
         raise InvalidArguments(f"'{argument}' must be an atom such as task_status, not {format_term(term)}",
                                argument=argument)
