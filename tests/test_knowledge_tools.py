@@ -321,3 +321,37 @@ def test_rename_cross_segment_impact_and_propagation(mem):
     assert [r["rule"] for r in mem.list_rules("audit").items] == ["critical(X) :- default:feature_status(X, critical)"]
     assert [r["rule"] for r in mem.list_rules("archive").items] == ["old(X) :- default:task_status(X, done)"]
     assert rows(mem, "critical(X)", "audit") == [{"X": "f1"}]
+
+
+# --- bad input, every tool, every argument ---------------------------------------------
+
+def _wrong_value(prop: dict):
+    return {"string": 123, "integer": "seven", "boolean": "yes", "number": "x"}[prop["type"]]
+
+
+def _cases():
+    from memory.tools import REGISTRY
+    for tool in REGISTRY.values():
+        props = tool.input_schema["properties"]
+        required = tool.input_schema["required"]
+        valid = {name: ("p(a)" if props[name]["type"] == "string" else 1) for name in required}
+        for name in required:
+            yield tool.name, {k: v for k, v in valid.items() if k != name}, f"missing {name}"
+        for name, prop in props.items():
+            yield tool.name, {**valid, name: None}, f"null {name}"
+            yield tool.name, {**valid, name: _wrong_value(prop)}, f"wrong type {name}"
+            if prop["type"] == "string" and prop.get("minLength"):  # echo may echo ""
+                yield tool.name, {**valid, name: ""}, f"empty {name}"
+        yield tool.name, {**valid, "unexpected": 1}, "extra argument"
+
+
+@pytest.mark.parametrize("tool_name, arguments, case", list(_cases()))
+def test_every_tool_rejects_bad_arguments_before_running(mem, tool_name, arguments, case):
+    from conftest import snapshot_counts
+    from memory.tools import ArgumentsRejected
+    mem.remember_fact("p(a)")
+    before = snapshot_counts(mem)
+    with pytest.raises(ArgumentsRejected) as info:
+        call_tool(mem, tool_name, arguments)
+    assert info.value.code == "invalid_arguments"
+    assert snapshot_counts(mem) == before
