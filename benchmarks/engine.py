@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memory.datalog import Budget, Normalizer, Program, analyze, evaluate, explain, solve  # noqa: E402
-from memory.terms import parse_clauses, parse_term  # noqa: E402
+from memory.datalog import Budget, Program, analyze, evaluate, explain, parse_program, solve  # noqa: E402
+from memory.terms import parse_term  # noqa: E402
 
 LEFT = "path(X,Y) :- edge(X,Y). path(X,Z) :- path(X,Y), edge(Y,Z)."
 RIGHT = "path(X,Y) :- edge(X,Y). path(X,Z) :- edge(X,Y), path(Y,Z)."
@@ -33,10 +33,7 @@ BIG = Budget(timeout_s=600, max_tuples=50_000_000, max_rows=200_000_000)
 
 
 def program(text: str) -> Program:
-    p = Program()
-    n = Normalizer(p)
-    for clause in parse_clauses(text):
-        n.add_clause(clause)
+    p = parse_program(text)
     analyze(p)
     return p
 

@@ -14,7 +14,6 @@ from rich.progress import Progress
 
 from memory import Memory, __version__
 from memory.errors import DatalogMemoryError
-from memory.store import resolve_db_path
 from memory.tools import REGISTRY, ArgumentsRejected, Tool, call_tool, error_result
 
 from .bulk import read_csv, read_jsonl

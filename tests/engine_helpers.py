@@ -1,14 +1,11 @@
 """Build programs and evaluate them in memory, without a database."""
 
-from memory.datalog import Program, Normalizer, analyze, evaluate, explain, solve
-from memory.terms import parse_clauses, parse_term
+from memory.datalog import Program, analyze, evaluate, explain, parse_program, solve
+from memory.terms import parse_term
 
 
 def program(text: str) -> Program:
-    p = Program()
-    n = Normalizer(p)
-    for clause in parse_clauses(text):
-        n.add_clause(clause)
+    p = parse_program(text)
     analyze(p)
     return p
 

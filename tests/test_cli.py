@@ -5,7 +5,6 @@ import shutil
 from pathlib import Path
 
 import anyio
-import pytest
 from mcp import Client
 
 from memory.tools import REGISTRY

@@ -111,7 +111,7 @@ def test_reference_examples_in_order(db_path, era):
         else:
             assert text == expected, (name, args)
         jsonschema.validate(result.structured_content, REGISTRY[name].output_schema)
-    for (name, args, expected), result in zip(ERRORS, results[len(SCENARIO):]):
+    for (name, _args, expected), result in zip(ERRORS, results[len(SCENARIO):]):
         assert result.is_error and result.content[0].text == expected, (name, result.content[0].text)
         assert result.structured_content["error"]["code"] in ("not_found", "conflict", "invalid_arguments")
 

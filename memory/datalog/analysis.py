@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ..errors import InvalidProgram
 from ..terms import Var, variables
-from .program import Agg, Builtin, Lit, Neg, Program, Rule, format_literal, literal_vars
+from .program import Agg, Builtin, Lit, Neg, Program, Rule, format_literal, literal_dependency, literal_vars
 
 
 def _vars(term) -> set:
@@ -105,12 +105,9 @@ def dependency_graph(rules: list[Rule]) -> dict:
     for rule in rules:
         edges = graph.setdefault(rule.head.pred, [])
         for lit in rule.body:
-            if isinstance(lit, Lit):
-                edges.append((lit.pred, False, rule))
-            elif isinstance(lit, Neg):
-                edges.append((lit.lit.pred, True, rule))
-            elif isinstance(lit, Agg):
-                edges.append((lit.goal.pred, True, rule))
+            dependency = literal_dependency(lit)
+            if dependency is not None:
+                edges.append((*dependency, rule))
     return graph
 
 

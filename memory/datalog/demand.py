@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..terms import variables
 from .plan import order_body
-from .program import Agg, Lit, Neg, Rule, literal_vars
+from .program import Agg, Lit, Neg, Rule, body_preds, literal_vars
 
 ADORNED, MAGIC, ANSWER = "$adorned", "$magic", "$answer"
 
@@ -102,9 +102,7 @@ class _Rewriter:
                 if rule in self.rules:
                     continue
                 self.rules.append(rule)
-                for lit in rule.body:
-                    target = lit.pred if isinstance(lit, Lit) else lit.lit.pred if isinstance(lit, Neg) else (
-                        lit.goal.pred if isinstance(lit, Agg) else None)
+                for target in body_preds([rule]):
                     if target in self.idb and target not in self.full:
                         self.full.add(target)
                         pending.append(target)
@@ -208,12 +206,5 @@ def _reaches(rw: _Rewriter, start, target) -> bool:
         if pred in seen:
             continue
         seen.add(pred)
-        for rule in rw.by_head.get(pred, ()):
-            for lit in rule.body:
-                if isinstance(lit, Lit):
-                    stack.append(lit.pred)
-                elif isinstance(lit, Neg):
-                    stack.append(lit.lit.pred)
-                elif isinstance(lit, Agg):
-                    stack.append(lit.goal.pred)
+        stack.extend(body_preds(rw.by_head.get(pred, ())))
     return False

@@ -288,6 +288,33 @@ def _vars_of(terms: Iterable) -> set:
     return out
 
 
+def literal_dependency(literal: Literal) -> tuple | None:
+    """(predicate read, through negation or aggregation?) for a body literal; None for builtins."""
+    if isinstance(literal, Lit):
+        return literal.pred, False
+    if isinstance(literal, Neg):
+        return literal.lit.pred, True
+    if isinstance(literal, Agg):
+        return literal.goal.pred, True
+    return None
+
+
+def body_preds(rules: Iterable) -> set:
+    """Every predicate the bodies of these rules read."""
+    return {dep[0] for rule in rules for lit in rule.body if (dep := literal_dependency(lit)) is not None}
+
+
+def parse_program(text: str) -> Program:
+    """A normalized (not yet analyzed) program from Prolog source text."""
+    from ..terms import parse_clauses
+
+    program = Program()
+    normalizer = Normalizer(program)
+    for clause in parse_clauses(text):
+        normalizer.add_clause(clause)
+    return program
+
+
 def literal_vars(literal: Literal) -> set:
     if isinstance(literal, Lit):
         return _vars_of([literal.args])

@@ -13,7 +13,7 @@ from .budget import Budget
 from .builtins import order_key
 from .demand import ADORNED, original_pred, magic_rewrite
 from .engine import Model, evaluate
-from .program import Agg, Lit, Neg, Normalizer, Program, Rule, check_user_predicate, predicate_key
+from .program import Lit, Normalizer, Program, Rule, SourceRule, body_preds, predicate_key
 from .proofs import ProofBuilder, ProofNode
 from .relations import RULE_BITS
 
@@ -33,19 +33,6 @@ class Answers:
     goal: str = ""
 
 
-def _body_preds(rules: list[Rule]) -> set:
-    preds = set()
-    for rule in rules:
-        for lit in rule.body:
-            if isinstance(lit, Lit):
-                preds.add(lit.pred)
-            elif isinstance(lit, Neg):
-                preds.add(lit.lit.pred)
-            elif isinstance(lit, Agg):
-                preds.add(lit.goal.pred)
-    return preds
-
-
 def relevant_rules(rules: list[Rule], roots: set) -> list[Rule]:
     """Only the rules the roots depend on."""
     by_head: dict = {}
@@ -58,7 +45,7 @@ def relevant_rules(rules: list[Rule], roots: set) -> list[Rule]:
             continue
         needed.add(pred)
         for rule in by_head.get(pred, ()):
-            stack.extend(_body_preds([rule]))
+            stack.extend(body_preds([rule]))
     return [r for r in rules if r.head.pred in needed]
 
 
@@ -73,7 +60,6 @@ def _with_goal(program: Program, goal: Term) -> tuple[Program, Rule, list[Var]]:
     normalizer.aux_count = 10_000 + len(program.rules)  # keep auxiliary names apart from the program's
     text = format_term(goal)
     source = len(extended.sources)
-    from .program import SourceRule
     extended.sources.append(SourceRule(f"?- {text}", goal))
     head = Lit((QUERY, len(names)), tuple(names))
     before = len(extended.rules)
@@ -81,7 +67,6 @@ def _with_goal(program: Program, goal: Term) -> tuple[Program, Rule, list[Var]]:
     for rule in extended.rules[before:]:
         check_safety(rule, extended)
     roots = [r for r in extended.rules[before:] if r.head.pred == head.pred]
-    root = Rule(head, (), source)
     return extended, roots, names
 
 
@@ -98,11 +83,8 @@ def _evaluate_for(extended: Program, roots: list[Rule], load: EdbLoader, budget:
     else:
         rules = relevant_rules(extended.rules, {head})
     stratify(extended, rules)  # raises for unstratifiable goals (e.g. through negation)
-    edb_preds = {original_pred(p) for p in _body_preds(rules)} - {original_pred(r.head.pred) for r in rules}
-    edb_preds |= {r.head.pred for r in extended.rules if r.head.pred in _body_preds(rules)} - {r.head.pred for r in rules}
-    facts_needed = {p for p in _body_preds(rules) | {original_pred(r.head.pred) for r in rules}
-                    if p[0] not in ("$magic",) and not (isinstance(p[0], str) and p[0].startswith("$"))}
-    edb = load({original_pred(p) for p in facts_needed})
+    wanted = {original_pred(p) for p in body_preds(rules) | {r.head.pred for r in rules}}
+    edb = load({p for p in wanted if not str(p[0]).startswith("$")})  # stored facts, never internal predicates
     # Base facts of a predicate that also has rules belong to each adorned copy too.
     for rule in rules:
         pred = rule.head.pred

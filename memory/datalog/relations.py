@@ -49,16 +49,8 @@ class Relations:
             per_pred = self.indexes[pred] = {}
         idx = per_pred.get(columns)
         if idx is None:
-            idx = {}
-            key = key_function(columns)
-            for t in self.get(pred):
-                k = key(t)
-                bucket = idx.get(k)
-                if bucket is None:
-                    idx[k] = [t]
-                else:
-                    bucket.append(t)
-            per_pred[columns] = idx
+            idx = per_pred[columns] = {}
+            _file(idx, key_function(columns), self.get(pred))
         return idx
 
     def add(self, pred, new: dict) -> None:
@@ -67,11 +59,15 @@ class Relations:
             return
         self.get(pred).update(new)
         for columns, idx in self.indexes.get(pred, {}).items():
-            key = key_function(columns)
-            for t in new:
-                k = key(t)
-                bucket = idx.get(k)
-                if bucket is None:
-                    idx[k] = [t]
-                else:
-                    bucket.append(t)
+            _file(idx, key_function(columns), new)
+
+
+def _file(idx: dict, key: Callable, tuples: Iterable[tuple]) -> None:
+    """Add tuples to a hash index under their keys."""
+    for t in tuples:
+        k = key(t)
+        bucket = idx.get(k)
+        if bucket is None:
+            idx[k] = [t]
+        else:
+            bucket.append(t)

@@ -8,21 +8,23 @@ from ..terms import Compound, Term, Var, format_term, parse_term, variables
 from ..validation import require_text
 
 
-def parse_fact(text: object, argument: str = "fact") -> Term:
-    """A ground atom or compound term that is a user predicate."""
-    source = require_text(argument, text)
-    term = parse_term(source)
+def _predicate_term(text: object, argument: str, example: str) -> Term:
+    """An atom or compound term naming a user predicate (not a rule, not a builtin)."""
+    term = parse_term(require_text(argument, text))
     if type(term) is Compound and term.functor == ":-":
         raise InvalidArguments(f"{argument} must not contain rule syntax (use define_rule for rules)", argument=argument)
     if type(term) not in (str, Compound):
-        raise InvalidArguments(
-            f"'{argument}' must be an atom or compound term such as human(socrates), not {format_term(term)}",
-            argument=argument,
-        )
+        raise InvalidArguments(f"'{argument}' must be {example}, not {format_term(term)}", argument=argument)
     try:
         check_user_predicate(term, "fact")
     except InvalidProgram as exc:
         raise InvalidArguments(exc.message, argument=argument) from None
+    return term
+
+
+def parse_fact(text: object, argument: str = "fact") -> Term:
+    """A ground atom or compound term that is a user predicate."""
+    term = _predicate_term(text, argument, "an atom or compound term such as human(socrates)")
     unbound = sorted({v.name for v in variables(term)})
     if unbound:
         raise InvalidArguments(
@@ -33,19 +35,7 @@ def parse_fact(text: object, argument: str = "fact") -> Term:
 
 def parse_pattern(text: object, argument: str) -> Term:
     """A fact pattern: like a fact, but variables are wildcards."""
-    source = require_text(argument, text)
-    term = parse_term(source)
-    if type(term) is Compound and term.functor == ":-":
-        raise InvalidArguments(f"{argument} must not contain rule syntax", argument=argument)
-    if type(term) not in (str, Compound):
-        raise InvalidArguments(
-            f"'{argument}' must be a pattern such as project(beta, _), not {format_term(term)}", argument=argument
-        )
-    try:
-        check_user_predicate(term, "fact pattern")
-    except InvalidProgram as exc:
-        raise InvalidArguments(exc.message, argument=argument) from None
-    return term
+    return _predicate_term(text, argument, "a pattern such as project(beta, _)")
 
 
 def parse_name(text: object, argument: str) -> str:

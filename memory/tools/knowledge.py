@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 from .registry import Annotations, ToolResult, tool
-from .schemas import BOOLEAN, INTEGER, NULLABLE_INTEGER, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
+from .schemas import compact_json, BOOLEAN, INTEGER, NULLABLE_INTEGER, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
 
 MAX_LIMIT = 10_000
-
-
-def _json(value) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 @tool(
@@ -107,7 +101,7 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
          for name, value in typed.items()}
         for binding, typed in zip(result.bindings, result.values)
     ]
-    return ToolResult(_json(text_rows), {
+    return ToolResult(compact_json(text_rows), {
         "goal": result.goal, "memory": result.memory, "variables": result.variables, "bindings": result.bindings,
         "values": result.values, "total": result.total, "truncated": result.truncated,
         "limit": result.limit, "offset": result.offset,
@@ -136,7 +130,7 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
 def explain_why(api, fact: str, **kw) -> ToolResult:
     result = api.explain_why(fact, kw.get("max_depth"), kw.get("memory"))
     body = {"fact": result.fact, "proven": result.proven, "proof_tree": result.proof_tree}
-    return ToolResult(_json(body), {**body, "memory": result.memory, "detailed_tree": result.detailed_tree})
+    return ToolResult(compact_json(body), {**body, "memory": result.memory, "detailed_tree": result.detailed_tree})
 
 
 def _page(page) -> dict:
@@ -298,7 +292,7 @@ def upsert_fact(api, fact: str, **kw) -> ToolResult:
 )
 def trace_dependency(api, start_node: str, **kw) -> ToolResult:
     result = api.trace_dependency(start_node, kw.get("memory"))
-    return ToolResult(_json(result["nodes"]), result)
+    return ToolResult(compact_json(result["nodes"]), result)
 
 
 @tool(
@@ -319,4 +313,4 @@ def trace_dependency(api, start_node: str, **kw) -> ToolResult:
 )
 def verify_consistency(api, **kw) -> ToolResult:
     result = api.verify_consistency(kw.get("scope"), kw.get("memory"))
-    return ToolResult(_json({"violations": result["violations"]}), result)
+    return ToolResult(compact_json({"violations": result["violations"]}), result)

@@ -5,17 +5,13 @@ from __future__ import annotations
 import json
 
 from .registry import Annotations, ToolResult, tool
-from .schemas import BOOLEAN, INTEGER, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
+from .schemas import compact_json, BOOLEAN, INTEGER, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
 
 MEMORY_OR_ALL = {
     "type": "string", "minLength": 1, "maxLength": 128,
     "description": 'Memory segment to search: a named segment, "default" for the default memory, or "__all__" '
                    'to scan every mounted memory (default: "default")',
 }
-
-
-def _json(value) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 @tool(
@@ -31,7 +27,7 @@ def _json(value) -> str:
 )
 def get_knowledge_schema(api, **kw) -> ToolResult:
     result = api.get_knowledge_schema(kw.get("memory"))
-    return ToolResult(_json({"predicates": result["predicates"], "total": result["total"]}), result)
+    return ToolResult(compact_json({"predicates": result["predicates"], "total": result["total"]}), result)
 
 
 @tool(
@@ -49,7 +45,7 @@ def get_knowledge_schema(api, **kw) -> ToolResult:
 )
 def get_kb_overview(api, **kw) -> ToolResult:
     result = api.get_kb_overview(kw.get("sample_size"))
-    return ToolResult(_json(result), result)
+    return ToolResult(compact_json(result), result)
 
 
 @tool(
@@ -74,7 +70,7 @@ def get_kb_overview(api, **kw) -> ToolResult:
 def find_predicate_references(api, functor: str, **kw) -> ToolResult:
     result = api.find_predicate_references(functor, kw.get("arity"), kw.get("memory"),
                                            kw.get("include_cross_memory_refs", True))
-    return ToolResult(_json(result), result)
+    return ToolResult(compact_json(result), result)
 
 
 REPORT_KEYS = ("renamed_facts", "rewritten_rule_bodies", "affected_rule_ids", "cross_memory_impact", "is_error")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..validation import MAX_TEXT_CHARS
@@ -41,3 +42,8 @@ BOOLEAN = {"type": "boolean"}
 NULLABLE_INTEGER = {"type": ["integer", "null"]}
 STRINGS = {"type": "array", "items": {"type": "string"}}
 ROWS = {"type": "array", "items": {"type": "object"}}
+
+
+def compact_json(value: Any) -> str:
+    """The reference tools' JSON texts: no spaces, Unicode kept."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
