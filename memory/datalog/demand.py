@@ -76,7 +76,7 @@ class _Rewriter:
                     bound |= set(variables(lit.result))
                 elif not isinstance(lit, Neg):
                     bound |= set(variables(lit.left)) | set(variables(lit.right))
-        rewritten = Rule(head, tuple(prefix), rule.source, origin=rule)
+        rewritten = Rule(head, tuple(_drop_implied_guard(head, prefix)), rule.source, origin=rule)
         for magic, callee in pending_magic:
             self.rules.append(magic)
             self.magic_from.append((magic, rewritten, callee))
@@ -107,6 +107,20 @@ class _Rewriter:
                         self.full.add(target)
                         pending.append(target)
         return root_rewritten
+
+
+def _drop_implied_guard(head: Lit, body: list) -> list:
+    """`p(X,Z) :- m_p(X), p(X,Y), e(Y,Z)`: every p(X,_) tuple was already guarded by m_p(X),
+    so the magic literal adds nothing but a join per round; drop it (left-linear rules)."""
+    if not body or not isinstance(body[0], Lit) or body[0].pred[0] != MAGIC or head.pred[0] != ADORNED:
+        return body
+    guard = body[0]
+    adornment = head.pred[2]
+    for lit in body[1:]:
+        if isinstance(lit, Lit) and lit.pred == head.pred:
+            if tuple(a for a, c in zip(lit.args, adornment) if c == "b") == guard.args:
+                return body[1:]
+    return body
 
 
 def magic_rewrite(rules: list[Rule], root: Rule, factor: bool = True) -> list[Rule]:
@@ -183,6 +197,9 @@ def _try_factor(rw: _Rewriter, root: Rule, pred, adornment: str) -> None:
             else:  # recursive rule: only demand flows, through every other literal
                 adorned_rec = [l for l in rule.body if isinstance(l, Lit) and l.pred == key][0]
                 others = tuple(l for l in rule.body if l is not adorned_rec)
+                guard = Lit(magic_key, tuple(a for a, c in zip(rule.head.args, adornment) if c == "b"))
+                if guard not in others:  # dropped as implied by the recursive call; demand needs it back
+                    others = (guard,) + others
                 bound_args = tuple(a for a, c in zip(adorned_rec.args, adornment) if c == "b")
                 new_rules.append(Rule(Lit(magic_key, bound_args), others, rule.source))
             continue

@@ -141,7 +141,20 @@ def _single_variant_loop(variant, delta: dict, rels: Relations, budget: Budget, 
     unchecked = 0
     while seeds:
         counter += 1
-        new = fire(seeds).difference(relation)
+        out = fire(seeds)
+        if len(out) == 1 and not indexed:  # a chain: one new tuple a round, skip the set algebra
+            t = out.pop()
+            if t in relation:
+                break
+            code = (counter << RULE_BITS) | rule_index
+            relation[t] = code
+            seeds = {t: code}
+            unchecked += 1
+            if not counter & 1023:
+                budget.tick(unchecked)
+                unchecked = 0
+            continue
+        new = out.difference(relation)
         if not new:
             break
         seeds = dict.fromkeys(new, (counter << RULE_BITS) | rule_index)
