@@ -22,7 +22,7 @@ class Memory:
         self.path = path
         self.store = Store(path)
         self.actor = actor or default_actor()
-        self.knowledge = KnowledgeBase(self.store, self.actor, budget)
+        self.knowledge = KnowledgeBase(self.store, self.actor, budget or Budget.from_env())
 
     @classmethod
     def open(cls, db: str | None = None, **kwargs) -> "Memory":

@@ -218,3 +218,21 @@ def test_acknowledged_write_survives_kill_9(db_path):
         return await client.call_tool("query_logic", {"goal": "durable(X)"})
     result = run(db_path, "legacy", scenario)
     assert result.structured_content["total"] == 20
+
+
+def test_budget_exceeded_is_a_tool_error_and_the_server_keeps_serving(db_path, monkeypatch):
+    from memory import Memory
+    with Memory(db_path) as m:
+        m.add_facts([f"edge({i},{i + 1})" for i in range(300)])
+        m.define_rule("path(X,Y)", "edge(X,Y)")
+        m.define_rule("path(X,Z)", "path(X,Y), edge(Y,Z)")
+    monkeypatch.setenv("DATALOG_MEMORY_MAX_TUPLES", "1000")
+
+    async def scenario(client):
+        big = await client.call_tool("query_logic", {"goal": "path(X, Y)"})
+        small = await client.call_tool("query_logic", {"goal": "path(298, Y)"})
+        return big, small
+    big, small = run(db_path, "legacy", scenario)
+    assert big.is_error and big.structured_content["error"]["code"] == "budget_exceeded"
+    assert "1000" in big.content[0].text
+    assert not small.is_error and small.structured_content["total"] == 2

@@ -22,6 +22,21 @@ class Budget:
     derived: int = field(default=0, init=False)
     deadline: float = field(default=0.0, init=False)
 
+    @classmethod
+    def from_env(cls, environ: dict | None = None) -> "Budget":
+        """Defaults overridden by DATALOG_MEMORY_TIMEOUT_S, _MAX_TUPLES and _MAX_ROWS (for a server's operator)."""
+        import os
+
+        env = os.environ if environ is None else environ
+        try:
+            return cls(
+                float(env.get("DATALOG_MEMORY_TIMEOUT_S", DEFAULT_TIMEOUT_S)),
+                int(env.get("DATALOG_MEMORY_MAX_TUPLES", DEFAULT_MAX_TUPLES)),
+                int(env.get("DATALOG_MEMORY_MAX_ROWS", DEFAULT_MAX_ROWS)),
+            )
+        except ValueError as exc:
+            raise ValueError(f"invalid evaluation budget in the environment: {exc}") from None
+
     def start(self) -> "Budget":
         self.derived = 0
         self.deadline = time.monotonic() + self.timeout_s
