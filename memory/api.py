@@ -6,7 +6,7 @@ import os
 
 from .datalog import Budget
 from .knowledge import Explanation, FactChange, KnowledgeBase, Materialization, Page, QueryResult, RuleChange
-from .knowledge import edits, inspect, refactor
+from .knowledge import beliefs, edits, inspect, refactor
 from .knowledge.edits import EditResult
 from .store import IN_MEMORY, Store, resolve_db_path
 
@@ -101,6 +101,25 @@ class Memory:
                          propagate_cross_memory_refs: bool = False) -> dict:
         return refactor.rename_predicate(self.knowledge, old_functor, new_functor, arity, memory, dry_run,
                                          propagate_cross_memory_refs)
+
+    # --- truth maintenance ----------------------------------------------------------
+    def assume_fact(self, fact: str, assumption: str, memory: str | None = None) -> dict:
+        return beliefs.assume_fact(self.knowledge, fact, assumption, memory)
+
+    def get_belief_status(self, fact: str, memory: str | None = None) -> dict:
+        return beliefs.belief_status(self.knowledge, fact, memory)
+
+    def get_justification(self, assumption: str, memory: str | None = None) -> dict:
+        return beliefs.justification(self.knowledge, assumption, memory)
+
+    def list_assumptions(self, memory: str | None = None) -> dict:
+        return beliefs.assumptions(self.knowledge, memory)
+
+    def retract_assumption(self, assumption: str, memory: str | None = None) -> beliefs.Retraction:
+        return beliefs.retract_assumption(self.knowledge, assumption, memory)
+
+    def retract_assumptions(self, pattern: str, memory: str | None = None) -> beliefs.Retraction:
+        return beliefs.retract_assumptions(self.knowledge, pattern, memory)
 
     def close(self) -> None:
         self.store.close()

@@ -33,7 +33,8 @@ def test_every_mutation_writes_one_audit_row(mem):
     mem.remember_fact("p(a)")
     mem.define_rule("q(X)", "p(X)")
     mem.forget_fact("p(a)")
-    assert audit_ops(mem) == ["remember_fact", "remember_fact", "define_rule", "forget_fact"]
+    mem.define_rule("q(X)", "p(X)")
+    assert audit_ops(mem) == ["remember_fact", "define_rule", "forget_fact"]  # repeats change nothing
     with mem.store.read() as conn:
         at, actor = conn.execute("SELECT at, actor FROM audit_log ORDER BY id LIMIT 1").fetchone()
     assert actor == "tester"

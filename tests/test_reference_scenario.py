@@ -75,10 +75,30 @@ SCENARIO = [
      '{"rewritten": [], "warnings": [], "skipped_readonly": []}, "is_error": false}'),
     ("query_logic", {"goal": "active_work(X)"}, '[{"X":"f025"}]'),
     ("query_logic", {"goal": "task_status(X, Y)"}, "[]"),
-    ("get_knowledge_schema", {}, lambda text: json.loads(text)["total"] == 12),
+    ("assume_fact", {"fact": "available(server_a)", "assumption": "infra_healthy"},
+     "Assumed: available(server_a) under assumption 'infra_healthy'"),
+    ("assume_fact", {"fact": "available(server_a)", "assumption": "infra_healthy"},
+     "Assumed: available(server_a) under assumption 'infra_healthy'"),
+    ("assume_fact", {"fact": "available(server_b)", "assumption": "infra_healthy"},
+     "Assumed: available(server_b) under assumption 'infra_healthy'"),
+    ("assume_fact", {"fact": "approved(server_a)", "assumption": "budget_approved"},
+     "Assumed: approved(server_a) under assumption 'budget_approved'"),
+    ("get_belief_status", {"fact": "available(server_a)"},
+     '{"status":"in","justifications":["infra_healthy"],"source":"assumption"}'),
+    ("get_justification", {"assumption": "infra_healthy"}, '{"facts":["available(server_a)","available(server_b)"]}'),
+    ("list_assumptions", {}, '{"assumptions":["infra_healthy","budget_approved"]}'),
+    ("define_rule", {"head": "can_deploy(X)", "body": "available(X), approved(X)"},
+     "Asserted rule: can_deploy(X) :- available(X), approved(X)"),
+    ("get_belief_status", {"fact": "can_deploy(server_a)"},
+     '{"status":"in","justifications":["budget_approved","infra_healthy"],"source":"derived"}'),
+    ("retract_assumption", {"assumption": "infra_healthy"}, "Retracted assumption 'infra_healthy': 2 fact(s) removed"),
+    ("get_belief_status", {"fact": "can_deploy(server_a)"}, '{"status":"out","justifications":[],"source":"unknown"}'),
+    ("retract_assumptions", {"pattern": "budget_*"}, "Retracted pattern 'budget_*': 1 assumption(s) removed"),
+    ("list_assumptions", {}, '{"assumptions":[]}'),
+    ("get_knowledge_schema", {}, lambda text: json.loads(text)["total"] == 13),
     ("get_kb_overview", {"sample_size": 1}, lambda text: json.loads(text)["truncated"] is False),
     ("list_facts", {"functor": "deploy"}, "deploy(prod, v2)."),
-    ("list_rules", {"limit": 1}, lambda text: text.startswith("mortal(X) :- human(X).\n% 5 more (total 6)")),
+    ("list_rules", {"limit": 1}, lambda text: text.startswith("mortal(X) :- human(X).\n% 6 more (total 7)")),
     ("materialize", {}, lambda text: text.startswith("Materialized ")),
 ]
 
@@ -91,6 +111,7 @@ ERRORS = [
     ("rename_predicate", {"old_functor": "=", "new_functor": "eq", "arity": 2}, "Cannot rename ISO operator: =/2"),
     ("query_logic", {"goal": "x", "memory": "unknown_segment"}, "Memory not mounted: unknown_segment"),
     ("find_predicate_references", {"functor": "x", "memory": "unknown_segment"}, "Memory not mounted: unknown_segment"),
+    ("retract_assumption", {"assumption": "nonexistent"}, "Unknown assumption 'nonexistent'"),
 ]
 
 
@@ -131,6 +152,8 @@ def test_read_only_segments_refuse_every_mutation_tool(tmp_path):
         ("define_rule", {"head": "q(X)", "body": "p(X)"}), ("clear_context", {"category": "p(_)"}),
         ("update_fact", {"old_fact": "p(a)", "new_fact": "p(c)"}), ("upsert_fact", {"fact": "p(d)"}),
         ("rename_predicate", {"old_functor": "p", "new_functor": "r", "arity": 1}),
+        ("assume_fact", {"fact": "p(e)", "assumption": "h"}), ("retract_assumption", {"assumption": "h"}),
+        ("retract_assumptions", {"pattern": "*"}),
     ]
 
     async def scenario():

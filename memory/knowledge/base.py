@@ -123,7 +123,8 @@ class KnowledgeBase:
             )
             if created:
                 bump_generation(conn, segment)
-            record_audit(conn, self.actor, "remember_fact", segment.name, {"fact": text, "created": created})
+            if conn.changes() or created:  # remembering what is already asserted writes nothing
+                record_audit(conn, self.actor, "remember_fact", segment.name, {"fact": text, "created": created})
             supports = self._supports(conn, fact_id)
         return FactChange(text, segment.name, created, supports=supports)
 
@@ -263,8 +264,7 @@ class KnowledgeBase:
         with self.store.write() as conn:
             segment = resolve(conn, memory, write=True)
             row = conn.execute("SELECT id FROM rules WHERE segment_id = ? AND text = ?", (segment.id, text)).fetchone()
-            if row is not None:
-                record_audit(conn, self.actor, "define_rule", segment.name, {"rule": text, "created": False})
+            if row is not None:  # already defined: nothing to write
                 return RuleChange(text, segment.name, False, row[0])
             program = self._build_program(conn, segment)
             normalizer = Normalizer(program)

@@ -1,0 +1,178 @@
+"""Truth maintenance: facts believed under named assumptions, belief status, retraction.
+
+A fact is believed while it has a support. `assume_fact` adds an `assumption`
+support; retracting the assumption removes those supports and every fact left with
+none, so a fact that was also asserted directly stays. Conclusions need no
+bookkeeping: they are derived on demand, so one resting on a retracted fact is
+simply no longer provable, and its belief status names the assumptions at the
+leaves of its proof."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..datalog import explain
+from ..errors import InvalidArguments, NotFound
+from ..store import record_audit, utc_now
+from ..terms import Compound, format_term, indicator
+from ..terms.codec import encode_args
+from ..validation import require_text
+from .parsing import parse_fact
+from .segments import Segment, bump_generation, resolve
+
+ASSUMPTION = re.compile(r"^[a-z][A-Za-z0-9_]*$")
+GLOB = re.compile(r"^[a-z*?][A-Za-z0-9_*?]*$")
+SOURCE_OF_KIND = {"asserted": "interactive", "snapshot": "snapshot", "assumption": "assumption",
+                  "source": "source", "observation": "observation"}
+
+
+def check_assumption(name: object) -> str:
+    text = require_text("assumption", name, max_chars=128)
+    if not ASSUMPTION.match(text):
+        raise InvalidArguments("'assumption' must be a lowercase letter followed by letters, digits or _",
+                               argument="assumption")
+    return text
+
+
+@dataclass
+class Retraction:
+    memory: str
+    assumptions: list[str]
+    removed: list[str] = field(default_factory=list)  # facts that lost their last support
+    kept: list[str] = field(default_factory=list)  # facts still believed through another support
+
+
+def assume_fact(kb, fact: str, assumption: str, memory: str | None) -> dict:
+    name = check_assumption(assumption)
+    term = parse_fact(fact)
+    text = format_term(term)
+    with kb.store.write() as conn:
+        segment = resolve(conn, memory, write=True)
+        row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?", (segment.id, text)).fetchone()
+        created = row is None
+        now = utc_now()
+        if created:
+            functor, arity = indicator(term)
+            conn.execute("INSERT INTO facts (segment_id, functor, arity, text, args, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                         (segment.id, functor, arity, text,
+                          encode_args(term.args if type(term) is Compound else ()), now))
+            fact_id = conn.last_insert_rowid()
+        else:
+            fact_id = row[0]
+        conn.execute("INSERT OR IGNORE INTO supports (fact_id, kind, ref, actor, created_at) "
+                     "VALUES (?, 'assumption', ?, ?, ?)", (fact_id, name, kb.actor, now))
+        added = conn.changes() > 0
+        if created:
+            bump_generation(conn, segment)
+        if added:  # assuming the same fact under the same assumption again writes nothing
+            record_audit(conn, kb.actor, "assume_fact", segment.name, {"fact": text, "assumption": name})
+    return {"fact": text, "assumption": name, "memory": segment.name, "created": created, "added": added}
+
+
+def _stored_supports(conn, segment: Segment, text: str) -> list[tuple[str, str]] | None:
+    row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?", (segment.id, text)).fetchone()
+    if row is None:
+        return None
+    return conn.execute("SELECT kind, ref FROM supports WHERE fact_id = ? ORDER BY id", (row[0],)).fetchall()
+
+
+def belief_status(kb, fact: str, memory: str | None) -> dict:
+    term = parse_fact(fact)
+    text = format_term(term)
+    with kb.store.read() as conn:
+        segment = resolve(conn, memory)
+        supports = _stored_supports(conn, segment, text)
+        if supports:
+            assumptions = sorted({ref for kind, ref in supports if kind == "assumption"})
+            return {"status": "in", "justifications": assumptions,
+                    "source": SOURCE_OF_KIND.get(supports[0][0], "unknown"), "fact": text, "memory": segment.name,
+                    "supports": [kind if not ref else f"{kind}:{ref}" for kind, ref in supports], "derived": False}
+        program = kb._program(conn, segment)
+        proof = explain(program, term, kb._loader(conn, segment), budget=kb._budget())
+        if proof is None:
+            return {"status": "out", "justifications": [], "source": "unknown", "fact": text,
+                    "memory": segment.name, "supports": [], "derived": False}
+        detailed = kb._with_supports(conn, segment, proof)
+    assumptions = sorted({s.split(":", 1)[1] for leaf in _leaves(detailed) for s in leaf.get("supports", ())
+                          if s.startswith("assumption:")})
+    return {"status": "in", "justifications": assumptions, "source": "derived", "fact": text,
+            "memory": segment.name, "supports": [], "derived": True}
+
+
+def _leaves(node: dict):
+    if not node["children"]:
+        yield node
+    for child in node["children"]:
+        yield from _leaves(child)
+
+
+def justification(kb, assumption: str, memory: str | None) -> dict:
+    name = check_assumption(assumption)
+    with kb.store.read() as conn:
+        segment = resolve(conn, memory)
+        facts = [r[0] for r in conn.execute(
+            "SELECT f.text FROM facts AS f JOIN supports AS s ON s.fact_id = f.id "
+            "WHERE f.segment_id = ? AND s.kind = 'assumption' AND s.ref = ? ORDER BY f.functor, f.arity, f.text",
+            (segment.id, name))]
+    return {"assumption": name, "memory": segment.name, "facts": facts}
+
+
+def assumptions(kb, memory: str | None) -> dict:
+    with kb.store.read() as conn:
+        segment = resolve(conn, memory)
+        names = [r[0] for r in conn.execute(
+            "SELECT s.ref FROM supports AS s JOIN facts AS f ON f.id = s.fact_id "
+            "WHERE f.segment_id = ? AND s.kind = 'assumption' GROUP BY s.ref ORDER BY min(s.id)", (segment.id,))]
+    return {"assumptions": names, "memory": segment.name}
+
+
+def _retract(conn, segment: Segment, names: list[str], result: Retraction) -> None:
+    for name in names:
+        affected = conn.execute(
+            "SELECT f.id, f.text FROM facts AS f JOIN supports AS s ON s.fact_id = f.id "
+            "WHERE f.segment_id = ? AND s.kind = 'assumption' AND s.ref = ? ORDER BY f.id", (segment.id, name)).fetchall()
+        conn.execute("DELETE FROM supports WHERE kind = 'assumption' AND ref = ? AND fact_id IN "
+                     "(SELECT id FROM facts WHERE segment_id = ?)", (name, segment.id))
+        for fact_id, text in affected:
+            if conn.execute("SELECT 1 FROM supports WHERE fact_id = ? LIMIT 1", (fact_id,)).fetchone():
+                result.kept.append(text)
+            else:
+                conn.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
+                result.removed.append(text)
+
+
+def retract_assumption(kb, assumption: str, memory: str | None) -> Retraction:
+    name = check_assumption(assumption)
+    with kb.store.write() as conn:
+        segment = resolve(conn, memory, write=True)
+        known = conn.execute("SELECT 1 FROM supports AS s JOIN facts AS f ON f.id = s.fact_id WHERE f.segment_id = ? "
+                             "AND s.kind = 'assumption' AND s.ref = ? LIMIT 1", (segment.id, name)).fetchone()
+        if not known:
+            raise NotFound(f"Unknown assumption '{name}'", assumption=name, plain=True)
+        result = Retraction(segment.name, [name])
+        _retract(conn, segment, [name], result)
+        bump_generation(conn, segment)
+        record_audit(conn, kb.actor, "retract_assumption", segment.name,
+                     {"assumption": name, "removed": result.removed, "kept": result.kept})
+    return result
+
+
+def retract_assumptions(kb, pattern: str, memory: str | None) -> Retraction:
+    glob = require_text("pattern", pattern, max_chars=128)
+    if not GLOB.match(glob):
+        raise InvalidArguments("'pattern' may use letters, digits, _ and the wildcards * and ?, "
+                               "starting with a lowercase letter or a wildcard", argument="pattern")
+    matcher = re.compile("^" + "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in glob) + "$")
+    with kb.store.write() as conn:
+        segment = resolve(conn, memory, write=True)
+        names = [r[0] for r in conn.execute(
+            "SELECT DISTINCT s.ref FROM supports AS s JOIN facts AS f ON f.id = s.fact_id "
+            "WHERE f.segment_id = ? AND s.kind = 'assumption' ORDER BY s.ref", (segment.id,)) if matcher.match(r[0])]
+        result = Retraction(segment.name, names)
+        if names:
+            _retract(conn, segment, names, result)
+            bump_generation(conn, segment)
+            record_audit(conn, kb.actor, "retract_assumptions", segment.name,
+                         {"pattern": glob, "assumptions": names, "removed": result.removed, "kept": result.kept})
+    return result
