@@ -94,8 +94,9 @@ def import_(
     m = _memory(ctx)
     try:
         if kind in ("pl", "pro", "prolog", "dl"):
-            facts, rules = m.import_program(file.read_text(encoding="utf-8"), memory)
-            result = {"file": str(file), "facts_added": facts, "rules_added": rules}
+            loaded = m.import_program(file.read_text(encoding="utf-8"), memory)
+            result = {"file": str(file), "facts_added": loaded["facts_added"], "rules_added": loaded["rules_added"],
+                      "assumptions": loaded["assumptions"]}
         elif kind in ("csv", "jsonl"):
             terms = list(read_csv(file, predicate, header) if kind == "csv" else read_jsonl(file, predicate))
             added = _bulk_add(m, terms, memory)
@@ -140,6 +141,45 @@ def export(
     else:
         file.write_text(text, encoding="utf-8")
         err.print(f"Exported to {file}", markup=False, highlight=False)
+
+
+@app.command("snapshot-export")
+def snapshot_export(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="The snapshot to export"),
+    file: Optional[Path] = typer.Argument(None, help="Output .pl file (default: standard output)"),
+    memory: Optional[str] = typer.Option(None, "--memory", help="Memory segment the snapshot belongs to"),
+) -> None:
+    """Write a stored snapshot as the Prolog file it holds."""
+    try:
+        text = _memory(ctx).export_snapshot(name, memory)
+    except DatalogMemoryError as exc:
+        _fail(exc, False)
+    if file is None:
+        sys.stdout.write(text)
+    else:
+        file.write_text(text, encoding="utf-8")
+        err.print(f"Exported snapshot '{name}' to {file}", markup=False, highlight=False)
+
+
+@app.command("snapshot-import")
+def snapshot_import(
+    ctx: typer.Context,
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True, help="A .pl file (as snapshot-export writes)"),
+    name: str = typer.Option(..., "--name", help="Store it under this snapshot name"),
+    memory: Optional[str] = typer.Option(None, "--memory", help="Memory segment the snapshot belongs to"),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON"),
+) -> None:
+    """Store a Prolog file as a named snapshot (restore it with restore-snapshot)."""
+    try:
+        result = _memory(ctx).import_snapshot(name, file.read_text(encoding="utf-8"), memory)
+    except DatalogMemoryError as exc:
+        _fail(exc, as_json)
+    if as_json:
+        out.print_json(json.dumps(result))
+    else:
+        out.print(f"Snapshot '{name}' stored ({result['facts']} fact(s), {result['rules']} rule(s), "
+                  f"{result['assumptions']} assumption(s))", markup=False, highlight=False)
 
 
 # --- one subcommand per registry tool -------------------------------------------

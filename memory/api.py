@@ -6,7 +6,7 @@ import os
 
 from .datalog import Budget
 from .knowledge import Explanation, FactChange, KnowledgeBase, Materialization, Page, QueryResult, RuleChange
-from .knowledge import beliefs, edits, inspect, refactor
+from .knowledge import beliefs, edits, inspect, programs, refactor
 from .knowledge.edits import EditResult
 from .store import IN_MEMORY, Store, resolve_db_path
 
@@ -64,11 +64,31 @@ class Memory:
 
         return self.knowledge.add_facts([parse_fact(f) for f in facts], memory)
 
-    def import_program(self, text: str, memory: str | None = None) -> tuple[int, int]:
-        return self.knowledge.import_program(text, memory)
+    def import_program(self, text: str, memory: str | None = None) -> dict:
+        return programs.import_program(self.knowledge, text, memory)
 
     def export_program(self, memory: str | None = None) -> str:
-        return self.knowledge.export_program(memory)
+        return programs.export_program(self.knowledge, memory)
+
+    # --- snapshots and persistence -------------------------------------------------------
+    def save_snapshot(self, name: str, memory: str | None = None) -> dict:
+        return programs.save_snapshot(self.knowledge, name, memory)
+
+    def restore_snapshot(self, name: str, memory: str | None = None) -> dict:
+        return programs.restore_snapshot(self.knowledge, name, memory)
+
+    def list_snapshots(self, memory: str | None = None) -> dict:
+        return programs.list_snapshots(self.knowledge, memory)
+
+    def export_snapshot(self, name: str, memory: str | None = None) -> str:
+        return programs.snapshot_content(self.knowledge, name, memory)
+
+    def import_snapshot(self, name: str, content: str, memory: str | None = None) -> dict:
+        """Store Prolog text as a snapshot (without restoring it)."""
+        return programs.save_snapshot(self.knowledge, name, memory, content)
+
+    def get_persistence_status(self, check_integrity: bool = False) -> dict:
+        return programs.persistence_status(self.knowledge, check_integrity)
 
     # --- fact edits, inspection and refactoring (zpm parity) ------------------------
     def clear_context(self, category: str, memory: str | None = None) -> EditResult:

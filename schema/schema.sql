@@ -1,4 +1,4 @@
--- datalog-memory: the whole current schema (migrations 0001-0002), for anyone
+-- datalog-memory: the whole current schema (migrations 0001-0003), for anyone
 -- opening the database with sqlite3. The migrations in migrations/ are what
 -- actually builds it; tests/test_schema.py proves the two agree.
 --
@@ -137,3 +137,20 @@ SELECT
     m.tuples
 FROM segments AS s
 LEFT JOIN materializations AS m ON m.segment_id = s.id;
+
+-- Named snapshots of a segment (save_snapshot / restore_snapshot). `content` is
+-- the segment as a Prolog program, exactly what `datalog-memory export` writes:
+-- asserted facts as clauses, rules, and `:- assume(Fact, Name).` for facts held
+-- under assumptions. Restoring replaces the segment's facts, rules and
+-- assumptions with it in one transaction. Saving an existing name replaces it.
+CREATE TABLE snapshots (
+    id INTEGER PRIMARY KEY,            -- also the order in which snapshots were taken
+    segment_id INTEGER NOT NULL REFERENCES segments (id) ON DELETE CASCADE,
+    name TEXT NOT NULL,                -- an atom: [a-z][A-Za-z0-9_]*
+    created_at TEXT NOT NULL,
+    facts INTEGER NOT NULL,            -- asserted facts in the snapshot
+    rules INTEGER NOT NULL,
+    assumptions INTEGER NOT NULL,      -- assumption supports in the snapshot
+    content TEXT NOT NULL,             -- the Prolog text
+    UNIQUE (segment_id, name)
+);

@@ -109,7 +109,8 @@ def test_prolog_import_export_round_trip(tmp_path):
     db1, db2 = str(tmp_path / "one.db"), str(tmp_path / "two.db")
     source = tmp_path / "family.pl"
     source.write_text(PROGRAM)
-    assert cli_json(db1, "import", str(source)) == {"file": str(source), "facts_added": 5, "rules_added": 3}
+    assert cli_json(db1, "import", str(source)) == {"file": str(source), "facts_added": 5, "rules_added": 3,
+                                                    "assumptions": 0}
     exported = tmp_path / "out.pl"
     cli(db1, "export", str(exported), check=True)
     cli(db2, "import", str(exported), check=True)

@@ -100,6 +100,14 @@ SCENARIO = [
     ("list_facts", {"functor": "deploy"}, "deploy(prod, v2)."),
     ("list_rules", {"limit": 1}, lambda text: text.startswith("mortal(X) :- human(X).\n% 6 more (total 7)")),
     ("materialize", {}, lambda text: text.startswith("Materialized ")),
+    ("save_snapshot", {"name": "before_refactor"}, "Snapshot 'before_refactor' saved successfully."),
+    ("save_snapshot", {"name": "daily_backup"}, "Snapshot 'daily_backup' saved successfully."),
+    ("list_snapshots", {}, "Snapshots: [before_refactor, daily_backup]"),
+    ("forget_fact", {"fact": "fruit(apple)"}, "Retracted: fruit(apple)"),
+    ("restore_snapshot", {"name": "before_refactor"}, "Snapshot 'before_refactor' restored successfully."),
+    ("query_logic", {"goal": "fruit(X)"}, '[{"X":"apple"},{"X":"banana"}]'),
+    ("get_persistence_status", {}, lambda text: text.startswith("status: active\ndir: ")
+     and "\nlast_snapshot: daily_backup\njournal_size: " in text),
 ]
 
 ERRORS = [
@@ -112,6 +120,7 @@ ERRORS = [
     ("query_logic", {"goal": "x", "memory": "unknown_segment"}, "Memory not mounted: unknown_segment"),
     ("find_predicate_references", {"functor": "x", "memory": "unknown_segment"}, "Memory not mounted: unknown_segment"),
     ("retract_assumption", {"assumption": "nonexistent"}, "Unknown assumption 'nonexistent'"),
+    ("restore_snapshot", {"name": "never_saved"}, "Snapshot not found: never_saved"),
 ]
 
 
@@ -153,7 +162,7 @@ def test_read_only_segments_refuse_every_mutation_tool(tmp_path):
         ("update_fact", {"old_fact": "p(a)", "new_fact": "p(c)"}), ("upsert_fact", {"fact": "p(d)"}),
         ("rename_predicate", {"old_functor": "p", "new_functor": "r", "arity": 1}),
         ("assume_fact", {"fact": "p(e)", "assumption": "h"}), ("retract_assumption", {"assumption": "h"}),
-        ("retract_assumptions", {"pattern": "*"}),
+        ("retract_assumptions", {"pattern": "*"}), ("restore_snapshot", {"name": "s"}),
     ]
 
     async def scenario():

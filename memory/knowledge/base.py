@@ -175,58 +175,6 @@ class KnowledgeBase:
             record_audit(conn, self.actor, operation, segment.name, {"facts": len(rows), "added": added})
         return added, len(rows) - added
 
-    def import_program(self, text: str, memory: str | None = None) -> tuple[int, int]:
-        """Load a Prolog file's facts and rules, all or nothing; returns (facts added, rules added)."""
-        clauses = parse_clauses(text)
-        facts, rules = [], []
-        for clause in clauses:
-            if type(clause) is Compound and clause.functor == ":-" and len(clause.args) == 1:
-                raise InvalidArguments(f"directives are not supported: {format_term(clause)}")
-            if type(clause) is Compound and clause.functor == ":-":
-                rules.append(clause)
-            else:
-                facts.append(parse_fact(format_term(clause)))
-        with self.store.write() as conn:
-            segment = resolve(conn, memory, write=True)
-            added_facts, _ = self.add_facts(facts, segment.name, "import_program")
-            program = self._build_program(conn, segment)
-            normalizer = Normalizer(program)
-            normalizer.aux_count = 1_000_000
-            existing = {row[0] for row in conn.execute("SELECT text FROM rules WHERE segment_id = ?", (segment.id,))}
-            new_rules = []
-            for clause in rules:
-                rule_text = format_term(clause)
-                if rule_text in existing:
-                    continue
-                existing.add(rule_text)
-                check_user_predicate(clause.args[0], "rule head")  # type: ignore[union-attr]
-                normalizer.add_clause(clause, rule_text)
-                new_rules.append((clause, rule_text))
-            analyze(program)
-            now = utc_now()
-            for clause, rule_text in new_rules:
-                name, arity = indicator(clause.args[0])  # type: ignore[union-attr]
-                conn.execute(
-                    "INSERT INTO rules (segment_id, head_functor, head_arity, text, created_at) VALUES (?, ?, ?, ?, ?)",
-                    (segment.id, name, arity, rule_text, now),
-                )
-            if new_rules:
-                bump_generation(conn, segment)
-            record_audit(conn, self.actor, "import_rules", segment.name, {"rules": len(new_rules)})
-        return added_facts, len(new_rules)
-
-    def export_program(self, memory: str | None = None) -> str:
-        """Facts (sorted) then rules (in definition order) as a Prolog file that imports back identically."""
-        with self.store.read() as conn:
-            segment = resolve(conn, memory)
-            facts = [r[0] for r in conn.execute(
-                "SELECT text FROM facts WHERE segment_id = ? ORDER BY functor, arity, text", (segment.id,))]
-            rules = [r[0] for r in conn.execute("SELECT text FROM rules WHERE segment_id = ? ORDER BY id", (segment.id,))]
-        lines = [f"% datalog-memory export of memory '{segment.name}': {len(facts)} fact(s), {len(rules)} rule(s)"]
-        lines += [f"{text}." for text in facts]
-        lines += [f"{text}." for text in rules]
-        return "\n".join(lines) + "\n"
-
     @staticmethod
     def _supports(conn, fact_id: int) -> list[str]:
         rows = conn.execute("SELECT kind, ref FROM supports WHERE fact_id = ? ORDER BY id", (fact_id,)).fetchall()

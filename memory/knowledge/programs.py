@@ -1,0 +1,202 @@
+"""Prolog text in and out of a segment: import, export and named snapshots.
+
+One serializer serves all three, so a snapshot is exactly what `export` writes:
+asserted facts as clauses (sorted), rules (in definition order), then
+`:- assume(Fact, Name).` for every assumption support (sorted). Importing that
+text back and exporting again gives the same bytes."""
+
+from __future__ import annotations
+
+import os
+
+from ..datalog import Normalizer, analyze
+from ..datalog.program import check_user_predicate
+from ..errors import InvalidArguments, NotFound, ReadOnly
+from ..store import current_version, record_audit, utc_now
+from ..terms import Compound, Term, format_term, indicator, parse_clauses
+from ..terms.codec import encode_args
+from .beliefs import check_assumption
+from .parsing import parse_fact
+from .segments import bump_generation, resolve
+
+SNAPSHOT_NAME = __import__("re").compile(r"^[a-z][A-Za-z0-9_]*$")
+
+
+def _split(text: str) -> tuple[list[Term], list[Term], list[tuple[Term, str]]]:
+    facts, rules, assumed = [], [], []
+    for clause in parse_clauses(text):
+        if type(clause) is Compound and clause.functor == ":-" and len(clause.args) == 1:
+            directive = clause.args[0]
+            if type(directive) is Compound and directive.functor == "assume" and len(directive.args) == 2 \
+                    and type(directive.args[1]) is str:
+                assumed.append((parse_fact(format_term(directive.args[0])), check_assumption(directive.args[1])))
+                continue
+            raise InvalidArguments(f"directives other than :- assume(Fact, Name) are not supported: {format_term(clause)}")
+        if type(clause) is Compound and clause.functor == ":-":
+            rules.append(clause)
+        else:
+            facts.append(parse_fact(format_term(clause)))
+    return facts, rules, assumed
+
+
+def import_program(kb, text: str, memory: str | None = None, replace: bool = False) -> dict:
+    """Load facts, rules and assumptions, all or nothing; with replace, the segment becomes exactly the text."""
+    facts, rules, assumed = _split(text)
+    with kb.store.write() as conn:
+        segment = resolve(conn, memory, write=True)
+        if replace:
+            conn.execute("DELETE FROM facts WHERE segment_id = ?", (segment.id,))
+            conn.execute("DELETE FROM rules WHERE segment_id = ?", (segment.id,))
+        added_facts, _ = kb.add_facts(facts, segment.name, "import_program")
+        program = kb._build_program(conn, segment)
+        normalizer = Normalizer(program)
+        normalizer.aux_count = 1_000_000
+        existing = {row[0] for row in conn.execute("SELECT text FROM rules WHERE segment_id = ?", (segment.id,))}
+        new_rules = []
+        for clause in rules:
+            rule_text = format_term(clause)
+            if rule_text in existing:
+                continue
+            existing.add(rule_text)
+            check_user_predicate(clause.args[0], "rule head")  # type: ignore[union-attr]
+            normalizer.add_clause(clause, rule_text)
+            new_rules.append((clause, rule_text))
+        analyze(program)
+        now = utc_now()
+        for clause, rule_text in new_rules:
+            name, arity = indicator(clause.args[0])  # type: ignore[union-attr]
+            conn.execute("INSERT INTO rules (segment_id, head_functor, head_arity, text, created_at) VALUES (?, ?, ?, ?, ?)",
+                         (segment.id, name, arity, rule_text, now))
+        for term, assumption in assumed:
+            fact_text = format_term(term)
+            row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?", (segment.id, fact_text)).fetchone()
+            if row is None:
+                functor, arity = indicator(term)
+                conn.execute("INSERT INTO facts (segment_id, functor, arity, text, args, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                             (segment.id, functor, arity, fact_text,
+                              encode_args(term.args if type(term) is Compound else ()), now))
+                fact_id = conn.last_insert_rowid()
+            else:
+                fact_id = row[0]
+            conn.execute("INSERT OR IGNORE INTO supports (fact_id, kind, ref, actor, created_at) "
+                         "VALUES (?, 'assumption', ?, ?, ?)", (fact_id, assumption, kb.actor, now))
+        bump_generation(conn, segment)
+        result = {"memory": segment.name, "facts_added": added_facts, "rules_added": len(new_rules),
+                  "assumptions": len(assumed), "replaced": replace}
+        record_audit(conn, kb.actor, "import_program", segment.name, result)
+    return result
+
+
+def export_program(kb, memory: str | None = None) -> str:
+    with kb.store.read() as conn:
+        segment = resolve(conn, memory)
+        facts = [r[0] for r in conn.execute(
+            "SELECT f.text FROM facts AS f WHERE f.segment_id = ? AND EXISTS (SELECT 1 FROM supports AS s "
+            "WHERE s.fact_id = f.id AND s.kind = 'asserted') ORDER BY f.functor, f.arity, f.text", (segment.id,))]
+        rules = [r[0] for r in conn.execute("SELECT text FROM rules WHERE segment_id = ? ORDER BY id", (segment.id,))]
+        assumed = conn.execute(
+            "SELECT f.text, s.ref FROM facts AS f JOIN supports AS s ON s.fact_id = f.id "
+            "WHERE f.segment_id = ? AND s.kind = 'assumption' ORDER BY f.functor, f.arity, f.text, s.ref",
+            (segment.id,)).fetchall()
+    lines = [f"% datalog-memory: {len(facts)} fact(s), {len(rules)} rule(s), {len(assumed)} assumption(s)"]
+    lines += [f"{text}." for text in facts]
+    lines += [f"{text}." for text in rules]
+    lines += [f":- assume({text}, {name})." for text, name in assumed]
+    return "\n".join(lines) + "\n"
+
+
+def check_snapshot_name(name: object) -> str:
+    if not isinstance(name, str) or not SNAPSHOT_NAME.match(name) or len(name) > 128:
+        raise InvalidArguments("'name' must be a lowercase letter followed by letters, digits or _ "
+                               "(at most 128 characters)", argument="name")
+    return name
+
+
+def save_snapshot(kb, name: str, memory: str | None = None, content: str | None = None) -> dict:
+    """Store the segment (or, with content, a given program text) under a name; says if it replaced one."""
+    name = check_snapshot_name(name)
+    with kb.store.write() as conn:
+        segment = resolve(conn, memory)
+        if content is None:
+            content = export_program(kb, segment.name)
+        facts, rules, assumed = _split(content)  # also validates imported text
+        replaced = conn.execute("SELECT 1 FROM snapshots WHERE segment_id = ? AND name = ?",
+                                (segment.id, name)).fetchone() is not None
+        conn.execute(
+            "INSERT INTO snapshots (segment_id, name, created_at, facts, rules, assumptions, content) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (segment_id, name) DO UPDATE SET created_at = excluded.created_at, "
+            "facts = excluded.facts, rules = excluded.rules, assumptions = excluded.assumptions, "
+            "content = excluded.content",
+            (segment.id, name, utc_now(), len(facts), len(rules), len(assumed), content))
+        info = {"name": name, "memory": segment.name, "replaced": replaced, "facts": len(facts),
+                "rules": len(rules), "assumptions": len(assumed)}
+        record_audit(conn, kb.actor, "save_snapshot", segment.name, info)
+    return info
+
+
+def snapshot_content(kb, name: str, memory: str | None = None) -> str:
+    name = check_snapshot_name(name)
+    with kb.store.read() as conn:
+        segment = resolve(conn, memory)
+        row = conn.execute("SELECT content FROM snapshots WHERE segment_id = ? AND name = ?", (segment.id, name)).fetchone()
+    if row is None:
+        raise NotFound(f"Snapshot not found: {name}", snapshot=name, plain=True)
+    return row[0]
+
+
+def restore_snapshot(kb, name: str, memory: str | None = None) -> dict:
+    with kb.store.write() as conn:
+        segment = resolve(conn, memory)
+        if segment.mode == "ro":
+            raise ReadOnly("Memory is read-only", memory=segment.name)
+        content = snapshot_content(kb, name, segment.name)
+        result = import_program(kb, content, segment.name, replace=True)
+        record_audit(conn, kb.actor, "restore_snapshot", segment.name, {"name": name, **result})
+    return {"name": name, "memory": segment.name, "facts": result["facts_added"], "rules": result["rules_added"],
+            "assumptions": result["assumptions"]}
+
+
+def list_snapshots(kb, memory: str | None = None) -> dict:
+    with kb.store.read() as conn:
+        segment = resolve(conn, memory)
+        items = [{"name": n, "created_at": c, "facts": f, "rules": r, "assumptions": a}
+                 for n, c, f, r, a in conn.execute(
+                     "SELECT name, created_at, facts, rules, assumptions FROM snapshots WHERE segment_id = ? "
+                     "ORDER BY id", (segment.id,))]
+    return {"memory": segment.name, "snapshots": items}
+
+
+def persistence_status(kb, check_integrity: bool = False) -> dict:
+    """Health of the database file: mode, WAL size, schema version, last snapshot, integrity."""
+    path = kb.store.path
+    on_disk = path != ":memory:"
+    if check_integrity:
+        with kb.store.write() as conn:
+            result = [r[0] for r in conn.execute("PRAGMA quick_check(20)")]
+            record_audit(conn, kb.actor, "integrity_check", None, {"result": result})
+    with kb.store.read() as conn:
+        journal_mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        version = current_version(conn)
+        last = conn.execute("SELECT s.name, g.name, s.created_at FROM snapshots AS s JOIN segments AS g "
+                            "ON g.id = s.segment_id ORDER BY s.id DESC LIMIT 1").fetchone()
+        check = conn.execute("SELECT at, payload FROM audit_log WHERE operation = 'integrity_check' "
+                             "ORDER BY id DESC LIMIT 1").fetchone()
+    wal = path + "-wal"
+    wal_bytes = os.path.getsize(wal) if on_disk and os.path.exists(wal) else 0
+    writable = not on_disk or not os.path.exists(path) or os.access(path, os.W_OK)
+    integrity = None
+    if check:
+        import json
+        payload = json.loads(check[1])["result"]
+        integrity = {"at": check[0], "ok": payload == ["ok"], "result": payload}
+    return {
+        "status": "active" if writable else "degraded",
+        "database": path,
+        "directory": os.path.dirname(os.path.abspath(path)) if on_disk else ":memory:",
+        "journal_mode": journal_mode,
+        "synchronous": "full",
+        "wal_bytes": wal_bytes,
+        "schema_version": version,
+        "last_snapshot": {"name": last[0], "memory": last[1], "created_at": last[2]} if last else None,
+        "integrity": integrity,
+    }
