@@ -14,8 +14,7 @@ from ..errors import InvalidArguments, NotFound
 from ..store import Store, record_audit, utc_now
 from typing import Iterable
 
-from ..datalog.program import check_user_predicate
-from ..terms import Compound, Term, format_term, indicator, parse_clauses, parse_term
+from ..terms import Compound, Term, format_term, indicator, parse_term
 from ..terms.codec import decode_args, encode_args, to_json
 from .parsing import parse_fact, parse_goal, parse_rule
 from .segments import Segment, bump_generation, resolve
