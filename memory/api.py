@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from .datalog import Budget
 from .knowledge import Explanation, FactChange, KnowledgeBase, Materialization, Page, QueryResult, RuleChange
-from .knowledge import beliefs, edits, inspect, programs, refactor
+from .errors import ReadOnly
+from .knowledge import beliefs, edits, inspect, mounts, programs, refactor
+from .knowledge.refactor import ALL
+from .knowledge.segments import DEFAULT
 from .knowledge.edits import EditResult
-from .store import IN_MEMORY, Store, resolve_db_path
+from .store import IN_MEMORY, Store, global_db_path, resolve_db_path
 
 
 def default_actor() -> str:
@@ -18,131 +22,176 @@ def default_actor() -> str:
 class Memory:
     """A knowledge base in one SQLite file (or `":memory:"`)."""
 
-    def __init__(self, path: str = IN_MEMORY, *, actor: str | None = None, budget: Budget | None = None) -> None:
+    def __init__(self, path: str = IN_MEMORY, *, actor: str | None = None, budget: Budget | None = None,
+                 global_path: str | None = None) -> None:
         self.path = path
         self.store = Store(path)
         self.actor = actor or default_actor()
         self.knowledge = KnowledgeBase(self.store, self.actor, budget or Budget.from_env())
+        self.global_path = global_path or global_db_path()
+        self._global_kb: KnowledgeBase | None = None
+        self.knowledge.global_facts = lambda seg, functor, arity: self._global().facts_of(seg, functor, arity)
 
     @classmethod
     def open(cls, db: str | None = None, **kwargs) -> "Memory":
         """Open the database named by `db`, `$DATALOG_MEMORY_DB`, or the project default."""
         return cls(resolve_db_path(db), **kwargs)
 
+    # --- which database serves a segment -----------------------------------------------
+    def _global(self) -> KnowledgeBase:
+        if self._global_kb is None:
+            self._global_kb = KnowledgeBase(Store(self.global_path), self.actor, self.knowledge.budget)
+        return self._global_kb
+
+    def _kb(self, memory: str | None, write: bool = False) -> KnowledgeBase:
+        """The project knowledge base, or the global one for a mounted global segment (whose mode,
+        recorded with the project's mount, decides whether writes are allowed)."""
+        if memory in (None, "", DEFAULT, ALL) or not isinstance(memory, str):
+            return self.knowledge
+        with self.store.read() as conn:
+            row = conn.execute("SELECT scope, mode FROM segments WHERE name = ? AND mounted = 1", (memory,)).fetchone()
+        if row is None or row[0] != "global":
+            return self.knowledge
+        if write and row[1] == "ro":
+            raise ReadOnly("Memory is read-only", memory=memory)
+        return self._global()
+
     def init(self) -> str:
         self.store.ensure_created()
         return self.path
 
     def remember_fact(self, fact: str, memory: str | None = None) -> FactChange:
-        return self.knowledge.remember_fact(fact, memory)
+        return self._kb(memory, write=True).remember_fact(fact, memory)
 
     def forget_fact(self, fact: str, memory: str | None = None) -> FactChange:
-        return self.knowledge.forget_fact(fact, memory)
+        return self._kb(memory, write=True).forget_fact(fact, memory)
 
     def define_rule(self, head: str, body: str, memory: str | None = None) -> RuleChange:
-        return self.knowledge.define_rule(head, body, memory)
+        return self._kb(memory, write=True).define_rule(head, body, memory)
 
     def list_facts(self, memory: str | None = None, functor: str | None = None, arity: int | None = None,
                    limit: int | None = None, offset: int = 0) -> Page:
-        return self.knowledge.list_facts(memory, functor, arity, limit, offset)
+        return self._kb(memory).list_facts(memory, functor, arity, limit, offset)
 
     def list_rules(self, memory: str | None = None, limit: int | None = None, offset: int = 0) -> Page:
-        return self.knowledge.list_rules(memory, limit, offset)
+        return self._kb(memory).list_rules(memory, limit, offset)
 
     def query_logic(self, goal: str, memory: str | None = None, limit: int | None = None, offset: int = 0) -> QueryResult:
-        return self.knowledge.query_logic(goal, memory, limit, offset)
+        return self._kb(memory).query_logic(goal, memory, limit, offset)
 
     def explain_why(self, fact: str, max_depth: int | None = None, memory: str | None = None) -> Explanation:
-        return self.knowledge.explain_why(fact, max_depth, memory)
+        return self._kb(memory).explain_why(fact, max_depth, memory)
 
     def materialize(self, memory: str | None = None) -> Materialization:
-        return self.knowledge.materialize(memory)
+        return self._kb(memory, write=True).materialize(memory)
 
     def add_facts(self, facts: list[str], memory: str | None = None) -> tuple[int, int]:
         """Assert many facts (text) in one transaction; returns (new, already there)."""
         from .knowledge.parsing import parse_fact
 
-        return self.knowledge.add_facts([parse_fact(f) for f in facts], memory)
+        return self._kb(memory, write=True).add_facts([parse_fact(f) for f in facts], memory)
 
     def import_program(self, text: str, memory: str | None = None) -> dict:
-        return programs.import_program(self.knowledge, text, memory)
+        return programs.import_program(self._kb(memory, write=True), text, memory)
 
     def export_program(self, memory: str | None = None) -> str:
-        return programs.export_program(self.knowledge, memory)
+        return programs.export_program(self._kb(memory), memory)
 
     # --- snapshots and persistence -------------------------------------------------------
     def save_snapshot(self, name: str, memory: str | None = None) -> dict:
-        return programs.save_snapshot(self.knowledge, name, memory)
+        return programs.save_snapshot(self._kb(memory), name, memory)
 
     def restore_snapshot(self, name: str, memory: str | None = None) -> dict:
-        return programs.restore_snapshot(self.knowledge, name, memory)
+        return programs.restore_snapshot(self._kb(memory, write=True), name, memory)
 
     def list_snapshots(self, memory: str | None = None) -> dict:
-        return programs.list_snapshots(self.knowledge, memory)
+        return programs.list_snapshots(self._kb(memory), memory)
 
     def export_snapshot(self, name: str, memory: str | None = None) -> str:
-        return programs.snapshot_content(self.knowledge, name, memory)
+        return programs.snapshot_content(self._kb(memory), name, memory)
 
     def import_snapshot(self, name: str, content: str, memory: str | None = None) -> dict:
         """Store Prolog text as a snapshot (without restoring it)."""
-        return programs.save_snapshot(self.knowledge, name, memory, content)
+        return programs.save_snapshot(self._kb(memory), name, memory, content)
 
     def get_persistence_status(self, check_integrity: bool = False) -> dict:
         return programs.persistence_status(self.knowledge, check_integrity)
 
     # --- fact edits, inspection and refactoring (zpm parity) ------------------------
     def clear_context(self, category: str, memory: str | None = None) -> EditResult:
-        return edits.clear_context(self.knowledge, category, memory)
+        return edits.clear_context(self._kb(memory, write=True), category, memory)
 
     def update_fact(self, old_fact: str, new_fact: str, memory: str | None = None) -> EditResult:
-        return edits.update_fact(self.knowledge, old_fact, new_fact, memory)
+        return edits.update_fact(self._kb(memory, write=True), old_fact, new_fact, memory)
 
     def upsert_fact(self, fact: str, memory: str | None = None) -> EditResult:
-        return edits.upsert_fact(self.knowledge, fact, memory)
+        return edits.upsert_fact(self._kb(memory, write=True), fact, memory)
 
     def trace_dependency(self, start_node: str, memory: str | None = None) -> dict:
-        return inspect.trace_dependency(self.knowledge, start_node, memory)
+        return inspect.trace_dependency(self._kb(memory), start_node, memory)
 
     def verify_consistency(self, scope: str | None = None, memory: str | None = None) -> dict:
-        return inspect.verify_consistency(self.knowledge, scope, memory)
+        return inspect.verify_consistency(self._kb(memory), scope, memory)
 
     def get_knowledge_schema(self, memory: str | None = None) -> dict:
-        return inspect.knowledge_schema(self.knowledge, memory)
+        return inspect.knowledge_schema(self._kb(memory), memory)
 
     def get_kb_overview(self, sample_size: int | None = None) -> dict:
         return inspect.kb_overview(self.knowledge, sample_size)
 
     def find_predicate_references(self, functor: str, arity: int | None = None, memory: str | None = None,
                                   include_cross_memory_refs: bool = True) -> dict:
-        return refactor.find_references(self.knowledge, functor, arity, memory, include_cross_memory_refs)
+        return refactor.find_references(self._kb(memory), functor, arity, memory, include_cross_memory_refs)
 
     def rename_predicate(self, old_functor: str, new_functor: str, arity: int | None = None,
                          memory: str | None = None, dry_run: bool = False,
                          propagate_cross_memory_refs: bool = False) -> dict:
-        return refactor.rename_predicate(self.knowledge, old_functor, new_functor, arity, memory, dry_run,
+        return refactor.rename_predicate(self._kb(memory, write=True), old_functor, new_functor, arity, memory, dry_run,
                                          propagate_cross_memory_refs)
 
     # --- truth maintenance ----------------------------------------------------------
     def assume_fact(self, fact: str, assumption: str, memory: str | None = None) -> dict:
-        return beliefs.assume_fact(self.knowledge, fact, assumption, memory)
+        return beliefs.assume_fact(self._kb(memory, write=True), fact, assumption, memory)
 
     def get_belief_status(self, fact: str, memory: str | None = None) -> dict:
-        return beliefs.belief_status(self.knowledge, fact, memory)
+        return beliefs.belief_status(self._kb(memory), fact, memory)
 
     def get_justification(self, assumption: str, memory: str | None = None) -> dict:
-        return beliefs.justification(self.knowledge, assumption, memory)
+        return beliefs.justification(self._kb(memory), assumption, memory)
 
     def list_assumptions(self, memory: str | None = None) -> dict:
-        return beliefs.assumptions(self.knowledge, memory)
+        return beliefs.assumptions(self._kb(memory), memory)
 
     def retract_assumption(self, assumption: str, memory: str | None = None) -> beliefs.Retraction:
-        return beliefs.retract_assumption(self.knowledge, assumption, memory)
+        return beliefs.retract_assumption(self._kb(memory, write=True), assumption, memory)
 
     def retract_assumptions(self, pattern: str, memory: str | None = None) -> beliefs.Retraction:
-        return beliefs.retract_assumptions(self.knowledge, pattern, memory)
+        return beliefs.retract_assumptions(self._kb(memory, write=True), pattern, memory)
+
+    # --- memory segments ------------------------------------------------------------------
+    def create_memory(self, name: str, scope: str = "project") -> dict:
+        return mounts.create_memory(self.knowledge, self._global() if scope == "global" else self._maybe_global(),
+                                    name, scope)
+
+    def mount_memory(self, name: str, mode: str = "rw", scope: str | None = None) -> dict:
+        return mounts.mount_memory(self.knowledge, self._maybe_global(), name, mode, scope)
+
+    def unmount_memory(self, name: str) -> dict:
+        return mounts.unmount_memory(self.knowledge, name)
+
+    def list_memories(self) -> dict:
+        return mounts.list_memories(self.knowledge, self._maybe_global())
+
+    def _maybe_global(self) -> KnowledgeBase | None:
+        """The global knowledge base when its database exists (reading never creates it)."""
+        if self._global_kb is None and not Path(self.global_path).exists():
+            return None
+        return self._global()
 
     def close(self) -> None:
         self.store.close()
+        if self._global_kb is not None:
+            self._global_kb.store.close()
 
     def __enter__(self) -> "Memory":
         return self

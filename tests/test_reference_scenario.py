@@ -108,6 +108,16 @@ SCENARIO = [
     ("query_logic", {"goal": "fruit(X)"}, '[{"X":"apple"},{"X":"banana"}]'),
     ("get_persistence_status", {}, lambda text: text.startswith("status: active\ndir: ")
      and "\nlast_snapshot: daily_backup\njournal_size: " in text),
+    ("create_memory", {"name": "feature_auth"}, "Created memory 'feature_auth' (project scope)"),
+    ("list_memories", {}, '{"memories":[{"name":"default","scope":"project","mounted":true,"mode":"rw"},'
+                          '{"name":"feature_auth","scope":"project","mounted":false,"mode":null}]}'),
+    ("mount_memory", {"name": "feature_auth"}, "Mounted memory 'feature_auth' (rw)"),
+    ("remember_fact", {"fact": "task_done(login)", "memory": "feature_auth"}, "Asserted: task_done(login)"),
+    ("define_rule", {"head": "shipped(X)", "body": "feature_auth:task_done(X)"},
+     "Asserted rule: shipped(X) :- feature_auth:task_done(X)"),
+    ("query_logic", {"goal": "shipped(X)"}, '[{"X":"login"}]'),
+    ("mount_memory", {"name": "feature_auth", "mode": "ro"}, "Mounted memory 'feature_auth' (ro)"),
+    ("unmount_memory", {"name": "feature_auth"}, "Unmounted memory 'feature_auth'"),
 ]
 
 ERRORS = [
@@ -121,6 +131,9 @@ ERRORS = [
     ("find_predicate_references", {"functor": "x", "memory": "unknown_segment"}, "Memory not mounted: unknown_segment"),
     ("retract_assumption", {"assumption": "nonexistent"}, "Unknown assumption 'nonexistent'"),
     ("restore_snapshot", {"name": "never_saved"}, "Snapshot not found: never_saved"),
+    ("create_memory", {"name": "feature_auth"}, "Memory 'feature_auth' already exists"),
+    ("unmount_memory", {"name": "default"}, "Cannot unmount the default memory"),
+    ("mount_memory", {"name": "nowhere"}, "Memory 'nowhere' does not exist"),
 ]
 
 

@@ -96,6 +96,8 @@ class KnowledgeBase:
         self.budget = budget or Budget()
         self._programs: dict = {}  # segment id -> (generation, Program)
         self._facts: dict = {}  # (segment id, pred) -> (generation, tuples)
+        # (segment, functor, arity) -> tuples of a mounted global segment, set by Memory
+        self.global_facts = None
 
     # --- facts ---------------------------------------------------------
     def remember_fact(self, fact: str, memory: str | None = None) -> FactChange:
@@ -263,11 +265,19 @@ class KnowledgeBase:
             for pred in preds:
                 if len(pred) == 3:  # segment:name(...) reads another mounted segment
                     other = resolve(conn, pred[2])
-                    out[pred] = self._tuples(conn, other, pred[0], pred[1])
+                    if other.scope == "global" and self.global_facts is not None:
+                        out[pred] = self.global_facts(other.name, pred[0], pred[1])
+                    else:
+                        out[pred] = self._tuples(conn, other, pred[0], pred[1])
                 elif len(pred) == 2 and isinstance(pred[0], str):
                     out[pred] = self._tuples(conn, segment, pred[0], pred[1])
             return out
         return load
+
+    def facts_of(self, memory: str, functor: str, arity: int) -> list:
+        """Base tuples of one predicate of a segment, read in their own transaction."""
+        with self.store.read() as conn:
+            return self._tuples(conn, resolve(conn, memory), functor, arity)
 
     def _tuples(self, conn, segment: Segment, functor: str, arity: int) -> list:
         key = (segment.id, functor, arity)

@@ -17,6 +17,7 @@ class Segment:
     name: str
     mode: str
     generation: int
+    scope: str = "project"  # 'global': a mount record here; the data lives in the global database
 
 
 def resolve(conn: apsw.Connection, name: str | None, *, write: bool = False) -> Segment:
@@ -24,7 +25,7 @@ def resolve(conn: apsw.Connection, name: str | None, *, write: bool = False) -> 
     if not isinstance(name, str):
         raise InvalidArguments("'memory' must be a string", argument="memory")
     row = conn.execute(
-        "SELECT id, name, mode, generation FROM segments WHERE name = ? AND mounted = 1", (name,)
+        "SELECT id, name, mode, generation, scope FROM segments WHERE name = ? AND mounted = 1", (name,)
     ).fetchone()
     if row is None:
         raise NotFound(f"Memory not mounted: {name}", memory=name)
