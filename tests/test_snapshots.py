@@ -102,6 +102,8 @@ def test_persistence_status(db_path):
         assert status["status"] == "active" and status["journal_mode"] == "wal"
         assert status["database"] == db_path and status["schema_version"] >= 3
         assert status["last_snapshot"]["name"] == "nightly" and status["integrity"] is None
+        assert status["last_checkpoint"]["busy"] is False
+        assert status["last_checkpoint"]["checkpointed_frames"] == status["last_checkpoint"]["wal_frames"]
         checked = m.get_persistence_status(check_integrity=True)
         assert checked["integrity"]["ok"] is True
         assert m.get_persistence_status()["integrity"]["at"] == checked["integrity"]["at"]

@@ -183,6 +183,7 @@ def persistence_status(kb, check_integrity: bool = False) -> dict:
                              "ORDER BY id DESC LIMIT 1").fetchone()
     wal = path + "-wal"
     wal_bytes = os.path.getsize(wal) if on_disk and os.path.exists(wal) else 0
+    checkpoint = kb.store.checkpoint()
     writable = not on_disk or not os.path.exists(path) or os.access(path, os.W_OK)
     integrity = None
     if check:
@@ -198,5 +199,8 @@ def persistence_status(kb, check_integrity: bool = False) -> dict:
         "wal_bytes": wal_bytes,
         "schema_version": version,
         "last_snapshot": {"name": last[0], "memory": last[1], "created_at": last[2]} if last else None,
+        "last_checkpoint": None if checkpoint is None else {
+            "at": utc_now(), "busy": bool(checkpoint[0]), "wal_frames": checkpoint[1],
+            "checkpointed_frames": checkpoint[2]},
         "integrity": integrity,
     }

@@ -107,6 +107,15 @@ class Store:
             self._depth -= 1
             conn.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
 
+    def checkpoint(self) -> tuple[int, int, int] | None:
+        """A passive WAL checkpoint (copies what it can without waiting on readers):
+        (busy, frames in the WAL, frames checkpointed); None for an in-memory or not yet created file."""
+        with self._lock:
+            if self.path == IN_MEMORY or not self.exists or self._depth:
+                return None
+            busy, log, done = self._connection(for_write=False).execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            return busy, log, done
+
     def data_version(self) -> int:
         """Changes whenever another connection commits (PRAGMA data_version)."""
         with self._lock:

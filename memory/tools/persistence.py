@@ -62,14 +62,15 @@ def list_snapshots(api, **kw) -> ToolResult:
     title="Persistence status",
     description=(
         "Health of the database: status (active, or degraded when the file is not writable), path, journal "
-        "mode, WAL size, schema version, last snapshot, and the last integrity check (check_integrity runs "
-        "one now)."
+        "mode, WAL size, schema version, last snapshot, a passive WAL checkpoint run now (last_checkpoint), "
+        "and the last integrity check (check_integrity runs one now)."
     ),
     input_schema=obj({"check_integrity": {"type": "boolean",
                                           "description": "Run PRAGMA quick_check now and record it (default: false)"}}),
     output_schema=out({"status": STRING, "database": STRING, "directory": STRING, "journal_mode": STRING,
                        "synchronous": STRING, "wal_bytes": INTEGER, "schema_version": INTEGER,
-                       "last_snapshot": {"type": ["object", "null"]}, "integrity": {"type": ["object", "null"]}}),
+                       "last_snapshot": {"type": ["object", "null"]}, "last_checkpoint": {"type": ["object", "null"]},
+                       "integrity": {"type": ["object", "null"]}}),
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def get_persistence_status(api, **kw) -> ToolResult:
