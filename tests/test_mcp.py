@@ -236,3 +236,18 @@ def test_budget_exceeded_is_a_tool_error_and_the_server_keeps_serving(db_path, m
     assert big.is_error and big.structured_content["error"]["code"] == "budget_exceeded"
     assert "1000" in big.content[0].text
     assert not small.is_error and small.structured_content["total"] == 2
+
+
+def test_query_results_are_bounded_by_default_and_say_so(db_path):
+    from memory import Memory
+    with Memory(db_path) as m:
+        m.add_facts([f"n({i})" for i in range(1500)])
+
+    async def scenario(client):
+        first = await client.call_tool("query_logic", {"goal": "n(X)"})
+        rest = await client.call_tool("query_logic", {"goal": "n(X)", "offset": 1000})
+        return first, rest
+    first, rest = run(db_path, "legacy", scenario)
+    assert first.structured_content["total"] == 1500 and first.structured_content["truncated"] is True
+    assert len(first.structured_content["bindings"]) == 1000
+    assert len(rest.structured_content["bindings"]) == 500 and rest.structured_content["truncated"] is False

@@ -72,8 +72,9 @@ class Store:
     def read(self) -> Iterator[apsw.Connection]:
         """A consistent snapshot for several SELECTs (or the enclosing write transaction)."""
         with self._lock:
-            if self._placeholder and self.exists:
-                self._conn = None  # another process created the file meanwhile
+            if self._placeholder and self.exists and self._conn is not None:
+                self._conn.close()  # another process created the file meanwhile: read the real one
+                self._conn = None
             conn = self._connection(for_write=False)
             if self._depth:
                 yield conn

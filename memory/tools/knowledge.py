@@ -6,6 +6,7 @@ from .registry import Annotations, ToolResult, tool
 from .schemas import compact_json, BOOLEAN, INTEGER, NULLABLE_INTEGER, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
 
 MAX_LIMIT = 10_000
+DEFAULT_QUERY_LIMIT = 1_000  # bounded by default; total and truncated say what was left out
 
 
 @tool(
@@ -79,13 +80,14 @@ def forget_fact(api, fact: str, **kw) -> ToolResult:
     description=(
         "Evaluate a goal (any rule body: conjunction, disjunction, negation, comparisons, arithmetic, "
         "aggregate_all) and return all variable bindings as JSON, in the standard order of terms. "
-        "[{}] means the goal holds with no variables; [] means no solutions. Use limit/offset to page: "
-        "the structured result always says the total and whether the page was cut."
+        "[{}] means the goal holds with no variables; [] means no solutions. At most limit solutions "
+        f"(default {DEFAULT_QUERY_LIMIT}) are returned; use limit/offset to page: the structured result "
+        "always says the total and whether the page was cut."
     ),
     input_schema=obj({
         "goal": text('A goal to query (e.g. "fruit(X)", "parent(john, Y)")'),
         "memory": memory_arg(),
-        "limit": integer("Maximum number of solutions to return (default: all)", 0, MAX_LIMIT),
+        "limit": integer(f"Maximum number of solutions to return (default {DEFAULT_QUERY_LIMIT})", 0, MAX_LIMIT),
         "offset": integer("Solutions to skip, for paging (default 0)", 0),
     }, ["goal"]),
     output_schema=out({
@@ -95,7 +97,7 @@ def forget_fact(api, fact: str, **kw) -> ToolResult:
     annotations=Annotations(read_only=True),
 )
 def query_logic(api, goal: str, **kw) -> ToolResult:
-    result = api.query_logic(goal, kw.get("memory"), kw.get("limit"), kw.get("offset", 0))
+    result = api.query_logic(goal, kw.get("memory"), kw.get("limit", DEFAULT_QUERY_LIMIT), kw.get("offset", 0))
     text_rows = [
         {name: (value if isinstance(value, (int, float)) and not isinstance(value, bool) else binding[name])
          for name, value in typed.items()}
