@@ -30,7 +30,7 @@ class Memory:
         self.knowledge = KnowledgeBase(self.store, self.actor, budget or Budget.from_env())
         self.global_path = global_path or global_db_path()
         self._global_kb: KnowledgeBase | None = None
-        self.knowledge.global_facts = lambda seg, functor, arity: self._global().facts_of(seg, functor, arity)
+        self.knowledge.global_source = self._global
 
     @classmethod
     def open(cls, db: str | None = None, **kwargs) -> "Memory":

@@ -110,3 +110,19 @@ def test_mounts_persist_for_the_project(db_path):
         m.mount_memory("notes", "ro")
     with Memory(db_path) as m:
         assert {x["name"]: x["mode"] for x in m.list_memories()["memories"]}["notes"] == "ro"
+
+
+def test_references_and_rename_see_rules_in_global_segments(tmp_path):
+    m = Memory(str(tmp_path / "p" / "memory.db"))
+    m.create_memory("shared", scope="global")
+    m.mount_memory("shared")
+    m.remember_fact("task_status(a, open)")
+    m.define_rule("open_here(X)", "default:task_status(X, open)", "shared")
+    refs = m.find_predicate_references("task_status", 2, "__all__")
+    assert [(r["head"], r["memory"], r["qualifier"]) for r in refs["cross_memory_refs"]] == [
+        ("open_here(X)", "shared", "default")]
+    report = m.rename_predicate("task_status", "status_of", 2, propagate_cross_memory_refs=True)
+    assert report["cross_memory_impact"]["warnings"] == [
+        {"memory": "shared", "refs": 1, "reason": "global segment, not rewritten"}]
+    assert [r["rule"] for r in m.list_rules("shared").items] == ["open_here(X) :- default:task_status(X, open)"]
+    m.close()

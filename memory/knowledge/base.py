@@ -96,8 +96,8 @@ class KnowledgeBase:
         self.budget = budget or Budget()
         self._programs: dict = {}  # segment id -> (generation, Program)
         self._facts: dict = {}  # (segment id, pred) -> (generation, tuples)
-        # (segment, functor, arity) -> tuples of a mounted global segment, set by Memory
-        self.global_facts = None
+        # The knowledge base of the global database (for mounted global segments), set by Memory
+        self.global_source = None
 
     # --- facts ---------------------------------------------------------
     def remember_fact(self, fact: str, memory: str | None = None) -> FactChange:
@@ -265,8 +265,8 @@ class KnowledgeBase:
             for pred in preds:
                 if len(pred) == 3:  # segment:name(...) reads another mounted segment
                     other = resolve(conn, pred[2])
-                    if other.scope == "global" and self.global_facts is not None:
-                        out[pred] = self.global_facts(other.name, pred[0], pred[1])
+                    if other.scope == "global" and self.global_source is not None:
+                        out[pred] = self.global_source().facts_of(other.name, pred[0], pred[1])
                     else:
                         out[pred] = self._tuples(conn, other, pred[0], pred[1])
                 elif len(pred) == 2 and isinstance(pred[0], str):

@@ -43,7 +43,16 @@ def _rules(conn, segment_id: int) -> list[StoredRule]:
 
 def _mounted(conn) -> list[Segment]:
     return [Segment(*row) for row in conn.execute(
-        "SELECT id, name, mode, generation FROM segments WHERE mounted = 1 ORDER BY name")]
+        "SELECT id, name, mode, generation, scope FROM segments WHERE mounted = 1 ORDER BY name")]
+
+
+def _segment_rules(kb, conn, segment: Segment) -> list[StoredRule]:
+    """A segment's rules, read from the global database when it is a mounted global segment."""
+    if segment.scope == "global" and kb.global_source is not None:
+        shared = kb.global_source()
+        with shared.store.read() as global_conn:
+            return _rules(global_conn, resolve(global_conn, segment.name).id)
+    return _rules(conn, segment.id)
 
 
 def _matches(ref: GoalRef, name: str, arity: int | None) -> bool:
@@ -59,7 +68,7 @@ def find_references(kb, functor: str, arity: int | None, memory: str | None, inc
         rules, cross, assumptions = [], [], []
         facts_count = 0
         for segment in scope:
-            for rule in _rules(conn, segment.id):
+            for rule in _segment_rules(kb, conn, segment):
                 local = qualified = None
                 for ref in goals(rule.body):
                     if not _matches(ref, name, arity):
@@ -87,7 +96,7 @@ def find_references(kb, functor: str, arity: int | None, memory: str | None, inc
             for other in _mounted(conn):
                 if other.name in scope_names:
                     continue
-                for rule in _rules(conn, other.id):
+                for rule in _segment_rules(kb, conn, other):
                     if any(_matches(ref, name, arity) and ref.qualifier == target for ref in goals(rule.body)):
                         cross.append({"head": format_term(rule.head), "body": format_term(rule.body),
                                       "memory": other.name, "qualifier": target})
@@ -194,7 +203,7 @@ def plan_rename(kb, conn, old_functor: str, new_functor: str, arity: int | None,
             continue
         changes = []
         refs = 0
-        for rule in _rules(conn, other.id):
+        for rule in _segment_rules(kb, conn, other):
             body, changed = rewrite(rule.body, remote)
             if changed:
                 refs += changed
@@ -203,6 +212,9 @@ def plan_rename(kb, conn, old_functor: str, new_functor: str, arity: int | None,
             continue
         if other.mode == "ro":
             plan.skipped_readonly.append({"memory": other.name, "refs": refs, "reason": "read-only"})
+        elif other.scope == "global":
+            # Shared with other projects, and in another database: never rewritten from one project.
+            plan.warnings.append({"memory": other.name, "refs": refs, "reason": "global segment, not rewritten"})
         elif propagate:
             plan.rule_updates[other.id] = changes
             plan.rewritten.append({"memory": other.name, "rules_updated": len(changes)})
