@@ -181,3 +181,23 @@ def test_two_processes_write_one_file(db_path):
         ) % (os.getcwd(), db_path)
         subprocess.run([sys.executable, "-c", code], check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
         assert m.query_logic("q(X)").total == 21
+
+
+def test_concurrent_writers_all_land(db_path):
+    """Four processes writing to one file at once: every acknowledged write is there, none fails on locks."""
+    Memory(db_path).init()
+    code = (
+        "import sys; sys.path.insert(0, %r); from memory import Memory; "
+        "m = Memory(%r); w = sys.argv[1]; "
+        "[m.remember_fact(f'row({w}, {i})') for i in range(60)]; "
+        "[m.assume_fact(f'hyp({w}, {i})', 'h' + w) for i in range(20)]"
+    ) % (os.path.dirname(os.path.dirname(os.path.abspath(__file__))), db_path)
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(w)], stderr=subprocess.PIPE, text=True) for w in range(4)]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    with Memory(db_path) as m:
+        assert m.query_logic("row(W, I)").total == 240
+        assert m.query_logic("hyp(W, I)").total == 80
+        with m.store.read() as conn:
+            assert conn.execute("SELECT count(*) FROM audit_log").fetchone()[0] == 320

@@ -183,3 +183,20 @@ def test_floats_and_integers_are_different_terms():
     assert len({parse_term("1"), parse_term("1.0")}) == 2
     assert format_term(Float(1e100)) == "1.0e+100"
     assert format_atom("a b") == "'a b'"
+
+
+# --- arbitrary text never crashes the parser ----------------------------------------
+
+prolog_ish = st.text(alphabet=st.sampled_from(list("abcXY_019 ()[]{},.|;:-+*/\\=<>@#&$?!'\"%\n\t`^~")), max_size=40)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(prolog_ish, st.text(max_size=40)))
+def test_arbitrary_text_parses_or_fails_with_a_position(text):
+    from memory.errors import TermSyntaxError
+    try:
+        term = parse_term(text)
+    except TermSyntaxError as exc:
+        assert exc.line >= 1 and exc.column >= 1
+        return
+    assert variant(parse_term(format_term(term)), term)
