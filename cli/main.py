@@ -112,17 +112,11 @@ def import_(
 
 
 def _bulk_add(m: Memory, terms: list, memory: Optional[str]) -> int:
-    """One transaction for the whole file; the progress bar shows parsing and writing chunks."""
-    added_total = 0
-    with m.store.write():
-        with Progress(console=err, transient=True, disable=len(terms) < 2 * BULK_CHUNK) as progress:
-            task = progress.add_task("importing", total=len(terms))
-            for start in range(0, len(terms), BULK_CHUNK):
-                chunk = terms[start:start + BULK_CHUNK]
-                added, _ = m.knowledge.add_facts(chunk, memory)
-                added_total += added
-                progress.advance(task, len(chunk))
-    return added_total
+    """One transaction for the whole file; the progress bar advances per written chunk."""
+    with Progress(console=err, transient=True, disable=len(terms) < 2 * BULK_CHUNK) as progress:
+        task = progress.add_task("importing", total=len(terms))
+        added, _ = m.add_fact_terms(terms, memory, BULK_CHUNK, lambda n: progress.advance(task, n))
+    return added
 
 
 @app.command()

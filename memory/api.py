@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Callable
 
 from .datalog import Budget
 from .knowledge import Explanation, FactChange, KnowledgeBase, Materialization, Page, QueryResult, RuleChange
@@ -12,6 +13,7 @@ from .knowledge import beliefs, edits, inspect, mounts, programs, refactor
 from .knowledge.refactor import ALL
 from .knowledge.segments import DEFAULT
 from .knowledge.edits import EditResult
+from .knowledge.parsing import parse_fact
 from .store import IN_MEMORY, Store, global_db_path, resolve_db_path
 
 
@@ -87,9 +89,20 @@ class Memory:
 
     def add_facts(self, facts: list[str], memory: str | None = None) -> tuple[int, int]:
         """Assert many facts (text) in one transaction; returns (new, already there)."""
-        from .knowledge.parsing import parse_fact
+        return self.add_fact_terms([parse_fact(f) for f in facts], memory)
 
-        return self._kb(memory, write=True).add_facts([parse_fact(f) for f in facts], memory)
+    def add_fact_terms(self, terms: list, memory: str | None = None, chunk: int = 10_000,
+                       progress: Callable[[int], None] | None = None) -> tuple[int, int]:
+        """Assert parsed facts in one transaction, in chunks (progress gets each chunk's size)."""
+        kb = self._kb(memory, write=True)
+        added = 0
+        with kb.store.write():
+            for start in range(0, len(terms), chunk):
+                part = terms[start:start + chunk]
+                added += kb.add_facts(part, memory)[0]
+                if progress is not None:
+                    progress(len(part))
+        return added, len(terms) - added
 
     def import_program(self, text: str, memory: str | None = None) -> dict:
         return programs.import_program(self._kb(memory, write=True), text, memory)

@@ -126,3 +126,17 @@ def test_references_and_rename_see_rules_in_global_segments(tmp_path):
         {"memory": "shared", "refs": 1, "reason": "global segment, not rewritten"}]
     assert [r["rule"] for r in m.list_rules("shared").items] == ["open_here(X) :- default:task_status(X, open)"]
     m.close()
+
+
+def test_bulk_import_into_a_global_segment_lands_in_the_global_database(tmp_path, monkeypatch):
+    from surfaces import cli, cli_json
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    db = str(tmp_path / "p.db")
+    cli(db, "create-memory", "--name", "shared", "--scope", "global", check=True)
+    cli(db, "mount-memory", "--name", "shared", check=True)
+    rows = tmp_path / "rows.csv"
+    rows.write_text("a,1\nb,2\n")
+    cli(db, "import", str(rows), "--predicate", "item", "--memory", "shared", check=True)
+    other = str(tmp_path / "other.db")
+    cli(other, "mount-memory", "--name", "shared", "--mode", "ro", check=True)
+    assert cli_json(other, "query-logic", "--goal", "item(X, N)", "--memory", "shared")["total"] == 2

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 from dataclasses import dataclass
-from typing import Iterable
 
 from .analysis import Strata, stratify
 from .budget import Budget
@@ -168,12 +167,3 @@ def _single_variant_loop(variant, delta: dict, rels: Relations, budget: Budget, 
             unchecked = 0
     budget.tick(unchecked)
     return counter
-
-
-def edb_for(program: Program, facts: dict) -> dict:
-    """Convenience for tests: base tuples keyed by predicate from {(name, arity): iterable}."""
-    return {pred: list(tuples) for pred, tuples in facts.items()}
-
-
-def derived_only(model: Model, preds: Iterable) -> dict:
-    return {pred: {t for t, code in model.tuples(pred).items() if code} for pred in preds}

@@ -7,7 +7,9 @@ text back and exporting again gives the same bytes."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 
 from ..datalog import Normalizer, analyze
 from ..datalog.program import check_user_predicate
@@ -19,7 +21,7 @@ from .beliefs import check_assumption
 from .parsing import parse_fact
 from .segments import bump_generation, resolve
 
-SNAPSHOT_NAME = __import__("re").compile(r"^[a-z][A-Za-z0-9_]*$")
+SNAPSHOT_NAME = re.compile(r"^[a-z][A-Za-z0-9_]*$")
 
 
 def _split(text: str) -> tuple[list[Term], list[Term], list[tuple[Term, str]]]:
@@ -187,7 +189,6 @@ def persistence_status(kb, check_integrity: bool = False) -> dict:
     writable = not on_disk or not os.path.exists(path) or os.access(path, os.W_OK)
     integrity = None
     if check:
-        import json
         payload = json.loads(check[1])["result"]
         integrity = {"at": check[0], "ok": payload == ["ok"], "result": payload}
     return {
