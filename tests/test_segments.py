@@ -95,6 +95,8 @@ def test_global_segments_are_shared_between_projects(tmp_path):
     two.define_rule("colleague(X)", "team:member(X)")
     one.remember_fact("member(bob)", "team")  # another project's write is seen at once
     assert [r["X"] for r in two.query_logic("colleague(X)").bindings] == ["alice", "bob"]
+    leaf = two.explain_why("colleague(bob)").detailed_tree["children"][0]
+    assert leaf["goal"] == "team:member(bob)" and leaf["memory"] == "team" and leaf["supports"] == ["asserted"]
     with pytest.raises(Conflict):
         two.create_memory("team")  # names are unique across scopes
     two.unmount_memory("team")

@@ -332,16 +332,24 @@ class KnowledgeBase:
         if node.truncated:
             out["truncated"] = True
         if node.kind == "fact" and node.pred is not None:
-            owner = segment
-            if len(node.pred) == 3:
-                owner = resolve(conn, node.pred[2])
-            row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?",
-                               (owner.id, node.goal if len(node.pred) == 2 else format_term(
-                                   Compound(node.pred[0], node.args) if node.args else node.pred[0]))).fetchone()
-            out["supports"] = self._supports(conn, row[0]) if row else []
+            owner = segment if len(node.pred) == 2 else resolve(conn, node.pred[2])
+            text = format_term(Compound(node.pred[0], node.args) if node.args else node.pred[0])
+            if owner.scope == "global" and self.global_source is not None:
+                out["supports"] = self.global_source().supports_of(owner.name, text)
+            else:
+                row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?",
+                                   (owner.id, text)).fetchone()
+                out["supports"] = self._supports(conn, row[0]) if row else []
             if owner is not segment:
                 out["memory"] = owner.name
         return out
+
+    def supports_of(self, memory: str, text: str) -> list[str]:
+        """The supports of a stored fact (canonical text) in a segment; [] when it is not stored."""
+        with self.store.read() as conn:
+            segment = resolve(conn, memory)
+            row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?", (segment.id, text)).fetchone()
+            return self._supports(conn, row[0]) if row else []
 
     def materialize(self, memory: str | None = None) -> Materialization:
         """Write every derived conclusion with its rule and stamp, under the current generation."""
