@@ -130,11 +130,16 @@ def export(
         text = _memory(ctx).export_program(memory)
     except DatalogMemoryError as exc:
         _fail(exc, False)
+    _write_out(text, file, "Exported")
+
+
+def _write_out(text: str, file: Optional[Path], what: str) -> None:
+    """Prolog text to a file (saying so on stderr) or to standard output."""
     if file is None:
         sys.stdout.write(text)
     else:
         file.write_text(text, encoding="utf-8")
-        err.print(f"Exported to {file}", markup=False, highlight=False)
+        err.print(f"{what} to {file}", markup=False, highlight=False)
 
 
 @app.command("snapshot-export")
@@ -149,11 +154,7 @@ def snapshot_export(
         text = _memory(ctx).export_snapshot(name, memory)
     except DatalogMemoryError as exc:
         _fail(exc, False)
-    if file is None:
-        sys.stdout.write(text)
-    else:
-        file.write_text(text, encoding="utf-8")
-        err.print(f"Exported snapshot '{name}' to {file}", markup=False, highlight=False)
+    _write_out(text, file, f"Exported snapshot '{name}'")
 
 
 @app.command("snapshot-import")

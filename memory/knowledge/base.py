@@ -17,6 +17,7 @@ from typing import Iterable
 from ..terms import Compound, Term, format_term, indicator, parse_term
 from ..terms.codec import decode_args, encode_args, to_json
 from .parsing import parse_fact, parse_goal, parse_rule
+from .rows import support_fact
 from .segments import Segment, bump_generation, resolve
 
 MAX_LIMIT = 10_000
@@ -103,28 +104,12 @@ class KnowledgeBase:
     def remember_fact(self, fact: str, memory: str | None = None) -> FactChange:
         term = parse_fact(fact)
         text = format_term(term)
-        name, arity = indicator(term)
-        args = term.args if type(term) is Compound else ()
         with self.store.write() as conn:
             segment = resolve(conn, memory, write=True)
-            row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?", (segment.id, text)).fetchone()
-            created = row is None
-            now = utc_now()
-            if created:
-                conn.execute(
-                    "INSERT INTO facts (segment_id, functor, arity, text, args, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    (segment.id, name, arity, text, encode_args(args), now),
-                )
-                fact_id = conn.last_insert_rowid()
-            else:
-                fact_id = row[0]
-            conn.execute(
-                "INSERT OR IGNORE INTO supports (fact_id, kind, ref, actor, created_at) VALUES (?, 'asserted', '', ?, ?)",
-                (fact_id, self.actor, now),
-            )
+            fact_id, created, added = support_fact(conn, segment, term, "asserted", "", self.actor)
             if created:
                 bump_generation(conn, segment)
-            if conn.changes() or created:  # remembering what is already asserted writes nothing
+            if added:  # remembering what is already asserted writes nothing
                 record_audit(conn, self.actor, "remember_fact", segment.name, {"fact": text, "created": created})
             supports = self._supports(conn, fact_id)
         return FactChange(text, segment.name, created, supports=supports)

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 from ..datalog import explain
 from ..errors import InvalidArguments, NotFound
-from ..store import record_audit, utc_now
-from ..terms import Compound, format_term, indicator
-from ..terms.codec import encode_args
+from ..store import record_audit
+from ..terms import format_term
 from ..validation import require_text
 from .parsing import parse_fact
+from .rows import support_fact
 from .segments import Segment, bump_generation, resolve
 
 ASSUMPTION = re.compile(r"^[a-z][A-Za-z0-9_]*$")
@@ -49,20 +49,7 @@ def assume_fact(kb, fact: str, assumption: str, memory: str | None) -> dict:
     text = format_term(term)
     with kb.store.write() as conn:
         segment = resolve(conn, memory, write=True)
-        row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?", (segment.id, text)).fetchone()
-        created = row is None
-        now = utc_now()
-        if created:
-            functor, arity = indicator(term)
-            conn.execute("INSERT INTO facts (segment_id, functor, arity, text, args, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                         (segment.id, functor, arity, text,
-                          encode_args(term.args if type(term) is Compound else ()), now))
-            fact_id = conn.last_insert_rowid()
-        else:
-            fact_id = row[0]
-        conn.execute("INSERT OR IGNORE INTO supports (fact_id, kind, ref, actor, created_at) "
-                     "VALUES (?, 'assumption', ?, ?, ?)", (fact_id, name, kb.actor, now))
-        added = conn.changes() > 0
+        _, created, added = support_fact(conn, segment, term, "assumption", name, kb.actor)
         if created:
             bump_generation(conn, segment)
         if added:  # assuming the same fact under the same assumption again writes nothing

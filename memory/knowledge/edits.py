@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 
 from ..datalog.builtins import unify
 from ..errors import NotFound
-from ..store import record_audit, utc_now
+from ..store import record_audit
 from ..terms import Compound, Term, Var, format_term, indicator
-from ..terms.codec import decode_args, encode_args
+from ..terms.codec import decode_args
 from .parsing import parse_fact, parse_pattern
+from .rows import support_fact
 from .segments import Segment, bump_generation, resolve
 
 
@@ -35,23 +36,6 @@ def _unassert(conn, fact_id: int, text: str, result: EditResult) -> bool:
     conn.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
     result.removed.append(text)
     return True
-
-
-def _assert(conn, segment: Segment, term: Term, actor: str) -> tuple[int, bool]:
-    name, arity = indicator(term)
-    text = format_term(term)
-    row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?", (segment.id, text)).fetchone()
-    now = utc_now()
-    if row is None:
-        args = term.args if type(term) is Compound else ()
-        conn.execute("INSERT INTO facts (segment_id, functor, arity, text, args, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                     (segment.id, name, arity, text, encode_args(args), now))
-        fact_id, created = conn.last_insert_rowid(), True
-    else:
-        fact_id, created = row[0], False
-    conn.execute("INSERT OR IGNORE INTO supports (fact_id, kind, ref, actor, created_at) VALUES (?, 'asserted', '', ?, ?)",
-                 (fact_id, actor, now))
-    return fact_id, created
 
 
 def _matching(conn, segment: Segment, pattern: Term) -> list[tuple[int, str]]:
@@ -96,7 +80,7 @@ def update_fact(kb, old_fact: str, new_fact: str, memory: str | None) -> EditRes
         result = EditResult(segment.name)
         if format_term(new) != old_text:
             _unassert(conn, row[0], old_text, result)
-        _, result.created = _assert(conn, segment, new, kb.actor)
+        _, result.created, _ = support_fact(conn, segment, new, "asserted", "", kb.actor)
         result.added = format_term(new)
         bump_generation(conn, segment)
         record_audit(conn, kb.actor, "update_fact", segment.name,
@@ -116,7 +100,7 @@ def upsert_fact(kb, fact: str, memory: str | None) -> EditResult:
             for fact_id, other in _matching(conn, segment, key):
                 if other != text:
                     _unassert(conn, fact_id, other, result)
-        _, result.created = _assert(conn, segment, term, kb.actor)
+        _, result.created, _ = support_fact(conn, segment, term, "asserted", "", kb.actor)
         result.added = text
         bump_generation(conn, segment)
         record_audit(conn, kb.actor, "upsert_fact", segment.name,

@@ -16,9 +16,9 @@ from ..datalog.program import check_user_predicate
 from ..errors import InvalidArguments, NotFound, ReadOnly
 from ..store import current_version, record_audit, utc_now
 from ..terms import Compound, Term, format_term, indicator, parse_clauses
-from ..terms.codec import encode_args
 from .beliefs import check_assumption
 from .parsing import parse_fact
+from .rows import support_fact
 from .segments import bump_generation, resolve
 
 SNAPSHOT_NAME = re.compile(r"^[a-z][A-Za-z0-9_]*$")
@@ -70,18 +70,7 @@ def import_program(kb, text: str, memory: str | None = None, replace: bool = Fal
             conn.execute("INSERT INTO rules (segment_id, head_functor, head_arity, text, created_at) VALUES (?, ?, ?, ?, ?)",
                          (segment.id, name, arity, rule_text, now))
         for term, assumption in assumed:
-            fact_text = format_term(term)
-            row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?", (segment.id, fact_text)).fetchone()
-            if row is None:
-                functor, arity = indicator(term)
-                conn.execute("INSERT INTO facts (segment_id, functor, arity, text, args, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                             (segment.id, functor, arity, fact_text,
-                              encode_args(term.args if type(term) is Compound else ()), now))
-                fact_id = conn.last_insert_rowid()
-            else:
-                fact_id = row[0]
-            conn.execute("INSERT OR IGNORE INTO supports (fact_id, kind, ref, actor, created_at) "
-                         "VALUES (?, 'assumption', ?, ?, ?)", (fact_id, assumption, kb.actor, now))
+            support_fact(conn, segment, term, "assumption", assumption, kb.actor)
         bump_generation(conn, segment)
         result = {"memory": segment.name, "facts_added": added_facts, "rules_added": len(new_rules),
                   "assumptions": len(assumed), "replaced": replace}
