@@ -1,4 +1,4 @@
-"""Human output for tool results: rich tables where there are rows, the text otherwise."""
+"""Human output for tool results: a tree for proofs, a table for rows, the text otherwise."""
 
 from __future__ import annotations
 
@@ -6,18 +6,19 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.tree import Tree
+
+ROW_KEYS = ("bindings", "items", "memories", "snapshots", "predicates", "rules")
 
 
 def render(console: Console, text: str, structured: dict[str, Any]) -> None:
-    rows = None
-    if isinstance(structured.get("items"), list):
-        rows = structured["items"]
-    elif isinstance(structured.get("bindings"), list) and structured.get("variables"):
-        rows = structured["bindings"]
+    if "proof_tree" in structured:
+        _proof(console, structured)
+        return
+    rows, columns = _rows(structured)
     if not rows:
         console.print(text, markup=False, highlight=False, soft_wrap=True)
         return
-    columns = list(structured.get("variables") or rows[0].keys())
     table = Table(*columns)
     for row in rows:
         table.add_row(*[_cell(row.get(c)) for c in columns])
@@ -27,6 +28,45 @@ def render(console: Console, text: str, structured: dict[str, Any]) -> None:
         console.print(f"{len(rows)} of {total} shown (use --limit/--offset)", style="dim")
     elif total is not None:
         console.print(f"{total} row(s)", style="dim")
+
+
+def _rows(structured: dict[str, Any]) -> tuple[list, list]:
+    for key in ROW_KEYS:
+        rows = structured.get(key)
+        if isinstance(rows, list) and rows and all(isinstance(r, dict) for r in rows):
+            if key == "bindings" and not structured.get("variables"):
+                return [], []  # a ground goal: the text ([{}] or []) says it
+            columns = list(structured.get("variables") or {k: None for r in rows for k in r})
+            return rows, columns
+    return [], []
+
+
+def _proof(console: Console, structured: dict[str, Any]) -> None:
+    tree = structured.get("detailed_tree") or structured.get("proof_tree")
+    if tree is None:
+        console.print(f"{structured['fact']}: not provable", markup=False, highlight=False)
+        return
+    root = Tree(_label(tree))
+    stack = [(root, tree)]
+    while stack:
+        parent, node = stack.pop()
+        for child in node.get("children", []):
+            branch = parent.add(_label(child))
+            stack.append((branch, child))
+    console.print(root)
+
+
+def _label(node: dict) -> str:
+    from rich.markup import escape
+    how = node["rule_applied"]
+    extra = ""
+    if node.get("supports"):
+        extra = f"  [dim]({', '.join(node['supports'])})[/dim]"
+    if node.get("truncated"):
+        extra += "  [dim]…[/dim]"
+    if how == "fact":
+        return f"[bold]{escape(node['goal'])}[/bold]  fact{extra}"
+    return f"[bold]{escape(node['goal'])}[/bold]  ⟸  {escape(how)}{extra}"
 
 
 def _cell(value: Any) -> str:

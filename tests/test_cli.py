@@ -173,3 +173,14 @@ def test_ci_runs_the_readme_test_command_verbatim():
     quick_start = [b.split("\n```")[0].strip() for b in blocks[1:3]]
     assert quick_start[0] == "python -m pip install . && datalog-memory serve"
     assert quick_start[1] in (ROOT / ".ci" / "run").read_text().splitlines()
+
+
+def test_human_output_draws_proof_trees(db_path):
+    cli(db_path, "remember-fact", "--fact", "edge(a,b)", check=True)
+    cli(db_path, "assume-fact", "--fact", "edge(b,c)", "--assumption", "hyp", check=True)
+    cli(db_path, "define-rule", "--head", "path(X,Y)", "--body", "edge(X,Y)", check=True)
+    cli(db_path, "define-rule", "--head", "path(X,Z)", "--body", "path(X,Y), edge(Y,Z)", check=True)
+    shown = cli(db_path, "explain-why", "--fact", "path(a,c)", check=True).stdout
+    assert "path(a, c)" in shown and "edge(a, b)  fact  (asserted)" in shown
+    assert "edge(b, c)  fact  (assumption:hyp)" in shown
+    assert "not provable" in cli(db_path, "explain-why", "--fact", "path(c,a)", check=True).stdout
