@@ -60,7 +60,12 @@ def serve(ctx: typer.Context) -> None:
     """Serve the tools over MCP on stdin/stdout (both protocol eras)."""
     from memory.mcp_server import serve as run
 
-    run(_memory(ctx))
+    memory = _memory(ctx)
+    try:
+        memory.store.data_version()  # open (and migrate) now: a database we cannot use fails before serving
+    except DatalogMemoryError as exc:
+        _fail(exc, False)
+    run(memory)
 
 
 @app.command()

@@ -184,3 +184,16 @@ def test_human_output_draws_proof_trees(db_path):
     assert "path(a, c)" in shown and "edge(a, b)  fact  (asserted)" in shown
     assert "edge(b, c)  fact  (assumption:hyp)" in shown
     assert "not provable" in cli(db_path, "explain-why", "--fact", "path(c,a)", check=True).stdout
+
+
+def test_a_newer_database_is_refused_by_every_entry_point(tmp_path):
+    import apsw
+    db = str(tmp_path / "future.db")
+    cli(db, "init", check=True)
+    conn = apsw.Connection(db)
+    conn.execute("INSERT INTO schema_migrations VALUES (99, 'future', 'x', 'now')")
+    conn.close()
+    for args in (["list-facts"], ["serve"], ["remember-fact", "--fact", "p(a)"]):
+        done = cli(db, *args, input="")
+        assert done.returncode == 1, args
+        assert "schema version 99 is newer" in done.stderr and "upgrade datalog-memory" in done.stderr
