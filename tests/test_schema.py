@@ -133,3 +133,32 @@ def test_write_transaction_rolls_back_on_error(db_path):
             raise RuntimeError("boom")
     with store.read() as conn:
         assert conn.execute("SELECT generation FROM segments").fetchone()[0] == 0
+
+
+def test_database_errors_inside_a_write_become_storage_errors_and_roll_back(db_path):
+    from memory.errors import StorageError
+    store = Store(db_path)
+    with pytest.raises(StorageError, match="database error"):
+        with store.write() as conn:
+            conn.execute("UPDATE segments SET generation = 7")
+            conn.execute("INSERT INTO facts (segment_id, functor, arity, text, args, created_at) "
+                         "VALUES (1, 'p', 0, 'p', 'not json', 'now')")  # violates CHECK (json_valid(args))
+    with store.read() as conn:
+        assert conn.execute("SELECT generation FROM segments").fetchone()[0] == 0
+
+
+def test_lock_held_by_another_writer_times_out_with_a_storage_error(tmp_path, monkeypatch):
+    from memory.errors import StorageError
+    from memory.store import connection
+    db = str(tmp_path / "busy.db")
+    monkeypatch.setattr(connection, "BUSY_TIMEOUT_MS", 200)
+    holder = Store(db)
+    holder.ensure_created()
+    other = Store(db)
+    other.ensure_created()
+    with holder.write():
+        with pytest.raises(StorageError, match="cannot start a write transaction"):
+            with other.write():
+                pass
+    with other.write() as conn:  # free again
+        conn.execute("UPDATE segments SET generation = generation")

@@ -93,20 +93,28 @@ class Store:
         with self._lock:
             conn = self._connection(for_write=True)
             depth = self._depth
-            conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT sp{depth}")
+            try:
+                conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT sp{depth}")
+            except apsw.Error as exc:  # e.g. still locked by another writer after the busy timeout
+                raise StorageError(f"cannot start a write transaction on {self.path}: {exc}") from exc
             self._depth += 1
             try:
                 yield conn
-            except BaseException:
+            except BaseException as exc:
                 self._depth -= 1
                 if depth == 0:
                     conn.execute("ROLLBACK")
                 else:
                     conn.execute(f"ROLLBACK TO sp{depth}")
                     conn.execute(f"RELEASE sp{depth}")
+                if isinstance(exc, apsw.Error):
+                    raise StorageError(f"database error in {self.path}: {exc}") from exc
                 raise
             self._depth -= 1
-            conn.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
+            try:
+                conn.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
+            except apsw.Error as exc:
+                raise StorageError(f"could not commit to {self.path}: {exc}") from exc
 
     def checkpoint(self) -> tuple[int, int, int] | None:
         """A passive WAL checkpoint (copies what it can without waiting on readers):
