@@ -72,8 +72,7 @@ def head_projection(args: tuple, varmap: dict) -> Callable:
         if len(regs) >= 2:
             return itemgetter(*regs)
         if len(regs) == 1:
-            i = regs[0]
-            return lambda r: (r[i],)
+            return itemgetter(slice(regs[0], regs[0] + 1))  # a 1-tuple, built in C
         return lambda r: ()
     getters = [term_getter(a, varmap) for a in args]
     return lambda r: tuple(g(r) for g in getters)
@@ -210,10 +209,19 @@ def compile_positive(lit: Lit, varmap: dict, width: int, rels: Relations, needed
         # Semi-join: only existence matters, rows keep their width.
         return Step(lambda rows, _d=None: [r for r in rows if row_key(r) in index], varmap, width)
     if check is None:
+        get = index.get
+        if len(keys) == 1:
+            # One bound column, the common case: subscript the row directly instead of calling a key function.
+            (_, (_, i)), = keys
+            return Step(
+                lambda rows, _d=None: [r + u for r in rows for u in get(r[i], EMPTY)],
+                new_varmap, width + arity,
+                fuse=lambda rows, project: {project(r + u) for r in rows for u in get(r[i], EMPTY)},
+            )
         return Step(
-            lambda rows, _d=None: [r + u for r in rows for u in index.get(row_key(r), EMPTY)],
+            lambda rows, _d=None: [r + u for r in rows for u in get(row_key(r), EMPTY)],
             new_varmap, width + arity,
-            fuse=lambda rows, project: {project(r + u) for r in rows for u in index.get(row_key(r), EMPTY)},
+            fuse=lambda rows, project: {project(r + u) for r in rows for u in get(row_key(r), EMPTY)},
         )
     return Step(
         lambda rows, _d=None: [r + u for r in rows for u in index.get(row_key(r), EMPTY) if check(u)],
