@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 from .errors import InvalidArguments
 
 MAX_TEXT_CHARS = 65_536
+NAME_PATTERN = r"^[a-z][A-Za-z0-9_]*$"
 NAME_PATTERN_DOC = "a lowercase letter followed by letters, digits or underscores"
+MAX_NAME_CHARS = 128
+_NAME = re.compile(NAME_PATTERN)
 
 
 def require_text(name: str, value: object, *, max_chars: int = MAX_TEXT_CHARS) -> str:
@@ -29,3 +34,16 @@ def require_text(name: str, value: object, *, max_chars: int = MAX_TEXT_CHARS) -
             f"'{name}' is not valid UTF-8 (unpaired surrogate at position {exc.start})", argument=name
         ) from None
     return value
+
+
+def require_name(argument: str, value: object) -> str:
+    """A name that is a plain atom (segments, snapshots, assumptions, scopes): never a path or an expression."""
+    text = require_text(argument, value, max_chars=MAX_NAME_CHARS)
+    if not _NAME.match(text):
+        raise InvalidArguments(f"'{argument}' must be {NAME_PATTERN_DOC} (at most {MAX_NAME_CHARS} characters)",
+                               argument=argument)
+    return text
+
+
+def is_name(text: str) -> bool:
+    return bool(_NAME.match(text))

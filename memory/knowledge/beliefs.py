@@ -16,23 +16,18 @@ from ..datalog import explain
 from ..errors import InvalidArguments, NotFound
 from ..store import record_audit
 from ..terms import format_term
-from ..validation import require_text
+from ..validation import require_name, require_text
 from .parsing import parse_fact
 from .rows import support_fact
 from .segments import Segment, bump_generation, resolve
 
-ASSUMPTION = re.compile(r"^[a-z][A-Za-z0-9_]*$")
 GLOB = re.compile(r"^[a-z*?][A-Za-z0-9_*?]*$")
 SOURCE_OF_KIND = {"asserted": "interactive", "snapshot": "snapshot", "assumption": "assumption",
                   "source": "source", "observation": "observation"}
 
 
 def check_assumption(name: object) -> str:
-    text = require_text("assumption", name, max_chars=128)
-    if not ASSUMPTION.match(text):
-        raise InvalidArguments("'assumption' must be a lowercase letter followed by letters, digits or _",
-                               argument="assumption")
-    return text
+    return require_name("assumption", name)
 
 
 @dataclass

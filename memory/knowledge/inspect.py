@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
 
 from ..errors import InvalidArguments, NotFound
 from ..terms import Compound, Var, format_term, is_ground, parse_term
 from ..terms.codec import to_json
-from ..validation import require_text
+from ..validation import require_name, require_text
 from .segments import DEFAULT, resolve
 
 OVERVIEW_BUDGET = 64 * 1024
-SCOPE = re.compile(r"^[a-z][A-Za-z0-9_]*$")
 
 
 def knowledge_schema(kb, memory: str | None) -> dict:
@@ -136,8 +134,8 @@ def trace_dependency(kb, start_node: str, memory: str | None) -> dict:
 
 
 def verify_consistency(kb, scope: str | None, memory: str | None) -> dict:
-    if scope is not None and not SCOPE.match(scope):
-        raise InvalidArguments("'scope' must be a lowercase name such as deployment", argument="scope")
+    if scope is not None:
+        require_name("scope", scope)
     name = "integrity_violation" if scope is None else f"integrity_violation_{scope}"
     with kb.store.read() as conn:
         segment = resolve(conn, memory)

@@ -8,21 +8,18 @@ database."""
 
 from __future__ import annotations
 
-import re
 
 from ..errors import Conflict, InvalidArguments, NotFound
 from ..store import record_audit, utc_now
+from ..validation import require_name
 from .segments import DEFAULT
 
-NAME = re.compile(r"^[a-z][A-Za-z0-9_]*$")
 SCOPES = ("project", "global")
 MODES = ("rw", "ro")
 
 
 def check_name(name: object) -> str:
-    if not isinstance(name, str) or not NAME.match(name) or len(name) > 128:
-        raise InvalidArguments("'name' must be a lowercase letter followed by letters, digits or _", argument="name")
-    return name
+    return require_name("name", name)
 
 
 def _check(value: object, allowed: tuple, argument: str) -> str:

@@ -9,19 +9,18 @@ from __future__ import annotations
 
 import json
 import os
-import re
 
 from ..datalog import Normalizer, analyze
 from ..datalog.program import check_user_predicate
 from ..errors import InvalidArguments, NotFound, ReadOnly
 from ..store import current_version, record_audit, utc_now
 from ..terms import Compound, Term, format_term, indicator, parse_clauses
+from ..validation import require_name
 from .beliefs import check_assumption
 from .parsing import parse_fact
 from .rows import support_fact
 from .segments import bump_generation, resolve
 
-SNAPSHOT_NAME = re.compile(r"^[a-z][A-Za-z0-9_]*$")
 
 
 def _split(text: str) -> tuple[list[Term], list[Term], list[tuple[Term, str]]]:
@@ -97,10 +96,7 @@ def export_program(kb, memory: str | None = None) -> str:
 
 
 def check_snapshot_name(name: object) -> str:
-    if not isinstance(name, str) or not SNAPSHOT_NAME.match(name) or len(name) > 128:
-        raise InvalidArguments("'name' must be a lowercase letter followed by letters, digits or _ "
-                               "(at most 128 characters)", argument="name")
-    return name
+    return require_name("name", name)
 
 
 def save_snapshot(kb, name: str, memory: str | None = None, content: str | None = None) -> dict:

@@ -5,7 +5,6 @@ never by text substitution, so `status` never touches `task_status` or an atom `
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from ..datalog import Normalizer, Program, analyze
@@ -15,12 +14,12 @@ from ..store import record_audit
 from ..terms import Compound, Term, format_term, parse_term
 from ..terms.codec import decode_args
 from ..terms.operators import ALL_OPERATORS, INFIX, PREFIX
+from ..validation import is_name
 from .goals import GoalRef, goals, rewrite
 from .parsing import parse_name
 from .segments import Segment, resolve
 
 ALL = "__all__"
-NAME = re.compile(r"^[a-z][A-Za-z0-9_]*$")
 # Control constructs and builtins whose renaming would corrupt the language itself.
 PROTECTED = set(ALL_OPERATORS) | set(BUILTIN_OPS) | {"!", "true", "fail", "false", "not", "aggregate_all", "call"}
 
@@ -136,7 +135,7 @@ def _arities(conn, segment: Segment, name: str) -> set:
 
 def _validated_name(text: str, argument: str) -> str:
     name = parse_name(text, argument)
-    if not NAME.match(name):
+    if not is_name(name):
         if name in PROTECTED:
             return name
         raise InvalidArguments(f"'{argument}' must be a plain atom such as task_status (letters, digits, _)",

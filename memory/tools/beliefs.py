@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from .registry import Annotations, ToolResult, tool
-from .schemas import BOOLEAN, STRING, STRINGS, compact_json, memory_arg, obj, out, text
+from .schemas import name_arg, BOOLEAN, STRING, STRINGS, compact_json, memory_arg, obj, out, text
 
-ASSUMPTION_ARG = {"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[a-z][A-Za-z0-9_]*$"}
 RETRACTION = {"memory": STRING, "assumptions": STRINGS, "removed": STRINGS, "kept": STRINGS}
 
 
@@ -19,7 +18,7 @@ RETRACTION = {"memory": STRING, "assumptions": STRINGS, "removed": STRINGS, "kep
     ),
     input_schema=obj({
         "fact": text('A fact to assume (e.g. "available(server_a)")'),
-        "assumption": {**ASSUMPTION_ARG, "description": 'The assumption justifying this fact (e.g. "infra_healthy")'},
+        "assumption": name_arg('The assumption justifying this fact (e.g. "infra_healthy")'),
         "memory": memory_arg(),
     }, ["fact", "assumption"]),
     output_schema=out({"fact": STRING, "assumption": STRING, "memory": STRING, "created": BOOLEAN, "added": BOOLEAN}),
@@ -54,7 +53,7 @@ def get_belief_status(api, fact: str, **kw) -> ToolResult:
     title="Justification",
     description="All facts currently supported by an assumption.",
     input_schema=obj({
-        "assumption": {**ASSUMPTION_ARG, "description": 'The assumption to query (e.g. "infra_healthy")'},
+        "assumption": name_arg('The assumption to query (e.g. "infra_healthy")'),
         "memory": memory_arg(),
     }, ["assumption"]),
     output_schema=out({"assumption": STRING, "memory": STRING, "facts": STRINGS}),
@@ -90,7 +89,7 @@ def _retraction(result) -> dict:
         "also asserted or assumed otherwise stay, and conclusions resting on removed facts stop holding."
     ),
     input_schema=obj({
-        "assumption": {**ASSUMPTION_ARG, "description": 'The assumption to retract (e.g. "infra_healthy")'},
+        "assumption": name_arg('The assumption to retract (e.g. "infra_healthy")'),
         "memory": memory_arg(),
     }, ["assumption"]),
     output_schema=out(RETRACTION),

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from .registry import Annotations, ToolResult, tool
-from .schemas import BOOLEAN, INTEGER, ROWS, STRING, memory_arg, obj, out
+from .schemas import name_arg, BOOLEAN, INTEGER, ROWS, STRING, memory_arg, obj, out
 
-NAME_ARG = {"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[a-z][A-Za-z0-9_]*$"}
 COUNTS = {"facts": INTEGER, "rules": INTEGER, "assumptions": INTEGER}
 
 
@@ -16,7 +15,7 @@ COUNTS = {"facts": INTEGER, "rules": INTEGER, "assumptions": INTEGER}
         "Store the segment's facts, rules and assumptions under a name, in the database (names are atoms: "
         "lowercase letter, then letters, digits, _). Saving an existing name replaces it, and says so."
     ),
-    input_schema=obj({"name": {**NAME_ARG, "description": 'A name for the snapshot (e.g. "before_refactor")'},
+    input_schema=obj({"name": name_arg('A name for the snapshot (e.g. "before_refactor")'),
                       "memory": memory_arg()}, ["name"]),
     output_schema=out({"name": STRING, "memory": STRING, "replaced": BOOLEAN, **COUNTS}),
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
@@ -34,7 +33,7 @@ def save_snapshot(api, name: str, **kw) -> ToolResult:
         "Replace the segment's facts, rules and assumptions with a snapshot's, in one audited transaction "
         "that survives a restart. Conclusions follow from the restored knowledge."
     ),
-    input_schema=obj({"name": {**NAME_ARG, "description": 'The snapshot to restore (e.g. "before_refactor")'},
+    input_schema=obj({"name": name_arg('The snapshot to restore (e.g. "before_refactor")'),
                       "memory": memory_arg()}, ["name"]),
     output_schema=out({"name": STRING, "memory": STRING, **COUNTS}),
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..validation import MAX_TEXT_CHARS
+from ..validation import MAX_NAME_CHARS, MAX_TEXT_CHARS, NAME_PATTERN
 
 MEMORY_DESCRIPTION = "Target memory segment (optional, defaults to default memory)"
 
@@ -21,6 +21,12 @@ def integer(description: str, minimum: int | None = None, maximum: int | None = 
     if maximum is not None:
         schema["maximum"] = maximum
     return schema
+
+
+def name_arg(description: str) -> dict[str, Any]:
+    """An atom-like name (segment, snapshot, assumption): the same rule the services enforce."""
+    return {"type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS, "pattern": NAME_PATTERN,
+            "description": description}
 
 
 def memory_arg() -> dict[str, Any]:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from .registry import Annotations, ToolResult, tool
-from .schemas import BOOLEAN, ROWS, STRING, compact_json, obj, out
+from .schemas import name_arg, BOOLEAN, ROWS, STRING, compact_json, obj, out
 
-NAME = {"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[a-z][A-Za-z0-9_]*$"}
 SCOPE = {"type": "string", "enum": ["project", "global"]}
 
 
@@ -18,7 +17,7 @@ SCOPE = {"type": "string", "enum": ["project", "global"]}
         "It is not mounted: mount it to use it."
     ),
     input_schema=obj({
-        "name": {**NAME, "description": "A valid atom (snake_case) naming the memory segment"},
+        "name": name_arg("A valid atom (snake_case) naming the memory segment"),
         "scope": {**SCOPE, "description": 'The scope: "project" (default) or "global"'},
     }, ["name"]),
     output_schema=out({"name": STRING, "scope": STRING, "mounted": BOOLEAN}),
@@ -38,7 +37,7 @@ def create_memory(api, name: str, **kw) -> ToolResult:
         "segment refuses every mutation; rules elsewhere may still read it as seg:pred(...)."
     ),
     input_schema=obj({
-        "name": {**NAME, "description": "The name of the memory segment to mount"},
+        "name": name_arg("The name of the memory segment to mount"),
         "mode": {"type": "string", "enum": ["rw", "ro"], "description": 'Mount mode: "rw" (default) or "ro"'},
         "scope": {**SCOPE, "description": "Which scope to mount from, when the name exists in both"},
     }, ["name"]),
@@ -54,7 +53,7 @@ def mount_memory(api, name: str, **kw) -> ToolResult:
     "unmount_memory",
     title="Unmount memory segment",
     description="Unmount a segment (its data stays). The default memory cannot be unmounted.",
-    input_schema=obj({"name": {**NAME, "description": "The name of the memory segment to unmount"}}, ["name"]),
+    input_schema=obj({"name": name_arg("The name of the memory segment to unmount")}, ["name"]),
     output_schema=out({"name": STRING, "scope": STRING, "mounted": BOOLEAN}),
     annotations=Annotations(read_only=False, destructive=False, idempotent=False),
 )
