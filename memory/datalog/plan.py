@@ -12,18 +12,12 @@ from operator import itemgetter
 from typing import Callable
 
 from ..errors import BudgetExceeded, EvaluationError
-from ..terms import NIL, Compound, Float, Term, Var, make_list, variables
+from ..terms import NIL, Compound, Float, Term, Var, is_ground, make_list, variables
 from .builtins import NUMERIC_COMPARE, ORDER_COMPARE, BINARY, UNARY, evaluate, from_number, order_key, to_number
 from .program import Agg, Builtin, Lit, Neg, Rule, literal_vars
 from .relations import EMPTY, Relations
 
 MISSING = object()
-
-
-def _is_ground(term: Term) -> bool:
-    for _ in variables(term):
-        return False
-    return True
 
 
 # --- getters: terms evaluated against a row --------------------------------
@@ -32,7 +26,7 @@ def term_getter(term: Term, varmap: dict) -> Callable:
     """A function row -> the term with its (bound) variables replaced by their values."""
     if type(term) is Var:
         return itemgetter(varmap[term])
-    if _is_ground(term):
+    if is_ground(term):
         return lambda r, t=term: t
     functor = term.functor  # type: ignore[union-attr]
     parts = [term_getter(a, varmap) for a in term.args]  # type: ignore[union-attr]
@@ -44,7 +38,7 @@ def number_getter(expr: Term, varmap: dict) -> Callable:
     if type(expr) is Var:
         i = varmap[expr]
         return lambda r: to_number(r[i])
-    if _is_ground(expr):
+    if is_ground(expr):
         value = evaluate(expr) if type(expr) is not str else None
         if value is None:
             return lambda r, e=expr: evaluate(e)
@@ -130,7 +124,7 @@ def _classify(args: tuple, varmap: dict):
                 eq_filters.append((j, fresh[a]))
             else:
                 fresh[a] = j
-        elif _is_ground(a):
+        elif is_ground(a):
             keys.append((j, ("const", a)))
         else:
             patterns.append((j, a))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..terms import Compound, Term, Var, format_term, is_ground
+from ..terms import Compound, format_term, is_ground
 from .builtins import unify, resolve
 from .plan import EMPTY_AGGREGATE, MISSING, aggregate_value, order_body, term_getter, number_getter, _match
 from .program import Agg, Builtin, Lit, Neg, Program, Rule, literal_term, format_literal
@@ -59,7 +59,7 @@ class ProofBuilder:
         key_cols, key = [], []
         for j, a in enumerate(args):
             value = resolve(a, binding)
-            if _ground(value):
+            if is_ground(value):
                 key_cols.append(j)
                 key.append(value)
         if len(key_cols) == len(args):
@@ -199,6 +199,3 @@ class ProofBuilder:
         text = format_literal(Agg(lit.kind, lit.template, lit.goal, lit.group, resolve(lit.result, trial)))
         return holds, trial, text, "aggregate"
 
-
-def _ground(term: Term) -> bool:
-    return type(term) is not Var and (type(term) is not Compound or is_ground(term))

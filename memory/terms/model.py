@@ -152,6 +152,11 @@ def variables(term: Term) -> Iterator[Var]:
 
 
 def is_ground(term: Term) -> bool:
+    kind = type(term)
+    if kind is Var:
+        return False
+    if kind is not Compound:  # atoms and numbers: the common case, no walk needed
+        return True
     for _ in variables(term):
         return False
     return True
