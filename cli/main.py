@@ -216,16 +216,20 @@ def _register_tool(spec: Tool) -> None:
     """Add `spec` as a typer command: one --flag per argument (kebab-case, plus the snake_case
     spelling the reference uses), and --json for the exact structured result."""
     required = set(spec.input_schema.get("required", []))
+    json_arguments: set[str] = set()
     parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
     annotations: dict[str, Any] = {"ctx": typer.Context}
     for name, prop in spec.input_schema.get("properties", {}).items():
         flags = ["--" + name.replace("_", "-")] + (["--" + name] if "_" in name else [])
         kind = _PY_TYPES.get(prop.get("type", "string"), str)
+        if prop.get("type") in ("array", "object"):
+            kind = str  # given as JSON text
+            json_arguments.add(name)
         if kind is bool:
             BOOLEAN_FLAGS.update(flags)
             flags = [f"{flag}/--no-{flag[2:]}" for flag in flags]
         annotation = kind if name in required else Optional[kind]
-        default = typer.Option(... if name in required else None, *flags, help=prop.get("description"), show_default=False)
+        default = typer.Option(... if name in required else None, *flags, help=(prop.get("description") or "") + (" (JSON)" if name in json_arguments else ""), show_default=False)
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
         annotations[name] = annotation
     parameters.append(inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY,
@@ -237,6 +241,8 @@ def _register_tool(spec: Tool) -> None:
         as_json = kwargs.pop("as_json")
         arguments = {k: v for k, v in kwargs.items() if v is not None}
         try:
+            for name in json_arguments & set(arguments):
+                arguments[name] = _json_argument(name, arguments[name])
             result = call_tool(_memory(ctx), spec.name, arguments)
         except ArgumentsRejected as exc:
             err.print(f"Usage error: {exc.message}", markup=False, highlight=False)
@@ -253,6 +259,16 @@ def _register_tool(spec: Tool) -> None:
     run.__annotations__ = annotations
     run.__doc__ = spec.description
     app.command(spec.name.replace("_", "-"), help=spec.description, short_help=spec.title)(run)
+
+
+def _json_argument(name: str, value: str) -> Any:
+    """A list or object flag (e.g. --ids '["mem_…"]'); a bare word stands for a one-item list."""
+    try:
+        return json.loads(value)
+    except ValueError:
+        if value.startswith(("[", "{")):
+            raise ArgumentsRejected(f"--{name.replace('_', '-')} is not valid JSON") from None
+        return [value]
 
 
 for _spec in REGISTRY.values():

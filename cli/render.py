@@ -15,6 +15,9 @@ def render(console: Console, text: str, structured: dict[str, Any]) -> None:
     if "proof_tree" in structured:
         _proof(console, structured)
         return
+    if isinstance(structured.get("content"), str):  # the tool wrote Markdown for people: show it
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+        return
     rows, columns = _rows(structured)
     if not rows:
         console.print(text, markup=False, highlight=False, soft_wrap=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Callable
 
@@ -14,22 +13,24 @@ from .knowledge.refactor import ALL
 from .knowledge.segments import DEFAULT
 from .knowledge.edits import EditResult
 from .knowledge.parsing import parse_fact
+from .sources import CallerContext, SourceMemories, recall, search, visible_facts_clause
 from .store import IN_MEMORY, Store, global_db_path, resolve_db_path
-
-
-def default_actor() -> str:
-    return os.environ.get("DATALOG_MEMORY_PRINCIPAL") or os.environ.get("USER") or "local"
 
 
 class Memory:
     """A knowledge base in one SQLite file (or `":memory:"`)."""
 
     def __init__(self, path: str = IN_MEMORY, *, actor: str | None = None, budget: Budget | None = None,
-                 global_path: str | None = None) -> None:
+                 global_path: str | None = None, context: CallerContext | None = None) -> None:
+        """`context` is who calls (principal, session, project, capabilities); by default it comes from the
+        environment (DATALOG_MEMORY_PRINCIPAL, ..._CAPABILITIES). `actor` overrides the principal."""
         self.path = path
         self.store = Store(path)
-        self.actor = actor or default_actor()
+        self.context = context or CallerContext.from_env(principal=actor)
+        self.actor = self.context.principal
         self.knowledge = KnowledgeBase(self.store, self.actor, budget or Budget.from_env())
+        self.knowledge.fact_filter = lambda conn: visible_facts_clause(conn, self.context)
+        self.sources = SourceMemories(self.store, self.context)
         self.global_path = global_path or global_db_path()
         self._global_kb: KnowledgeBase | None = None
         self.knowledge.global_source = self._global
@@ -82,7 +83,10 @@ class Memory:
         return self._kb(memory).query_logic(goal, memory, limit, offset)
 
     def explain_why(self, fact: str, max_depth: int | None = None, memory: str | None = None) -> Explanation:
-        return self._kb(memory).explain_why(fact, max_depth, memory)
+        explanation = self._kb(memory).explain_why(fact, max_depth, memory)
+        if explanation.detailed_tree is not None:
+            self.sources.annotate_proof(explanation.detailed_tree)
+        return explanation
 
     def materialize(self, memory: str | None = None) -> Materialization:
         return self._kb(memory, write=True).materialize(memory)
@@ -180,6 +184,29 @@ class Memory:
 
     def retract_assumptions(self, pattern: str, memory: str | None = None) -> beliefs.Retraction:
         return beliefs.retract_assumptions(self._kb(memory, write=True), pattern, memory)
+
+    # --- source memories -------------------------------------------------------------------
+    def memory_remember(self, memory: str, scope: str = "auto", retention: str = "long_term", kind: str = "text",
+                        projections: list | None = None, idempotency_key: str | None = None,
+                        supersedes: list | None = None, valid_from: str | None = None,
+                        valid_to: str | None = None) -> dict:
+        return self.sources.remember(memory, scope, retention, kind, projections, idempotency_key, supersedes,
+                                     valid_from, valid_to)
+
+    def memory_get(self, id: str, as_of: str | None = None) -> dict:
+        return self.sources.get(id, as_of)
+
+    def memory_search(self, query: str, scope: str = "all_visible", history: bool = False, limit: int | None = None,
+                      kind: str | None = None, as_of: str | None = None) -> dict:
+        return search(self.sources, query, scope, history, limit, kind, as_of)
+
+    def memory_recall(self, predicate: str, arguments: list | None = None, include_source: bool = False,
+                      limit: int | None = None, as_of: str | None = None, scope: str = "all_visible") -> dict:
+        return recall(self.sources, predicate, arguments, include_source, limit, as_of, scope)
+
+    def memory_forget(self, ids: list | None = None, query: str | None = None, action: str = "expire",
+                      reason: str | None = None, erase: bool = False, dry_run: bool = False) -> dict:
+        return self.sources.forget(ids, query, action, reason, erase, dry_run)
 
     # --- memory segments ------------------------------------------------------------------
     def create_memory(self, name: str, scope: str = "project") -> dict:

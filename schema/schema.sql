@@ -1,4 +1,4 @@
--- datalog-memory: the whole current schema (migrations 0001-0003), for anyone
+-- datalog-memory: the whole current schema (migrations 0001-0004), for anyone
 -- opening the database with sqlite3. The migrations in migrations/ are what
 -- actually builds it; tests/test_schema.py proves the two agree.
 --
@@ -154,3 +154,87 @@ CREATE TABLE snapshots (
     content TEXT NOT NULL,             -- the Prolog text
     UNIQUE (segment_id, name)
 );
+
+-- ---------------------------------------------------------------------------
+-- 0004: source memories (memory_remember / get / search / recall / forget).
+-- Exact source text under stable opaque ids, in a namespace that decides who
+-- may read it: 'session:<session id>', 'project:<project id>' or 'global'.
+-- Who the caller is (principal, session, project, capabilities) comes from the
+-- server's environment, never from tool arguments.
+
+-- Projects known to this database, keyed by their normalized git remote
+-- (https://host/owner/repo) or absolute path.
+CREATE TABLE projects (
+    id TEXT PRIMARY KEY,              -- project_<uuid4>
+    remote TEXT NOT NULL UNIQUE,      -- normalized remote or path
+    created_at TEXT NOT NULL
+);
+
+-- Exact source text, byte for byte as remembered.
+CREATE TABLE sources (
+    id TEXT PRIMARY KEY,              -- src_<uuid4>
+    text TEXT,                        -- the exact text; NULL once erased (memory_forget delete + erase)
+    sha256 TEXT NOT NULL,             -- hex sha256 of the UTF-8 text; '' once erased
+    principal TEXT NOT NULL,          -- who remembered it
+    source_class TEXT NOT NULL,       -- host-declared class: user_explicit, model_inferred, ...
+    trust TEXT NOT NULL,              -- the class for the six known classes, else 'unknown'
+    created_at TEXT NOT NULL,
+    erased_at TEXT                    -- when the text was erased (the tombstone keeps id and times)
+);
+
+-- One remembered memory: a source in a namespace, with its lifecycle state.
+CREATE TABLE source_memories (
+    seq INTEGER PRIMARY KEY,          -- row number; also the rowid of its memory_fts row
+    id TEXT NOT NULL UNIQUE,          -- mem_<uuid4>: the stable id tools use
+    source_id TEXT NOT NULL REFERENCES sources (id),
+    namespace TEXT NOT NULL,          -- 'session:<id>', 'project:<project id>' or 'global'
+    lifetime TEXT NOT NULL CHECK (lifetime IN ('short_term', 'long_term')),
+    kind TEXT NOT NULL CHECK (kind IN ('text', 'fact', 'episode', 'preference', 'procedure')),
+    status TEXT NOT NULL DEFAULT 'active'  -- current state; memory_events has the history
+        CHECK (status IN ('active', 'expired', 'superseded', 'invalidated', 'archived', 'deleted')),
+    superseded_by TEXT REFERENCES source_memories (id),  -- the memory that replaced this one
+    idempotency_key TEXT,             -- caller's key: a retry with the same key and text returns the first receipt
+    principal TEXT NOT NULL,
+    valid_from TEXT NOT NULL,         -- valid time: when what it says became true (default: recorded_at)
+    valid_to TEXT,                    -- valid time end; NULL = open
+    recorded_at TEXT NOT NULL,        -- system time: when it was stored
+    version INTEGER NOT NULL DEFAULT 1,  -- bumped by each lifecycle change
+    UNIQUE (namespace, idempotency_key)
+);
+
+CREATE INDEX source_memories_by_namespace ON source_memories (namespace, status);
+
+-- Lifecycle history: the first row is 'active' at recorded_at; each forget or
+-- supersession adds one. The status at time T is that of the last row at or before T.
+CREATE TABLE memory_events (
+    id INTEGER PRIMARY KEY,
+    memory_id TEXT NOT NULL REFERENCES source_memories (id),
+    at TEXT NOT NULL,
+    status TEXT NOT NULL,             -- active, expired, superseded, invalidated, archived, deleted
+    reason TEXT,                      -- the caller's reason, or 'superseded by mem_…'
+    principal TEXT NOT NULL
+);
+
+CREATE INDEX memory_events_by_memory ON memory_events (memory_id, at);
+
+-- Symbolic projections of a memory. Each is also a fact in the 'default'
+-- segment with a support (kind 'source', ref = memory id), so rules reason over
+-- it while the memory is active and visible to the caller.
+CREATE TABLE memory_projections (
+    id TEXT PRIMARY KEY,              -- proj_<uuid4>
+    memory_id TEXT NOT NULL REFERENCES source_memories (id),
+    position INTEGER NOT NULL,        -- order given by the caller
+    predicate TEXT NOT NULL,          -- functor of the fact
+    arguments TEXT NOT NULL CHECK (json_valid(arguments)),  -- JSON array of scalars ('[]' once erased)
+    statement TEXT,                   -- plain-language statement; NULL once erased
+    quality TEXT NOT NULL CHECK (quality IN ('exact', 'lossy', 'context_required')),
+    fact TEXT NOT NULL,               -- canonical fact text ('' once erased)
+    created_at TEXT NOT NULL,
+    UNIQUE (memory_id, position)
+);
+
+CREATE INDEX memory_projections_by_predicate ON memory_projections (predicate);
+
+-- Full-text index (rowid = source_memories.seq) over the source text and the
+-- projection statements. Queries are built from quoted tokens, never spliced.
+CREATE VIRTUAL TABLE memory_fts USING fts5 (text, statements, tokenize = 'unicode61 remove_diacritics 2');

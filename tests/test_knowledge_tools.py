@@ -326,7 +326,7 @@ def test_rename_cross_segment_impact_and_propagation(mem):
 # --- bad input, every tool, every argument ---------------------------------------------
 
 def _wrong_value(prop: dict):
-    return {"string": 123, "integer": "seven", "boolean": "yes", "number": "x"}[prop["type"]]
+    return {"string": 123, "integer": "seven", "boolean": "yes", "number": "x", "array": "x", "object": "x"}[prop["type"]]
 
 
 def _cases():

@@ -99,6 +99,13 @@ class KnowledgeBase:
         self._facts: dict = {}  # (segment id, pred) -> (generation, tuples)
         # The knowledge base of the global database (for mounted global segments), set by Memory
         self.global_source = None
+        # Which facts the caller may see (source-memory projections are namespace-bound), set by Memory:
+        # conn -> (SQL condition over `f`, parameters), or None when every fact is visible
+        self.fact_filter = None
+
+    def visible(self, conn) -> tuple[str, list]:
+        clause = self.fact_filter(conn) if self.fact_filter is not None else None
+        return clause or ("1", [])
 
     # --- facts ---------------------------------------------------------
     def remember_fact(self, fact: str, memory: str | None = None) -> FactChange:
@@ -173,6 +180,9 @@ class KnowledgeBase:
         with self.store.read() as conn:
             segment = resolve(conn, memory)
             params.append(segment.id)
+            visible, visible_params = self.visible(conn)
+            where.append(visible)
+            params += visible_params
             if functor is not None:
                 where.append("f.functor = ?")
                 params.append(functor)
@@ -269,9 +279,9 @@ class KnowledgeBase:
         cached = self._facts.get(key)
         if cached and cached[0] == segment.generation:
             return cached[1]
-        rows = conn.execute(
-            "SELECT args FROM facts WHERE segment_id = ? AND functor = ? AND arity = ?", (segment.id, functor, arity)
-        ).fetchall()
+        visible, params = self.visible(conn)
+        rows = conn.execute(f"SELECT args FROM facts AS f WHERE segment_id = ? AND functor = ? AND arity = ? AND {visible}",
+                            (segment.id, functor, arity, *params)).fetchall()
         tuples = [decode_args(r[0]) for r in rows]
         self._facts[key] = (segment.generation, tuples)
         return tuples

@@ -18,7 +18,7 @@ from ..store import record_audit
 from ..terms import format_term
 from ..validation import require_name, require_text
 from .parsing import parse_fact
-from .rows import support_fact
+from .rows import support_fact, withdraw_support
 from .segments import Segment, bump_generation, resolve
 
 GLOB = re.compile(r"^[a-z*?][A-Za-z0-9_*?]*$")
@@ -52,8 +52,10 @@ def assume_fact(kb, fact: str, assumption: str, memory: str | None) -> dict:
     return {"fact": text, "assumption": name, "memory": segment.name, "created": created, "added": added}
 
 
-def _stored_supports(conn, segment: Segment, text: str) -> list[tuple[str, str]] | None:
-    row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?", (segment.id, text)).fetchone()
+def _stored_supports(kb, conn, segment: Segment, text: str) -> list[tuple[str, str]] | None:
+    visible, params = kb.visible(conn)
+    row = conn.execute(f"SELECT id FROM facts AS f WHERE segment_id = ? AND text = ? AND {visible}",
+                       (segment.id, text, *params)).fetchone()
     if row is None:
         return None
     return conn.execute("SELECT kind, ref FROM supports WHERE fact_id = ? ORDER BY id", (row[0],)).fetchall()
@@ -64,7 +66,7 @@ def belief_status(kb, fact: str, memory: str | None) -> dict:
     text = format_term(term)
     with kb.store.read() as conn:
         segment = resolve(conn, memory)
-        supports = _stored_supports(conn, segment, text)
+        supports = _stored_supports(kb, conn, segment, text)
         if supports:
             assumptions = sorted({ref for kind, ref in supports if kind == "assumption"})
             return {"status": "in", "justifications": assumptions,
@@ -111,17 +113,9 @@ def assumptions(kb, memory: str | None) -> dict:
 
 def _retract(conn, segment: Segment, names: list[str], result: Retraction) -> None:
     for name in names:
-        affected = conn.execute(
-            "SELECT f.id, f.text FROM facts AS f JOIN supports AS s ON s.fact_id = f.id "
-            "WHERE f.segment_id = ? AND s.kind = 'assumption' AND s.ref = ? ORDER BY f.id", (segment.id, name)).fetchall()
-        conn.execute("DELETE FROM supports WHERE kind = 'assumption' AND ref = ? AND fact_id IN "
-                     "(SELECT id FROM facts WHERE segment_id = ?)", (name, segment.id))
-        for fact_id, text in affected:
-            if conn.execute("SELECT 1 FROM supports WHERE fact_id = ? LIMIT 1", (fact_id,)).fetchone():
-                result.kept.append(text)
-            else:
-                conn.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
-                result.removed.append(text)
+        removed, kept = withdraw_support(conn, segment, "assumption", name)
+        result.removed.extend(removed)
+        result.kept.extend(kept)
 
 
 def retract_assumption(kb, assumption: str, memory: str | None) -> Retraction:

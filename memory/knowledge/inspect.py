@@ -17,16 +17,17 @@ OVERVIEW_BUDGET = 64 * 1024
 def knowledge_schema(kb, memory: str | None) -> dict:
     with kb.store.read() as conn:
         segment = resolve(conn, memory)
-        predicates = _predicates(conn, segment.id)
+        predicates = _predicates(conn, segment.id, kb.visible(conn))
     items = [{"name": name, "arity": arity, "type": kind, "count": count}
              for (name, arity), (kind, count, _, _) in sorted(predicates.items())]
     return {"memory": segment.name, "predicates": items, "total": len(items)}
 
 
-def _predicates(conn, segment_id: int) -> dict:
-    """(name, arity) -> (kind, count, fact count, rule count)."""
+def _predicates(conn, segment_id: int, visible: tuple[str, list]) -> dict:
+    """(name, arity) -> (kind, count, fact count, rule count), over the facts the caller may see."""
     facts = {(n, a): c for n, a, c in conn.execute(
-        "SELECT functor, arity, count(*) FROM facts WHERE segment_id = ? GROUP BY functor, arity", (segment_id,))}
+        f"SELECT functor, arity, count(*) FROM facts AS f WHERE segment_id = ? AND {visible[0]} "
+        "GROUP BY functor, arity", (segment_id, *visible[1]))}
     rules = {(n, a): c for n, a, c in conn.execute(
         "SELECT head_functor, head_arity, count(*) FROM rules WHERE segment_id = ? GROUP BY head_functor, head_arity",
         (segment_id,))}
@@ -37,12 +38,12 @@ def _predicates(conn, segment_id: int) -> dict:
     return out
 
 
-def _samples(conn, segment_id: int, name: str, arity: int, size: int) -> list[str]:
+def _samples(conn, segment_id: int, name: str, arity: int, size: int, visible: tuple[str, list]) -> list[str]:
     if size <= 0:
         return []
     out = [r[0] for r in conn.execute(
-        "SELECT text FROM facts WHERE segment_id = ? AND functor = ? AND arity = ? ORDER BY id LIMIT ?",
-        (segment_id, name, arity, size))]
+        f"SELECT text FROM facts AS f WHERE segment_id = ? AND functor = ? AND arity = ? AND {visible[0]} "
+        "ORDER BY id LIMIT ?", (segment_id, name, arity, *visible[1], size))]
     if len(out) < size:
         out += [r[0] for r in conn.execute(
             "SELECT text FROM rules WHERE segment_id = ? AND head_functor = ? AND head_arity = ? ORDER BY id LIMIT ?",
@@ -58,8 +59,9 @@ def kb_overview(kb, sample_size: int | None) -> dict:
     size = 2 if sample_size is None else max(0, min(50, sample_size))
     with kb.store.read() as conn:
         segment = resolve(conn, DEFAULT)
-        predicates = sorted(_predicates(conn, segment.id).items())
-        samples = {key: _samples(conn, segment.id, key[0], key[1], size) for key, _ in predicates}
+        visible = kb.visible(conn)
+        predicates = sorted(_predicates(conn, segment.id, visible).items())
+        samples = {key: _samples(conn, segment.id, key[0], key[1], size, visible) for key, _ in predicates}
         assumptions = sorted(r[0] for r in conn.execute(
             "SELECT DISTINCT s.ref FROM supports AS s JOIN facts AS f ON f.id = s.fact_id "
             "WHERE s.kind = 'assumption' AND f.segment_id = ?", (segment.id,)))

@@ -118,7 +118,8 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
         "facts, the rule text for derived ones, or builtin/negation/aggregate) and children. Proofs end "
         "in stored facts and are finite even for recursive rules. proven is false when no proof exists. "
         "The structured result adds detailed_tree: the same tree with each node's kind, the rule id, and "
-        "the supports of every stored fact (asserted, assumption:<name>, ...)."
+        "the supports of every stored fact (asserted, assumption:<name>, source:<memory id>, ...); a fact "
+        "projected from a source memory also lists that memory with its exact text under memories."
     ),
     input_schema=obj({
         "fact": text('The Prolog term to explain (e.g. "risky(deploy_v3)")'),

@@ -1,0 +1,8 @@
+"""Source memories: exact text under stable ids, in namespaces, with host-bound authority."""
+
+from .context import CallerContext
+from .memories import SourceMemories
+from .search import recall, search
+from .visibility import visible_facts_clause
+
+__all__ = ["CallerContext", "SourceMemories", "recall", "search", "visible_facts_clause"]

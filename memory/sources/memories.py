@@ -1,0 +1,373 @@
+"""Source memories: remember exact text under a stable id, get it back, forget it.
+
+Every write is one transaction with its audit row (actor = the caller's principal).
+A memory the caller may not read is reported exactly like one that does not exist,
+so ids cannot be probed across namespaces."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..clock import parse_instant
+from ..errors import Conflict, InvalidArguments, NotFound, PermissionDenied
+from ..knowledge.rows import support_fact, withdraw_support
+from ..knowledge.segments import bump_generation, resolve
+from ..store import Store, record_audit, utc_now
+from ..validation import require_text
+from .context import READ, CallerContext
+from .namespaces import Namespace, new_id, readable_namespaces, require_write, write_namespace
+from .projections import Projection, parse_projections
+
+MAX_SOURCE_CHARS = 1_000_000
+MAX_KEY_CHARS = 256
+MAX_IDS = 200
+RETENTION = {"session": "short_term", "short_term": "short_term", "long_term": "long_term", "durable": "long_term"}
+KINDS = ("text", "fact", "episode", "preference", "procedure")
+ACTIONS = {"expire": "expired", "supersede": "superseded", "invalidate": "invalidated", "archive": "archived",
+           "delete": "deleted"}
+SUPPORT_KIND = "source"
+
+COLUMNS = ("m.seq, m.id, m.source_id, m.namespace, m.lifetime, m.kind, m.status, m.superseded_by, m.idempotency_key, "
+           "m.principal, m.valid_from, m.valid_to, m.recorded_at, m.version, s.text, s.sha256, s.source_class, "
+           "s.trust, s.created_at, s.erased_at")
+FROM = "source_memories AS m JOIN sources AS s ON s.id = m.source_id"
+# The status a memory had at a given time: that of its last lifecycle event at or before it.
+STATUS_AT = ("(SELECT e.status FROM memory_events AS e WHERE e.memory_id = m.id AND e.at <= ? "
+             "ORDER BY e.at DESC, e.id DESC LIMIT 1)")
+
+
+@dataclass
+class MemoryRecord:
+    seq: int
+    id: str
+    source_id: str
+    namespace: str
+    lifetime: str
+    kind: str
+    status: str
+    superseded_by: str | None
+    idempotency_key: str | None
+    principal: str
+    valid_from: str
+    valid_to: str | None
+    recorded_at: str
+    version: int
+    text: str | None
+    sha256: str
+    source_class: str
+    trust: str
+    source_created_at: str
+    erased_at: str | None
+
+    @property
+    def ns(self) -> Namespace:
+        return Namespace.from_key(self.namespace)
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def current_filter(at: str | None, history: bool) -> tuple[str, list]:
+    """SQL over `m` selecting what a read at time `at` (None: now) may return: settled memories (active and
+    valid then), or with `history` everything recorded by then."""
+    moment = at or utc_now()
+    if history:
+        return "m.recorded_at <= ?", [moment]
+    if at is None:
+        return ("m.status = 'active' AND m.valid_from <= ? AND (m.valid_to IS NULL OR m.valid_to > ?)",
+                [moment, moment])
+    return (f"m.recorded_at <= ? AND {STATUS_AT} = 'active' AND m.valid_from <= ? "
+            "AND (m.valid_to IS NULL OR m.valid_to > ?)", [moment, moment, moment, moment])
+
+
+def status_at(conn, memory_id: str, at: str | None) -> str:
+    if at is None:
+        return conn.execute("SELECT status FROM source_memories WHERE id = ?", (memory_id,)).fetchone()[0]
+    row = conn.execute("SELECT status FROM memory_events WHERE memory_id = ? AND at <= ? ORDER BY at DESC, id DESC "
+                       "LIMIT 1", (memory_id, at)).fetchone()
+    return row[0] if row else "unrecorded"
+
+
+def check_instant(argument: str, value: object) -> str | None:
+    return None if value is None else parse_instant(argument, value)
+
+
+class SourceMemories:
+    """The source-memory service over one store, for one caller."""
+
+    def __init__(self, store: Store, context: CallerContext) -> None:
+        self.store = store
+        self.context = context
+
+    # --- reading -------------------------------------------------------------------------
+    def require_read(self) -> None:
+        if not self.context.can(READ):
+            raise PermissionDenied(f"Reading memories needs the capability {READ}", required_capability=READ)
+
+    @staticmethod
+    def not_found(ident: object) -> NotFound:
+        # One message for unknown and invisible ids alike: no existence oracle.
+        return NotFound(f"existence_error(memory, {ident}): no memory with this id is visible to the caller",
+                        id=ident if isinstance(ident, str) else None)
+
+    def visible_record(self, conn, ident: object, at: str | None = None) -> MemoryRecord:
+        if not isinstance(ident, str) or not ident.startswith("mem_") or len(ident) > 64:
+            raise self.not_found(ident)
+        row = conn.execute(f"SELECT {COLUMNS} FROM {FROM} WHERE m.id = ?", (ident,)).fetchone()
+        if row is None:
+            raise self.not_found(ident)
+        record = MemoryRecord(*row)
+        if record.namespace not in readable_namespaces(conn, self.context) or (at and record.recorded_at > at):
+            raise self.not_found(ident)
+        return record
+
+    def get(self, ident: str, as_of: str | None = None) -> dict:
+        at = check_instant("as_of", as_of)
+        self.require_read()
+        with self.store.read() as conn:
+            record = self.visible_record(conn, ident, at)
+            return self.describe(conn, record, at, full=True)
+
+    def describe(self, conn, record: MemoryRecord, at: str | None, full: bool = False) -> dict:
+        status = status_at(conn, record.id, at)
+        moment = at or utc_now()
+        valid = record.valid_from <= moment and (record.valid_to is None or record.valid_to > moment)
+        out: dict[str, Any] = {
+            "id": record.id, "source_id": record.source_id, "namespace": record.ns.to_dict(),
+            "kind": record.kind, "lifetime": record.lifetime, "status": status, "lifecycle": status,
+            "current": status == "active" and valid, "recorded_at": record.recorded_at,
+            "valid_from": record.valid_from, "valid_to": record.valid_to,
+            "superseded_by": record.superseded_by if status == "superseded" else None,
+        }
+        if not full:
+            return out
+        projections = [
+            {"id": p, "predicate": pred, "arguments": json.loads(args), "statement": st, "quality": q, "fact": f,
+             "created_at": c}
+            for p, pred, args, st, q, f, c in conn.execute(
+                "SELECT id, predicate, arguments, statement, quality, fact, created_at FROM memory_projections "
+                "WHERE memory_id = ? ORDER BY position", (record.id,))]
+        history = [{"at": a, "status": s, "reason": r, "principal": p} for a, s, r, p in conn.execute(
+            "SELECT at, status, reason, principal FROM memory_events WHERE memory_id = ? AND at <= ? "
+            "ORDER BY at, id", (record.id, moment))]
+        supersedes = [r[0] for r in conn.execute(
+            "SELECT id FROM source_memories WHERE superseded_by = ? ORDER BY seq", (record.id,))]
+        out.update({
+            "source_text": record.text, "sha256": record.sha256 or None, "erased": record.erased_at is not None,
+            "provenance": {"source_class": record.source_class, "metadata": {}},
+            "principal": record.principal, "trust": record.trust, "created_at": record.recorded_at,
+            "source_created_at": record.source_created_at, "version": record.version,
+            "projections": projections, "history": history, "supersedes": supersedes, "as_of": at,
+            "model_calls": 0,
+        })
+        return out
+
+    def annotate_proof(self, node: dict) -> None:
+        """Lead a proof's leaves back to their memories: each `source:mem_…` support the caller may read gets
+        the memory's id, namespace, status and exact text; ones it may not read are dropped."""
+        supports = node.get("supports")
+        if supports and any(s.startswith(SUPPORT_KIND + ":") for s in supports):
+            kept, memories = [], []
+            with self.store.read() as conn:
+                for support in supports:
+                    kind, _, ident = support.partition(":")
+                    if kind != SUPPORT_KIND:
+                        kept.append(support)
+                        continue
+                    try:
+                        self.require_read()
+                        record = self.visible_record(conn, ident)
+                    except (NotFound, PermissionDenied):
+                        continue
+                    kept.append(support)
+                    memories.append({"id": record.id, "namespace": record.ns.to_dict(), "status": record.status,
+                                     "source_text": record.text})
+            node["supports"] = kept
+            node["memories"] = memories
+        for child in node.get("children", ()):
+            self.annotate_proof(child)
+
+    # --- remembering -----------------------------------------------------------------------
+    def remember(self, memory: str, scope: str = "auto", retention: str = "long_term", kind: str = "text",
+                 projections: list | None = None, idempotency_key: str | None = None,
+                 supersedes: list | None = None, valid_from: str | None = None, valid_to: str | None = None) -> dict:
+        text = require_text("memory", memory, max_chars=MAX_SOURCE_CHARS)
+        if retention not in RETENTION:
+            raise InvalidArguments(f"'retention' must be one of {', '.join(RETENTION)}", argument="retention")
+        kind = "text" if kind == "auto" else kind
+        if kind not in KINDS:
+            raise InvalidArguments(f"'kind' must be auto or one of {', '.join(KINDS)}", argument="kind")
+        specs = parse_projections(projections)
+        key = None if idempotency_key is None else require_text("idempotency_key", idempotency_key,
+                                                                max_chars=MAX_KEY_CHARS)
+        replaced = self._check_ids("supersedes", supersedes or [], allow_empty=True)
+        start, end = check_instant("valid_from", valid_from), check_instant("valid_to", valid_to)
+        if start and end and end <= start:
+            raise InvalidArguments("'valid_to' must be after 'valid_from'", argument="valid_to")
+        digest = sha256(text)
+        with self.store.write() as conn:
+            namespace = write_namespace(conn, self.context, scope)
+            capability = require_write(self.context, namespace)
+            if key is not None:
+                receipt = self._replay(conn, namespace, key, digest)
+                if receipt is not None:
+                    return receipt
+            olds = [self._writable(conn, ident) for ident in replaced]
+            for old in olds:
+                if old.status != "active":
+                    raise Conflict(f"Memory {old.id} cannot be superseded: it is {old.status}", id=old.id)
+            now = utc_now()
+            source_id, memory_id = new_id("src"), new_id("mem")
+            conn.execute("INSERT INTO sources (id, text, sha256, principal, source_class, trust, created_at) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?)", (source_id, text, digest, self.context.principal,
+                                                          self.context.source_class, self.context.trust, now))
+            conn.execute(
+                "INSERT INTO source_memories (id, source_id, namespace, lifetime, kind, idempotency_key, principal, "
+                "valid_from, valid_to, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (memory_id, source_id, namespace.key, RETENTION[retention], kind, key, self.context.principal,
+                 start or now, end, now))
+            seq = conn.last_insert_rowid()
+            self._event(conn, memory_id, now, "active", None)
+            projection_ids = self._project(conn, memory_id, specs, now)
+            conn.execute("INSERT INTO memory_fts (rowid, text, statements) VALUES (?, ?, ?)",
+                         (seq, text, "\n".join(p.statement for p in specs)))
+            withdrawn = []
+            for old in olds:
+                withdrawn += self._end(conn, old, "superseded", f"superseded by {memory_id}", now, memory_id)
+            receipt = {
+                "status": "stored", "id": memory_id, "source_id": source_id, "namespace": namespace.to_dict(),
+                "durable": True, "version": 1, "sha256": digest, "recorded_at": now, "valid_from": start or now,
+                "valid_to": end, "projection_status": "stored" if specs else "not_attempted",
+                "projection_ids": projection_ids, "facts": [p.fact for p in specs],
+                "supersedes": replaced, "idempotent_replay": False, "model_calls": 0,
+            }
+            record_audit(conn, self.context.principal, "memory_remember", None, {
+                "id": memory_id, "source_id": source_id, "namespace": namespace.key, "capability": capability,
+                "sha256": digest, "projections": len(specs), "supersedes": replaced, "idempotency_key": key,
+                "withdrawn_facts": withdrawn})
+        return receipt
+
+    def _replay(self, conn, namespace: Namespace, key: str, digest: str) -> dict | None:
+        row = conn.execute(f"SELECT {COLUMNS} FROM {FROM} WHERE m.namespace = ? AND m.idempotency_key = ?",
+                           (namespace.key, key)).fetchone()
+        if row is None:
+            return None
+        first = MemoryRecord(*row)
+        if first.sha256 != digest:
+            raise Conflict(f"Idempotency key {key!r} was already used for a different text", idempotency_key=key,
+                           id=first.id)
+        projections = conn.execute("SELECT id, fact FROM memory_projections WHERE memory_id = ? ORDER BY position",
+                                   (first.id,)).fetchall()
+        supersedes = [r[0] for r in conn.execute("SELECT id FROM source_memories WHERE superseded_by = ? "
+                                                 "ORDER BY seq", (first.id,))]
+        return {
+            "status": "stored", "id": first.id, "source_id": first.source_id, "namespace": namespace.to_dict(),
+            "durable": True, "version": first.version, "sha256": first.sha256, "recorded_at": first.recorded_at,
+            "valid_from": first.valid_from, "valid_to": first.valid_to,
+            "projection_status": "stored" if projections else "not_attempted",
+            "projection_ids": [p for p, _ in projections], "facts": [f for _, f in projections],
+            "supersedes": supersedes, "idempotent_replay": True, "model_calls": 0,
+        }
+
+    def _project(self, conn, memory_id: str, specs: list[Projection], now: str) -> list[str]:
+        """Store the projections and make each a fact supported by the memory."""
+        if not specs:
+            return []
+        segment = resolve(conn, None, write=True)
+        ids = []
+        for position, spec in enumerate(specs):
+            ident = new_id("proj")
+            conn.execute(
+                "INSERT INTO memory_projections (id, memory_id, position, predicate, arguments, statement, quality, "
+                "fact, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (ident, memory_id, position, spec.predicate, json.dumps(spec.arguments, ensure_ascii=False),
+                 spec.statement, spec.quality, spec.fact, now))
+            support_fact(conn, segment, spec.term, SUPPORT_KIND, memory_id, self.context.principal)
+            ids.append(ident)
+        # Which facts a caller sees depends on the memories behind them, so any change of support counts.
+        bump_generation(conn, segment)
+        return ids
+
+    def _event(self, conn, memory_id: str, at: str, status: str, reason: str | None) -> None:
+        conn.execute("INSERT INTO memory_events (memory_id, at, status, reason, principal) VALUES (?, ?, ?, ?, ?)",
+                     (memory_id, at, status, reason, self.context.principal))
+
+    def _end(self, conn, record: MemoryRecord, status: str, reason: str | None, now: str,
+             successor: str | None = None) -> list[str]:
+        """Move a memory out of 'active' (or between ended states); its projections stop supporting facts.
+        Returns the facts that lost their last support."""
+        conn.execute(
+            "UPDATE source_memories SET status = ?, version = version + 1, superseded_by = coalesce(?, superseded_by), "
+            "valid_to = CASE WHEN ? = 'expired' AND (valid_to IS NULL OR valid_to > ?) THEN ? ELSE valid_to END "
+            "WHERE id = ?", (status, successor, status, now, now, record.id))
+        self._event(conn, record.id, now, status, reason)
+        segment = resolve(conn, None)
+        removed, _ = withdraw_support(conn, segment, SUPPORT_KIND, record.id)
+        bump_generation(conn, segment)
+        return removed
+
+    def _writable(self, conn, ident: str) -> MemoryRecord:
+        record = self.visible_record(conn, ident)
+        require_write(self.context, record.ns)
+        return record
+
+    @staticmethod
+    def _check_ids(argument: str, ids: object, allow_empty: bool = False) -> list[str]:
+        if not isinstance(ids, list) or len(ids) > MAX_IDS or (not ids and not allow_empty):
+            raise InvalidArguments(f"'{argument}' must be a list of 1 to {MAX_IDS} memory ids", argument=argument)
+        if not all(isinstance(i, str) for i in ids):
+            raise InvalidArguments(f"'{argument}' must hold memory ids (strings)", argument=argument)
+        return list(dict.fromkeys(ids))
+
+    # --- forgetting ------------------------------------------------------------------------
+    def forget(self, ids: list | None = None, query: str | None = None, action: str = "expire",
+               reason: str | None = None, erase: bool = False, dry_run: bool = False, limit: int = 20) -> dict:
+        """Forget concrete ids, or the current memories a search for `query` finds (resolved to ids first)."""
+        if (ids is None) == (query is None):
+            raise InvalidArguments("give exactly one of 'ids' or 'query'", argument="ids")
+        if action not in ACTIONS:
+            raise InvalidArguments(f"'action' must be one of {', '.join(ACTIONS)}", argument="action")
+        if erase and action != "delete":
+            raise InvalidArguments("'erase' is only allowed with action 'delete'", argument="erase")
+        if reason is not None:
+            reason = require_text("reason", reason, max_chars=4096)
+        self.require_read()
+        if query is not None:
+            from .search import search  # search builds on this module
+
+            found = search(self, query, limit=limit)
+            targets = [r["id"] for r in found["results"]]
+        else:
+            targets = self._check_ids("ids", ids)
+        status = ACTIONS[action]
+        with (self.store.read() if dry_run else self.store.write()) as conn:
+            records = [self._writable(conn, ident) for ident in targets]
+            changes = [{"id": r.id, "namespace": r.ns.to_dict(), "status_before": r.status,
+                        "status_after": status, "changed": r.status != status or (erase and r.erased_at is None),
+                        "preview": (r.text or "")[:200]} for r in records]
+            removed: list[str] = []
+            if not dry_run and any(c["changed"] for c in changes):
+                now = utc_now()
+                for record, change in zip(records, changes):
+                    if record.status != status:
+                        removed += self._end(conn, record, status, reason, now)
+                    if erase and record.erased_at is None:
+                        self._erase(conn, record, now)
+                record_audit(conn, self.context.principal, "memory_forget", None, {
+                    "action": action, "ids": [c["id"] for c in changes if c["changed"]], "reason": reason,
+                    "erase": erase, "query": query, "removed_facts": removed})
+        return {"action": action, "dry_run": dry_run, "query": query, "targets": changes,
+                "forgotten": 0 if dry_run else sum(c["changed"] for c in changes), "removed_facts": removed,
+                "erased": erase and not dry_run, "model_calls": 0}
+
+    def _erase(self, conn, record: MemoryRecord, now: str) -> None:
+        """Erase the text (and what was projected from it); the id, namespace, times and audit stay."""
+        conn.execute("UPDATE sources SET text = NULL, sha256 = '', erased_at = ? WHERE id = ?", (now, record.source_id))
+        conn.execute("UPDATE memory_projections SET statement = NULL, arguments = '[]', fact = '' WHERE memory_id = ?",
+                     (record.id,))
+        conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (record.seq,))
+        conn.execute("UPDATE source_memories SET idempotency_key = NULL WHERE id = ?", (record.id,))

@@ -1,0 +1,159 @@
+"""Finding source memories: full-text plus symbolic search, and symbolic-first recall.
+
+Both look only in namespaces the caller may read, and by default only at settled
+memories (active and valid now); `history` widens search to superseded and
+forgotten ones, `as_of` answers as the store stood at an earlier time."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ..errors import InvalidArguments
+from ..validation import require_text
+from .memories import COLUMNS, FROM, KINDS, MemoryRecord, SourceMemories, check_instant, current_filter
+from .namespaces import Namespace, readable_namespaces
+from .projections import check_predicate, same_scalar
+
+MAX_QUERY_CHARS = 2048
+MAX_TOKENS = 32
+MAX_LIMIT = 200
+PREVIEW_CHARS = 1000
+FTS_CANDIDATES = 1000
+SYMBOLIC_WEIGHT = 2.0
+_WORD = re.compile(r"\w+")
+
+
+def _limit(limit: object, default: int) -> int:
+    limit = default if limit is None else limit
+    if type(limit) is not int or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidArguments(f"'limit' must be an integer from 1 to {MAX_LIMIT}", argument="limit")
+    return limit
+
+
+def tokens(text: str) -> list[str]:
+    return list(dict.fromkeys(_WORD.findall(text.casefold())))[:MAX_TOKENS]
+
+
+def _in(values: list) -> str:
+    return ", ".join("?" * len(values))
+
+
+def search(service: SourceMemories, query: str, scope: str = "all_visible", history: bool = False,
+           limit: int | None = None, kind: str | None = None, as_of: str | None = None) -> dict:
+    query = require_text("query", query, max_chars=MAX_QUERY_CHARS)
+    limit = _limit(limit, 10)
+    at = check_instant("as_of", as_of)
+    if kind is not None and kind not in KINDS:
+        raise InvalidArguments(f"'kind' must be one of {', '.join(KINDS)}", argument="kind")
+    service.require_read()
+    words = tokens(query)
+    scores: dict[int, float] = {}
+    why: dict[int, list[str]] = {}
+    with service.store.read() as conn:
+        spaces = readable_namespaces(conn, service.context, scope)
+        if not words or not spaces:
+            return _search_result(query, scope, history, at, [], 0, limit)
+        where, params = current_filter(at, history)
+        where += f" AND m.namespace IN ({_in(spaces)})"
+        params += spaces
+        if kind is not None:
+            where += " AND m.kind = ?"
+            params.append(kind)
+        # Full text: every word quoted, so the query is data, never FTS syntax.
+        expression = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+        for seq, rank in conn.execute(
+                f"SELECT m.seq, bm25(memory_fts, 1.0, 0.5) FROM memory_fts JOIN source_memories AS m "
+                f"ON m.seq = memory_fts.rowid WHERE memory_fts MATCH ? AND {where} ORDER BY 2 LIMIT ?",
+                [expression, *params, FTS_CANDIDATES]):
+            scores[seq] = -rank
+        # Symbolic: a projection whose predicate (or a word of it) or an argument is one of the words.
+        word_set = set(words)
+        for seq, predicate, arguments, fact in conn.execute(
+                f"SELECT m.seq, p.predicate, p.arguments, p.fact FROM memory_projections AS p "
+                f"JOIN source_memories AS m ON m.id = p.memory_id WHERE {where} AND (p.predicate IN ({_in(words)}) "
+                f"OR EXISTS (SELECT 1 FROM json_each(p.arguments) AS j WHERE lower(CAST(j.value AS TEXT)) "
+                f"IN ({_in(words)})) OR " + " OR ".join(["instr('_' || p.predicate || '_', ?) > 0"] * len(words))
+                + ")", [*params, *words, *words, *(f"_{w}_" for w in words)]):
+            hits = sorted((word_set & set(predicate.casefold().split("_")))
+                          | {str(a).casefold() for a in json.loads(arguments)} & word_set)
+            if hits:
+                scores[seq] = scores.get(seq, 0.0) + SYMBOLIC_WEIGHT * len(hits)
+                why.setdefault(seq, []).append(f"projection {fact} matches {', '.join(hits)}")
+        ranked = sorted(scores, key=lambda s: (-scores[s], -s))
+        results = []
+        for seq in ranked[:limit]:
+            record = MemoryRecord(*conn.execute(f"SELECT {COLUMNS} FROM {FROM} WHERE m.seq = ?", (seq,)).fetchone())
+            found = set(_WORD.findall((record.text or "").casefold())) & word_set
+            reasons = ([f"text matches {', '.join(w for w in words if w in found)}"] if found else []) + why.get(seq, [])
+            text = record.text or ""
+            results.append({**service.describe(conn, record, at), "memory": text[:PREVIEW_CHARS],
+                            "text_truncated": len(text) > PREVIEW_CHARS, "scope": record.ns.type,
+                            "score": round(scores[seq], 6), "why": reasons})
+    return _search_result(query, scope, history, at, results, len(ranked), limit)
+
+
+def _search_result(query, scope, history, at, results, total, limit) -> dict:
+    return {"query": query, "searched": scope, "history": history, "as_of": at, "results": results,
+            "total": total, "limit": limit, "truncated": total > len(results), "model_calls": 0}
+
+
+def recall(service: SourceMemories, predicate: str, arguments: list | None = None, include_source: bool = False,
+           limit: int | None = None, as_of: str | None = None, scope: str = "all_visible") -> dict:
+    """Memories whose projections match predicate(arguments...) (None = any value), nearest namespace first;
+    the exact source is attached when a projection is lossy or needs context, or when asked."""
+    if arguments is not None and not isinstance(arguments, list):
+        raise InvalidArguments("'arguments' must be a list of values (null = any)", argument="arguments")
+    check_predicate(predicate, "'predicate'", len(arguments or []), "predicate")
+    limit = _limit(limit, 20)
+    at = check_instant("as_of", as_of)
+    service.require_read()
+    with service.store.read() as conn:
+        spaces = readable_namespaces(conn, service.context, scope)
+        where, params = current_filter(at, False)
+        rows = conn.execute(
+            f"SELECT {COLUMNS}, p.id, p.arguments, p.statement, p.quality, p.fact FROM {FROM} "
+            f"JOIN memory_projections AS p ON p.memory_id = m.id WHERE p.predicate = ? AND m.namespace IN ({_in(spaces)}) AND {where} "
+            f"ORDER BY m.seq DESC, p.position", [predicate, *spaces, *params]).fetchall() if spaces else []
+        matches = []
+        for row in rows:
+            record, (projection_id, args_json, statement, quality, fact) = MemoryRecord(*row[:20]), row[20:]
+            values = json.loads(args_json)
+            if arguments is not None and (len(values) != len(arguments) or not all(
+                    p is None or same_scalar(p, v) for p, v in zip(arguments, values))):
+                continue
+            matches.append((record, projection_id, values, statement, quality, fact))
+        matches.sort(key=lambda m: Namespace.from_key(m[0].namespace).rank)  # stable: newest first within a rank
+        memories = []
+        for record, projection_id, values, statement, quality, fact in matches[:limit]:
+            with_source = include_source or quality != "exact"
+            entry: dict[str, Any] = {**service.describe(conn, record, at), "projection_id": projection_id,
+                                     "predicate": predicate, "arguments": values, "fact": fact,
+                                     "statement": statement, "quality": quality, "trust": record.trust,
+                                     "source_context_included": with_source}
+            if with_source:
+                entry.update({"source_id": record.source_id, "source_text": record.text})
+            memories.append(entry)
+    pattern = f"{predicate}({', '.join('_' if a is None else json.dumps(a, ensure_ascii=False) for a in arguments)})" \
+        if arguments else predicate
+    return {"content": render_recall(memories, pattern), "predicate": predicate, "arguments": arguments,
+            "memories": memories, "total": len(matches), "limit": limit, "truncated": len(matches) > limit,
+            "as_of": at, "model_calls": 0}
+
+
+def render_recall(memories: list[dict], pattern: str) -> str:
+    if not memories:
+        return f"# Recalled memory\n\nNo current memory matches {pattern}."
+    lines = ["# Recalled memory", ""]
+    for m in memories:
+        state = "Current" if m["current"] else m["status"].capitalize()
+        lines.append(f"- **{m['kind']} · {state} · source:{m['trust']}** — {m['statement']} "
+                     f"(`{m['fact']}`) [{m['id']}]")
+    context = [m for m in memories if m["source_context_included"]]
+    if context:
+        lines += ["", "## Source context"]
+        for m in context:
+            lines += ["", f"[{m['id']}]"]
+            lines += [f"> {line}" if line else ">" for line in (m.get("source_text") or "(erased)").split("\n")]
+    return "\n".join(lines)
