@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from rich.console import Console
@@ -14,6 +15,10 @@ ROW_KEYS = ("bindings", "items", "memories", "snapshots", "predicates", "rules")
 def render(console: Console, text: str, structured: dict[str, Any]) -> None:
     if "proof_tree" in structured:
         _proof(console, structured)
+        return
+    if structured.get("source_text") == text:  # exact source text: byte for byte, nothing added
+        sys.stdout.write(text)
+        sys.stdout.flush()
         return
     if isinstance(structured.get("content"), str):  # the tool wrote Markdown for people: show it
         console.print(text, markup=False, highlight=False, soft_wrap=True)

@@ -24,7 +24,9 @@ def db_path(tmp_path):
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path, monkeypatch):
     """No test reads the developer's own databases or environment."""
-    monkeypatch.delenv("DATALOG_MEMORY_DB", raising=False)
+    for prefix in ("DATALOG_MEMORY_", "SYMBOLIC_MEMORY_"):
+        for name in ("DB", "PRINCIPAL", "SESSION_ID", "PROJECT_REMOTE", "SOURCE_CLASS", "CAPABILITIES"):
+            monkeypatch.delenv(prefix + name, raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     yield
 

@@ -12,29 +12,32 @@ ROOT = Path(__file__).resolve().parents[1]
 COMMAND = [sys.executable, "-m", "cli.main"]
 
 
-def env() -> dict:
+def env(extra: dict | None = None) -> dict:
     e = dict(os.environ)
     e["PYTHONPATH"] = str(ROOT) + os.pathsep + e.get("PYTHONPATH", "")
+    e.update(extra or {})
     return e
 
 
-def cli(db: str, *args: str, check: bool = False, input: str | None = None) -> subprocess.CompletedProcess:
-    proc = subprocess.run([*COMMAND, "--db", db, *args], capture_output=True, text=True, cwd=ROOT, env=env(),
+def cli(db: str, *args: str, check: bool = False, input: str | None = None,
+        extra_env: dict | None = None) -> subprocess.CompletedProcess:
+    proc = subprocess.run([*COMMAND, "--db", db, *args], capture_output=True, text=True, cwd=ROOT, env=env(extra_env),
                           input=input, timeout=120)
     if check and proc.returncode != 0:
         raise AssertionError(f"exit {proc.returncode}: {proc.stdout}\n{proc.stderr}")
     return proc
 
 
-def cli_json(db: str, *args: str) -> dict:
-    proc = cli(db, *args, "--json", check=True)
+def cli_json(db: str, *args: str, extra_env: dict | None = None) -> dict:
+    proc = cli(db, *args, "--json", check=True, extra_env=extra_env)
     return json.loads(proc.stdout)
 
 
-def server_params(db: str):
+def server_params(db: str, extra_env: dict | None = None):
     from mcp.client.stdio import StdioServerParameters
 
-    return StdioServerParameters(command=COMMAND[0], args=[*COMMAND[1:], "--db", db, "serve"], env=env(), cwd=str(ROOT))
+    return StdioServerParameters(command=COMMAND[0], args=[*COMMAND[1:], "--db", db, "serve"], env=env(extra_env),
+                                 cwd=str(ROOT))
 
 
 class RawServer:

@@ -1,0 +1,145 @@
+"""Source memories over the real surfaces: the MCP server in both protocol eras (authority from the server's
+environment) and the CLI."""
+
+import json
+import subprocess
+
+import anyio
+import jsonschema
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from memory.tools import REGISTRY
+from surfaces import COMMAND, MODERN_META, ROOT, RawServer, cli, cli_json, env, server_params
+
+ERAS = ["legacy", "2026-07-28"]
+TRICKY = "Exact  text ✓\nnaïve — 👩‍💻\r\n\ttrailing  "
+HOST = {"DATALOG_MEMORY_PRINCIPAL": "host_agent", "DATALOG_MEMORY_SESSION_ID": "sess-1",
+        "SYMBOLIC_MEMORY_PROJECT_REMOTE": "git@github.com:example/alpha.git"}
+SOURCE_TOOLS = {"memory_remember", "memory_get", "memory_search", "memory_recall", "memory_forget"}
+
+
+def run(db, era, scenario, extra_env=None):
+    async def main():
+        async with Client(server_params(db, extra_env), mode=era) as client:
+            return await scenario(client)
+    return anyio.run(main)
+
+
+async def call(client, name, args):
+    result = await client.call_tool(name, args)
+    if not result.is_error:
+        jsonschema.validate(result.structured_content, REGISTRY[name].output_schema)
+    return result
+
+
+def test_every_source_tool_is_registered_and_exercised_here():
+    assert SOURCE_TOOLS <= set(REGISTRY)
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_remember_get_search_recall_forget_over_mcp(db_path, era):
+    async def scenario(client):
+        out = {}
+        stored = await call(client, "memory_remember", {"memory": TRICKY, "projections": [
+            {"predicate": "uses", "arguments": ["alpha", "prolog"], "statement": "alpha uses Prolog",
+             "quality": "lossy"}]})
+        ident = stored.structured_content["id"]
+        out["remember"] = stored
+        out["get"] = await call(client, "memory_get", {"id": ident})
+        out["search"] = await call(client, "memory_search", {"query": "naïve prolog"})
+        out["recall"] = await call(client, "memory_recall", {"predicate": "uses", "arguments": ["alpha", None]})
+        out["rule"] = await call(client, "define_rule", {"head": "tool(X)", "body": "uses(alpha, X)"})
+        out["query"] = await call(client, "query_logic", {"goal": "tool(X)"})
+        out["explain"] = await call(client, "explain_why", {"fact": "tool(prolog)"})
+        out["dry"] = await call(client, "memory_forget", {"query": "naïve", "dry_run": True})
+        out["forget"] = await call(client, "memory_forget", {"ids": [ident], "action": "archive"})
+        out["after"] = await call(client, "query_logic", {"goal": "tool(X)"})
+        out["hidden"] = await call(client, "memory_get", {"id": "mem_00000000-0000-4000-8000-000000000000"})
+        return ident, out
+    ident, out = run(db_path, era, scenario, HOST)
+    for name, result in out.items():
+        assert result.is_error == (name == "hidden"), (name, result)
+    assert out["remember"].content[0].text == f"Stored memory {ident}"
+    assert out["remember"].structured_content["namespace"]["type"] == "project"
+    assert out["get"].content[0].text == TRICKY  # the text content is exactly the source
+    assert out["get"].structured_content["principal"] == "host_agent"
+    assert out["search"].structured_content["results"][0]["id"] == ident
+    assert out["recall"].content[0].text.startswith("# Recalled memory")
+    assert "## Source context" in out["recall"].content[0].text  # lossy: the source comes along
+    assert out["query"].content[0].text == '[{"X":"prolog"}]'
+    leaf = out["explain"].structured_content["detailed_tree"]["children"][0]
+    assert leaf["memories"][0]["id"] == ident and leaf["memories"][0]["source_text"] == TRICKY
+    assert [t["id"] for t in out["dry"].structured_content["targets"]] == [ident]
+    assert out["forget"].structured_content["removed_facts"] == ["uses(alpha, prolog)"]
+    assert out["after"].content[0].text == "[]"
+    assert out["hidden"].structured_content["error"]["code"] == "not_found"
+    assert "existence_error(memory" in out["hidden"].content[0].text
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_authority_comes_only_from_the_host(db_path, era):
+    """A read-only host refuses writes; arguments naming a principal or capabilities are protocol errors."""
+    async def scenario(client):
+        refused = await call(client, "memory_remember", {"memory": "x"})
+        errors = []
+        for extra in ({"principal": "root"}, {"capabilities": ["memory_write_global"]}, {"session_id": "other"}):
+            try:
+                await client.call_tool("memory_remember", {"memory": "x", **extra})
+            except MCPError as exc:
+                errors.append(exc.error.code)
+        searched = await call(client, "memory_search", {"query": "x"})
+        return refused, errors, searched
+    refused, errors, searched = run(db_path, era, scenario, {**HOST, "DATALOG_MEMORY_CAPABILITIES": "memory_read"})
+    assert refused.is_error and refused.structured_content["error"]["code"] == "permission_denied"
+    assert errors == [-32602, -32602, -32602]
+    assert not searched.is_error and searched.structured_content["results"] == []
+
+
+def test_an_empty_capability_list_means_none_over_raw_json_rpc(db_path):
+    server = RawServer.__new__(RawServer)
+    server.proc = subprocess.Popen([*COMMAND, "--db", db_path, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                                   env=env({"SYMBOLIC_MEMORY_CAPABILITIES": ""}))
+    try:
+        reply = server.request({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "memory_remember", "arguments": {"memory": "x"}, "_meta": MODERN_META}})
+    finally:
+        server.close()
+    assert reply["result"]["isError"] is True and reply["result"]["resultType"] == "complete"
+    assert reply["result"]["structuredContent"]["error"]["code"] == "permission_denied"
+
+
+def test_sessions_are_isolated_across_server_processes(db_path):
+    async def remember(client):
+        return (await call(client, "memory_remember", {"memory": "session secret"})).structured_content["id"]
+
+    async def probe(client, ident):
+        got = await call(client, "memory_get", {"id": ident})
+        found = await call(client, "memory_search", {"query": "secret"})
+        return got, found
+    one = {"DATALOG_MEMORY_SESSION_ID": "one"}
+    ident = run(db_path, "legacy", remember, one)
+    got, found = run(db_path, "legacy", lambda c: probe(c, ident), {"DATALOG_MEMORY_SESSION_ID": "two"})
+    assert got.is_error and got.structured_content["error"]["code"] == "not_found"
+    assert found.structured_content["results"] == []
+    mine, _ = run(db_path, "legacy", lambda c: probe(c, ident), one)  # and it survived the restart
+    assert mine.content[0].text == "session secret"
+
+
+def test_cli_remember_get_and_forget(db_path):
+    stored = cli_json(db_path, "memory-remember", "--memory", TRICKY, "--projections",
+                      json.dumps([{"predicate": "p", "arguments": ["a"], "statement": "p of a"}]), extra_env=HOST)
+    got = subprocess.run([*COMMAND, "--db", db_path, "memory-get", "--id", stored["id"]], capture_output=True,
+                         cwd=ROOT, env=env(HOST), timeout=120)
+    assert got.returncode == 0 and got.stdout == TRICKY.encode("utf-8")  # byte for byte, nothing added
+    assert cli_json(db_path, "query-logic", "--goal", "p(X)", extra_env=HOST)["bindings"] == [{"X": "a"}]
+    forgot = cli_json(db_path, "memory-forget", "--ids", stored["id"], "--action", "delete", "--erase", "true",
+                      extra_env=HOST)
+    assert forgot["forgotten"] == 1 and forgot["erased"] is True
+    other = cli(db_path, "memory-get", "--id", stored["id"], extra_env={**HOST, "DATALOG_MEMORY_SESSION_ID": "x",
+                                                                       "SYMBOLIC_MEMORY_PROJECT_REMOTE": "/elsewhere"})
+    assert other.returncode == 1 and "existence_error(memory" in other.stderr
+    bad = cli(db_path, "memory-remember", "--memory", "x", "--projections", "[not json", extra_env=HOST)
+    assert bad.returncode == 2
