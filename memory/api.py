@@ -13,6 +13,7 @@ from .knowledge.refactor import ALL
 from .knowledge.segments import DEFAULT
 from .knowledge.edits import EditResult
 from .knowledge.parsing import parse_fact
+from . import evidence
 from .sources import CallerContext, SourceMemories, recall, search, visible_facts_clause
 from .store import IN_MEMORY, Store, global_db_path, resolve_db_path
 
@@ -31,6 +32,8 @@ class Memory:
         self.knowledge = KnowledgeBase(self.store, self.actor, budget or Budget.from_env())
         self.knowledge.fact_filter = lambda conn: visible_facts_clause(conn, self.context)
         self.sources = SourceMemories(self.store, self.context)
+        self.observations = evidence.Observations(self.store, self.context)
+        self.knowledge.computed = evidence.ObservationRelations()
         self.global_path = global_path or global_db_path()
         self._global_kb: KnowledgeBase | None = None
         self.knowledge.global_source = self._global
@@ -69,8 +72,9 @@ class Memory:
     def forget_fact(self, fact: str, memory: str | None = None) -> FactChange:
         return self._kb(memory, write=True).forget_fact(fact, memory)
 
-    def define_rule(self, head: str, body: str, memory: str | None = None) -> RuleChange:
-        return self._kb(memory, write=True).define_rule(head, body, memory)
+    def define_rule(self, head: str, body: str, memory: str | None = None, name: str | None = None,
+                    confidence: float | None = None) -> RuleChange:
+        return self._kb(memory, write=True).define_rule(head, body, memory, name, confidence)
 
     def list_facts(self, memory: str | None = None, functor: str | None = None, arity: int | None = None,
                    limit: int | None = None, offset: int = 0) -> Page:
@@ -207,6 +211,34 @@ class Memory:
     def memory_forget(self, ids: list | None = None, query: str | None = None, action: str = "expire",
                       reason: str | None = None, erase: bool = False, dry_run: bool = False) -> dict:
         return self.sources.forget(ids, query, action, reason, erase, dry_run)
+
+    # --- evidence: observations ---------------------------------------------------------------
+    def remember(self, members: list, event_ts: int | None = None, weight: float = 1.0, formation: str = "") -> dict:
+        return self.observations.remember(members, event_ts, weight, formation)
+
+    def remember_observations(self, observations: list[dict]) -> dict:
+        """Many observations ({members, event_ts?, weight?, formation?}) in one transaction."""
+        return self.observations.remember_many(observations)
+
+    def recall(self, query: str = "", top_k: int | None = None, now: int | None = None) -> dict:
+        with self.store.read() as conn:
+            return evidence.recall(conn, query, top_k, now)
+
+    def reason(self, query: str = "", top_k: int | None = None, memory: str | None = None,
+               now: int | None = None) -> dict:
+        return evidence.reason(self._kb(memory), query, top_k, memory, now)
+
+    def prove(self, query: str = "", goal_pred: str | None = None, top_k: int | None = None,
+              memory: str | None = None, now: int | None = None) -> dict:
+        return evidence.prove(self._kb(memory), query, goal_pred, top_k, memory, now)
+
+    def verify(self, answer: str, query: str = "", require_proof: bool = False, goal_pred: str | None = None,
+               top_k: int | None = None, memory: str | None = None, now: int | None = None) -> dict:
+        return evidence.verify(self._kb(memory), answer, query, require_proof, goal_pred, top_k, memory, now)
+
+    def detect(self, full_scan: bool = False) -> dict:
+        with self.store.read() as conn:
+            return evidence.detect(conn, full_scan)
 
     # --- memory segments ------------------------------------------------------------------
     def create_memory(self, name: str, scope: str = "project") -> dict:

@@ -1,4 +1,4 @@
--- datalog-memory: the whole current schema (migrations 0001-0004), for anyone
+-- datalog-memory: the whole current schema (migrations 0001-0005), for anyone
 -- opening the database with sqlite3. The migrations in migrations/ are what
 -- actually builds it; tests/test_schema.py proves the two agree.
 --
@@ -66,10 +66,14 @@ CREATE TABLE rules (
     head_arity INTEGER NOT NULL CHECK (head_arity >= 0),
     text TEXT NOT NULL,                -- e.g. mortal(X) :- human(X)
     created_at TEXT NOT NULL,
+    name TEXT,                         -- (0005) optional rule id, unique per segment: reason reports rule:<name>
+    confidence REAL NOT NULL DEFAULT 1.0 CHECK (confidence > 0 AND confidence <= 1),  -- (0005) used by reason
     UNIQUE (segment_id, text)
 );
 
 CREATE INDEX rules_by_head ON rules (segment_id, head_functor, head_arity);
+
+CREATE UNIQUE INDEX rules_by_name ON rules (segment_id, name) WHERE name IS NOT NULL;  -- (0005)
 
 -- Append-only audit log: every mutation writes one row in its own transaction.
 CREATE TABLE audit_log (
@@ -238,3 +242,59 @@ CREATE INDEX memory_projections_by_predicate ON memory_projections (predicate);
 -- Full-text index (rowid = source_memories.seq) over the source text and the
 -- projection statements. Queries are built from quoted tokens, never spliced.
 CREATE VIRTUAL TABLE memory_fts USING fts5 (text, statements, tokenize = 'unicode61 remove_diacritics 2');
+
+-- ---------------------------------------------------------------------------
+-- 0005: evidence memory (remember / recall / reason / prove / verify / detect).
+-- Observations are hyperedges: one event linking several entities at a time.
+-- Rules see them as the relations hedge(E, Formation, Ts, Weight),
+-- member(E, Entity) and entity_type(Entity, Type) in the 'default' segment.
+
+-- Entities named in observations. The `type:id` convention gives the type.
+CREATE TABLE entities (
+    id INTEGER PRIMARY KEY,           -- member id reported by remember (member_ids)
+    name TEXT NOT NULL UNIQUE,        -- as given, e.g. 'account:admin'
+    type TEXT NOT NULL,               -- the part before the first ':', else 'entity'
+    local_name TEXT NOT NULL          -- lower-cased part after the ':' (or the whole name), for recall
+);
+
+CREATE INDEX entities_by_local_name ON entities (local_name);
+
+-- One observation. HEDGE-<id> is its citation tag in every call.
+CREATE TABLE hyperedges (
+    id INTEGER PRIMARY KEY,
+    formation TEXT NOT NULL,          -- structural formation inferred from member types (formation_rules)
+    label TEXT NOT NULL DEFAULT '',   -- the caller's own formation label
+    event_ts INTEGER NOT NULL,        -- epoch seconds of the event
+    weight REAL NOT NULL CHECK (weight > 0 AND weight <= 1),  -- strength, used as confidence by reason
+    principal TEXT NOT NULL,          -- who remembered it (host-set)
+    source TEXT NOT NULL,             -- the host's source class
+    recorded_at TEXT NOT NULL,
+    content_hash TEXT NOT NULL,       -- sha256 of the canonical observation (members, time, weight, labels)
+    chain_hash TEXT NOT NULL          -- sha256(previous chain_hash + content_hash): a tamper-evident chain
+);
+
+CREATE INDEX hyperedges_by_time ON hyperedges (event_ts);
+
+-- Members of an observation, in the order given.
+CREATE TABLE hyperedge_members (
+    edge_id INTEGER NOT NULL REFERENCES hyperedges (id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    entity_id INTEGER NOT NULL REFERENCES entities (id),
+    PRIMARY KEY (edge_id, position)
+) WITHOUT ROWID;
+
+CREATE INDEX hyperedge_members_by_entity ON hyperedge_members (entity_id, edge_id);
+
+-- How an observation's structural formation is inferred: the rule with the
+-- lowest priority whose member_types all occur among the members wins; none
+-- gives 'OBSERVATION'. Edit with SQL; new observations use the new table.
+-- Seeded with: drone -> DRONE_EVENT (10); machine+account (20) and host+account
+-- (21) -> AUTH_EVENT; ip -> NETWORK_EVENT (30); process -> PROCESS_EVENT (40);
+-- file -> FILE_EVENT (50).
+CREATE TABLE formation_rules (
+    id INTEGER PRIMARY KEY,
+    priority INTEGER NOT NULL,
+    formation TEXT NOT NULL,          -- e.g. DRONE_EVENT, AUTH_EVENT
+    member_types TEXT NOT NULL CHECK (json_valid(member_types) AND json_type(member_types) = 'array'),
+    description TEXT NOT NULL DEFAULT ''
+);

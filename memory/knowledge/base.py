@@ -10,15 +10,16 @@ from ..datalog import Budget, Normalizer, Program, analyze, explain, solve
 from ..datalog.program import Lit
 from ..datalog.relations import RULE_BITS, RULE_MASK
 from ..datalog.engine import evaluate
-from ..errors import InvalidArguments, NotFound
+from ..errors import Conflict, InvalidArguments, NotFound
 from ..store import Store, record_audit, utc_now
 from typing import Iterable
 
 from ..terms import Compound, Term, format_term, indicator, parse_term
 from ..terms.codec import decode_args, encode_args, to_json
+from ..validation import require_name
 from .parsing import parse_fact, parse_goal, parse_rule
 from .rows import support_fact
-from .segments import Segment, bump_generation, resolve
+from .segments import DEFAULT, Segment, bump_generation, resolve
 
 MAX_LIMIT = 10_000
 
@@ -38,6 +39,8 @@ class RuleChange:
     memory: str
     created: bool
     rule_id: int
+    name: str | None = None
+    confidence: float = 1.0
 
 
 @dataclass
@@ -102,6 +105,9 @@ class KnowledgeBase:
         # Which facts the caller may see (source-memory projections are namespace-bound), set by Memory:
         # conn -> (SQL condition over `f`, parameters), or None when every fact is visible
         self.fact_filter = None
+        # Relations computed from other tables (the evidence memory's observations), set by Memory: an object
+        # with `preds`, `tuples(conn, pred)` and `supports(pred, args)`; they join the default segment's facts.
+        self.computed = None
 
     def visible(self, conn) -> tuple[str, list]:
         clause = self.fact_filter(conn) if self.fact_filter is not None else None
@@ -202,28 +208,53 @@ class KnowledgeBase:
         return Page(items, total, limit, offset)  # type: ignore[arg-type]
 
     # --- rules ---------------------------------------------------------
-    def define_rule(self, head: str, body: str, memory: str | None = None) -> RuleChange:
+    def define_rule(self, head: str, body: str, memory: str | None = None, name: str | None = None,
+                    confidence: float | None = None) -> RuleChange:
+        """Add a rule; `name` (an atom, unique in the segment) and `confidence` in (0, 1] are what the
+        evidence tools report and weigh it by."""
         clause = parse_rule(head, body)
         text = format_term(clause)
+        if name is not None:
+            name = require_name("name", name)
+        if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, (int, float))
+                                       or not 0 < confidence <= 1):
+            raise InvalidArguments("'confidence' must be a number in (0, 1]", argument="confidence")
         with self.store.write() as conn:
             segment = resolve(conn, memory, write=True)
-            row = conn.execute("SELECT id FROM rules WHERE segment_id = ? AND text = ?", (segment.id, text)).fetchone()
-            if row is not None:  # already defined: nothing to write
-                return RuleChange(text, segment.name, False, row[0])
+            if name is not None:
+                other = conn.execute("SELECT text FROM rules WHERE segment_id = ? AND name = ? AND text <> ?",
+                                     (segment.id, name, text)).fetchone()
+                if other is not None:
+                    raise Conflict(f"Rule name '{name}' is already used by: {other[0]}", name=name)
+            row = conn.execute("SELECT id, name, confidence FROM rules WHERE segment_id = ? AND text = ?",
+                               (segment.id, text)).fetchone()
+            if row is not None:  # already defined: only a new name or confidence is written
+                rule_id, old_name, old_confidence = row
+                new_name = old_name if name is None else name
+                new_confidence = old_confidence if confidence is None else float(confidence)
+                if (new_name, new_confidence) != (old_name, old_confidence):
+                    conn.execute("UPDATE rules SET name = ?, confidence = ? WHERE id = ?",
+                                 (new_name, new_confidence, rule_id))
+                    record_audit(conn, self.actor, "define_rule", segment.name, {
+                        "rule": text, "created": False, "rule_id": rule_id, "name": new_name,
+                        "confidence": new_confidence})
+                return RuleChange(text, segment.name, False, rule_id, new_name, new_confidence)
             program = self._build_program(conn, segment)
             normalizer = Normalizer(program)
             normalizer.aux_count = 1_000_000
             normalizer.add_clause(clause, text)
             analyze(program)  # the whole program must stay safe and stratified
-            name, arity = indicator(clause.args[0])  # type: ignore[union-attr]
+            functor, arity = indicator(clause.args[0])  # type: ignore[union-attr]
             conn.execute(
-                "INSERT INTO rules (segment_id, head_functor, head_arity, text, created_at) VALUES (?, ?, ?, ?, ?)",
-                (segment.id, name, arity, text, utc_now()),
+                "INSERT INTO rules (segment_id, head_functor, head_arity, text, created_at, name, confidence) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (segment.id, functor, arity, text, utc_now(), name, 1.0 if confidence is None else float(confidence)),
             )
             rule_id = conn.last_insert_rowid()
             bump_generation(conn, segment)
-            record_audit(conn, self.actor, "define_rule", segment.name, {"rule": text, "created": True, "rule_id": rule_id})
-        return RuleChange(text, segment.name, True, rule_id)
+            record_audit(conn, self.actor, "define_rule", segment.name, {
+                "rule": text, "created": True, "rule_id": rule_id, "name": name, "confidence": confidence})
+        return RuleChange(text, segment.name, True, rule_id, name, 1.0 if confidence is None else float(confidence))
 
     def list_rules(self, memory: str | None = None, limit: int | None = None, offset: int = 0) -> Page:
         limit, offset = _check_page(limit, offset, 100)
@@ -279,12 +310,18 @@ class KnowledgeBase:
         cached = self._facts.get(key)
         if cached and cached[0] == segment.generation:
             return cached[1]
+        tuples = self._stored_tuples(conn, segment, functor, arity)
+        if self.computed is not None and segment.name == DEFAULT and (functor, arity) in self.computed.preds:
+            tuples += self.computed.tuples(conn, (functor, arity))
+        self._facts[key] = (segment.generation, tuples)
+        return tuples
+
+    def _stored_tuples(self, conn, segment: Segment, functor: str, arity: int) -> list:
+        """The stored facts of one predicate the caller may see, as engine tuples."""
         visible, params = self.visible(conn)
         rows = conn.execute(f"SELECT args FROM facts AS f WHERE segment_id = ? AND functor = ? AND arity = ? AND {visible}",
                             (segment.id, functor, arity, *params)).fetchall()
-        tuples = [decode_args(r[0]) for r in rows]
-        self._facts[key] = (segment.generation, tuples)
-        return tuples
+        return [decode_args(r[0]) for r in rows]
 
     def query_terms(self, goal: str, memory: str | None = None, limit: int | None = None, offset: int = 0):
         """Answers as engine tuples, with the segment they came from."""
@@ -335,6 +372,8 @@ class KnowledgeBase:
                 row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?",
                                    (owner.id, text)).fetchone()
                 out["supports"] = self._supports(conn, row[0]) if row else []
+                if self.computed is not None and owner.name == DEFAULT and node.pred[:2] in self.computed.preds:
+                    out["supports"] += self.computed.supports(conn, node.pred[:2], node.args)
             if owner is not segment:
                 out["memory"] = owner.name
         return out

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .registry import Annotations, ToolResult, tool
-from .schemas import compact_json, BOOLEAN, INTEGER, NULLABLE_INTEGER, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
+from .schemas import compact_json, name_arg, BOOLEAN, INTEGER, NULLABLE_INTEGER, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
 
 MAX_LIMIT = 10_000
 DEFAULT_QUERY_LIMIT = 1_000  # bounded by default; total and truncated say what was left out
@@ -40,14 +40,19 @@ def remember_fact(api, fact: str, **kw) -> ToolResult:
         "head": text('The rule head (e.g. "mortal(X)")'),
         "body": text('The rule body (e.g. "human(X)")'),
         "memory": memory_arg(),
+        "name": name_arg("Optional rule id, unique in the segment (reason reports rule:<name>)"),
+        "confidence": {"type": "number", "exclusiveMinimum": 0, "maximum": 1,
+                       "description": "Confidence in (0, 1] that reason multiplies in (default 1)"},
     }, ["head", "body"]),
-    output_schema=out({"rule": STRING, "memory": STRING, "created": BOOLEAN, "rule_id": INTEGER}),
+    output_schema=out({"rule": STRING, "memory": STRING, "created": BOOLEAN, "rule_id": INTEGER,
+                       "name": {"type": ["string", "null"]}, "confidence": {"type": "number"}}),
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def define_rule(api, head: str, body: str, **kw) -> ToolResult:
-    change = api.define_rule(head, body, kw.get("memory"))
+    change = api.define_rule(head, body, kw.get("memory"), kw.get("name"), kw.get("confidence"))
     return ToolResult(f"Asserted rule: {head.strip()} :- {body.strip()}", {
         "rule": change.rule, "memory": change.memory, "created": change.created, "rule_id": change.rule_id,
+        "name": change.name, "confidence": change.confidence,
     })
 
 

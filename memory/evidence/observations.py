@@ -1,0 +1,259 @@
+"""Observations: hyperedges linking entities at a point in time, stored with provenance.
+
+Each observation is a row of `hyperedges` with its members in `hyperedge_members`;
+its structural formation comes from the `formation_rules` table over the member
+types (the `type:id` prefix). Rules see observations as three relations of the
+default segment: hedge(E, Formation, Ts, Weight), member(E, Entity) and
+entity_type(Entity, Type)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from dataclasses import dataclass, field
+
+from ..errors import InvalidArguments
+from ..knowledge.segments import bump_generation, resolve
+from ..sources.context import CallerContext
+from ..store import Store, record_audit, utc_now
+from ..terms import Float
+
+TABLE = "MEMORY"
+DEFAULT_FORMATION = "OBSERVATION"
+MAX_MEMBERS = 64
+MAX_ENTITY_CHARS = 256
+MAX_LABEL_CHARS = 128
+RELATIONS = {("hedge", 4), ("member", 2), ("entity_type", 2)}
+
+
+def entity_type(name: str) -> str:
+    head, sep, _ = name.partition(":")
+    return head.lower() if sep and head and head.replace("_", "").replace("-", "").isalnum() else "entity"
+
+
+def local_name(name: str) -> str:
+    head, sep, rest = name.partition(":")
+    return (rest if sep and entity_type(name) != "entity" else name).lower()
+
+
+def hedge_tag(edge_id: int) -> str:
+    return f"HEDGE-{edge_id}"
+
+
+@dataclass
+class Edge:
+    id: int
+    formation: str
+    label: str
+    event_ts: int
+    weight: float
+    content_hash: str
+    members: list[str] = field(default_factory=list)
+    member_ids: list[int] = field(default_factory=list)
+
+    @property
+    def tag(self) -> str:
+        return hedge_tag(self.id)
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "hedge_tag": self.tag, "formation": self.formation, "label": self.label,
+                "timestamp": self.event_ts, "weight": self.weight, "members": self.members,
+                "member_ids": self.member_ids, "member_types": [entity_type(m) for m in self.members],
+                "content_hash": self.content_hash}
+
+
+@dataclass(frozen=True)
+class Observation:
+    members: tuple[str, ...]
+    event_ts: int
+    weight: float
+    label: str
+
+
+def check_observation(members: object, event_ts: object = None, weight: object = 1.0, formation: object = "",
+                      now: int | None = None, where: str = "") -> Observation:
+    if not isinstance(members, list) or not members or len(members) > MAX_MEMBERS:
+        raise InvalidArguments(f"{where}'members' must be a list of 1 to {MAX_MEMBERS} entity names",
+                               argument="members")
+    names: list[str] = []
+    for m in members:
+        if not isinstance(m, str) or not m.strip() or len(m) > MAX_ENTITY_CHARS or "\x00" in m:
+            raise InvalidArguments(f"{where}each member must be a non-empty name of at most {MAX_ENTITY_CHARS} "
+                                   "characters", argument="members")
+        name = m.strip()
+        if name not in names:
+            names.append(name)
+    if event_ts is None:
+        ts = int(now if now is not None else time.time())
+    elif isinstance(event_ts, bool) or not isinstance(event_ts, (int, float)) or not math.isfinite(event_ts) \
+            or event_ts != int(event_ts) or not -(2 ** 53) < event_ts < 2 ** 53:
+        raise InvalidArguments(f"{where}'event_ts' must be whole epoch seconds", argument="event_ts")
+    else:
+        ts = int(event_ts)
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight <= 1:
+        raise InvalidArguments(f"{where}'weight' must be a number in (0, 1]", argument="weight")
+    if not isinstance(formation, str) or len(formation) > MAX_LABEL_CHARS or "\x00" in formation:
+        raise InvalidArguments(f"{where}'formation' must be a label of at most {MAX_LABEL_CHARS} characters",
+                               argument="formation")
+    return Observation(tuple(names), ts, float(weight), formation.strip())
+
+
+def infer_formation(rules: list[tuple[str, list[str]]], types: set[str]) -> str:
+    for formation, required in rules:
+        if set(required) <= types:
+            return formation
+    return DEFAULT_FORMATION
+
+
+class Observations:
+    """The evidence store over one database, for one caller."""
+
+    def __init__(self, store: Store, context: CallerContext) -> None:
+        self.store = store
+        self.context = context
+
+    def remember(self, members: object, event_ts: object = None, weight: object = 1.0, formation: object = "") -> dict:
+        observation = check_observation(members, event_ts, weight, formation)
+        with self.store.write() as conn:
+            edge = self._insert(conn, [observation])[0]
+            record_audit(conn, self.context.principal, "remember", None, {
+                "edge_id": edge.id, "formation": edge.formation, "members": edge.members,
+                "event_ts": edge.event_ts, "content_hash": edge.content_hash})
+        return {"stored": True, "table": TABLE, "id": edge.id, "hedge_tag": edge.tag, "event_ts": edge.event_ts,
+                "formation": observation.label, "structural_formation": edge.formation, "weight": edge.weight,
+                "members": edge.members, "member_ids": edge.member_ids, "member_types":
+                [entity_type(m) for m in edge.members], "source": self.context.source_class,
+                "principal": self.context.principal, "content_hash": edge.content_hash}
+
+    def remember_many(self, observations: list[dict], chunk: int = 10_000) -> dict:
+        """Many observations in one transaction (all or nothing) with one audit row."""
+        now = int(time.time())
+        checked = [check_observation(o.get("members"), o.get("event_ts"), o.get("weight", 1.0),
+                                     o.get("formation", ""), now, f"observation {i}: ")
+                   if isinstance(o, dict) else check_observation(None, where=f"observation {i}: ")
+                   for i, o in enumerate(observations)]
+        if not checked:
+            return {"stored": 0, "first_id": None, "last_id": None}
+        with self.store.write() as conn:
+            first = last = None
+            for start in range(0, len(checked), chunk):
+                edges = self._insert(conn, checked[start:start + chunk])
+                first = first if first is not None else edges[0].id
+                last = edges[-1].id
+            record_audit(conn, self.context.principal, "remember_observations", None,
+                         {"count": len(checked), "first_id": first, "last_id": last})
+        return {"stored": len(checked), "first_id": first, "last_id": last}
+
+    def _insert(self, conn, observations: list[Observation]) -> list[Edge]:
+        rules = [(f, json.loads(t)) for f, t in conn.execute(
+            "SELECT formation, member_types FROM formation_rules ORDER BY priority, id")]
+        row = conn.execute("SELECT chain_hash FROM hyperedges ORDER BY id DESC LIMIT 1").fetchone()
+        chain = row[0] if row else ""
+        names = {n for o in observations for n in o.members}
+        ids = self._entity_ids(conn, names)
+        recorded = utc_now()
+        edges, edge_rows, member_rows = [], [], []
+        next_id = (conn.execute("SELECT max(id) FROM hyperedges").fetchone()[0] or 0) + 1
+        for o in observations:
+            formation = infer_formation(rules, {entity_type(m) for m in o.members})
+            content = json.dumps({"members": o.members, "event_ts": o.event_ts, "weight": o.weight,
+                                  "formation": formation, "label": o.label}, ensure_ascii=False,
+                                 separators=(",", ":"))
+            content_hash = hashlib.sha256(content.encode("utf-8")).hexdigest()
+            chain = hashlib.sha256((chain + content_hash).encode("ascii")).hexdigest()
+            edge = Edge(next_id, formation, o.label, o.event_ts, o.weight, content_hash, list(o.members),
+                        [ids[m] for m in o.members])
+            edge_rows.append((edge.id, formation, o.label, o.event_ts, o.weight, self.context.principal,
+                              self.context.source_class, recorded, content_hash, chain))
+            member_rows.extend((edge.id, i, mid) for i, mid in enumerate(edge.member_ids))
+            edges.append(edge)
+            next_id += 1
+        conn.executemany("INSERT INTO hyperedges (id, formation, label, event_ts, weight, principal, source, "
+                         "recorded_at, content_hash, chain_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", edge_rows)
+        conn.executemany("INSERT INTO hyperedge_members (edge_id, position, entity_id) VALUES (?, ?, ?)", member_rows)
+        # Rules see observations through the default segment: its cached relations must refresh.
+        bump_generation(conn, resolve(conn, None))
+        return edges
+
+    @staticmethod
+    def _entity_ids(conn, names: set[str]) -> dict[str, int]:
+        known: dict[str, int] = {}
+        listed = list(names)
+        for start in range(0, len(listed), 500):
+            part = listed[start:start + 500]
+            known.update(conn.execute(f"SELECT name, id FROM entities WHERE name IN ({', '.join('?' * len(part))})",
+                                      part).fetchall())
+        missing = [n for n in listed if n not in known]
+        if missing:
+            conn.executemany("INSERT INTO entities (name, type, local_name) VALUES (?, ?, ?)",
+                             [(n, entity_type(n), local_name(n)) for n in missing])
+            for start in range(0, len(missing), 500):
+                part = missing[start:start + 500]
+                known.update(conn.execute(
+                    f"SELECT name, id FROM entities WHERE name IN ({', '.join('?' * len(part))})", part).fetchall())
+        return known
+
+
+def load_edges(conn, ids: list[int] | None = None) -> list[Edge]:
+    """Edges with their members, all of them or the given ids (in the given order)."""
+    if ids is not None and not ids:
+        return []
+    where = "" if ids is None else f" WHERE h.id IN (SELECT value FROM json_each(?))"
+    params = [] if ids is None else [json.dumps(ids)]
+    edges = {row[0]: Edge(*row) for row in conn.execute(
+        f"SELECT h.id, h.formation, h.label, h.event_ts, h.weight, h.content_hash FROM hyperedges AS h{where} "
+        "ORDER BY h.id", params)}
+    for edge_id, name, entity_id in conn.execute(
+            f"SELECT m.edge_id, e.name, e.id FROM hyperedge_members AS m JOIN entities AS e ON e.id = m.entity_id "
+            f"{where.replace('h.id', 'm.edge_id')} ORDER BY m.edge_id, m.position", params):
+        edge = edges[edge_id]
+        edge.members.append(name)
+        edge.member_ids.append(entity_id)
+    return list(edges.values()) if ids is None else [edges[i] for i in ids if i in edges]
+
+
+def relation_tuples(conn, pred: tuple, edges: list[Edge] | None = None) -> list[tuple]:
+    """The observation relations as engine tuples, over all edges or the given ones."""
+    if edges is None:
+        if pred == ("hedge", 4):
+            return [(i, f, ts, Float(w)) for i, f, ts, w in conn.execute(
+                "SELECT id, formation, event_ts, weight FROM hyperedges")]
+        if pred == ("member", 2):
+            return conn.execute("SELECT m.edge_id, e.name FROM hyperedge_members AS m "
+                                "JOIN entities AS e ON e.id = m.entity_id").fetchall()
+        return conn.execute("SELECT name, type FROM entities").fetchall()
+    if pred == ("hedge", 4):
+        return [(e.id, e.formation, e.event_ts, Float(e.weight)) for e in edges]
+    if pred == ("member", 2):
+        return [(e.id, m) for e in edges for m in e.members]
+    return list({(m, entity_type(m)) for e in edges for m in e.members})
+
+
+class ObservationRelations:
+    """hedge/4, member/2 and entity_type/2 for the knowledge base, computed from the observation tables."""
+
+    preds = RELATIONS
+
+    @staticmethod
+    def tuples(conn, pred: tuple) -> list[tuple]:
+        return relation_tuples(conn, pred)
+
+    @staticmethod
+    def supports(conn, pred: tuple, args: tuple) -> list[str]:
+        """`observation:HEDGE-<id>` when the tuple comes from a stored observation."""
+        if pred == ("entity_type", 2):
+            if not all(type(a) is str for a in args):
+                return []
+            found = conn.execute("SELECT 1 FROM entities WHERE name = ? AND type = ?", args).fetchone()
+            return ["observation"] if found else []
+        if not all(type(a) in (int, str) for a in args[:3]):
+            return []
+        if pred == ("hedge", 4):
+            found = conn.execute("SELECT 1 FROM hyperedges WHERE id = ? AND formation = ? AND event_ts = ?",
+                                 args[:3]).fetchone()
+        else:
+            found = conn.execute("SELECT 1 FROM hyperedge_members AS m JOIN entities AS e ON e.id = m.entity_id "
+                                 "WHERE m.edge_id = ? AND e.name = ?", args).fetchone()
+        return [f"observation:{hedge_tag(args[0])}"] if found else []

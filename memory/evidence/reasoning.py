@@ -1,0 +1,268 @@
+"""Confidence-weighted reasoning over observations, and proofs that end in stored evidence.
+
+`reason` evaluates the segment's rules (stratified, semi-naive: the Datalog engine)
+over the observations a query is about plus the stored facts. Confidence is
+Viterbi-style max-product: a derivation's confidence is its rule's confidence times
+the weights of the observations at its leaves, each observation once however
+many of its facts (hedge/member) the derivation uses; stored facts, negations,
+comparisons and aggregates count 1. A conclusion takes the best (maximum) of its
+derivations. A derivation is never more confident than its premises, so the best
+derivations form finite proof trees, and `prove` returns exactly those."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+
+from ..datalog.builtins import resolve, unify
+from ..datalog.engine import evaluate
+from ..datalog.plan import order_body
+from ..datalog.program import Lit, Program, Rule, literal_term
+from ..datalog.proofs import ProofBuilder
+from ..errors import BudgetExceeded
+from ..knowledge.segments import resolve as resolve_segment
+from ..terms import format_term
+from ..terms.codec import to_json
+from ..validation import require_name
+from .observations import RELATIONS, Edge, hedge_tag, relation_tuples
+from .recall import check_top_k, edges_for
+
+MAX_MATCHES = 2_000_000
+EPSILON = 1e-12
+
+
+@dataclass
+class Best:
+    confidence: float
+    rule: Rule | None = None
+    premises: list = field(default_factory=list)  # (kind, literal, value) as ProofBuilder.search returns
+    rules: float = 1.0  # product of the rule confidences in this derivation
+    edges: frozenset = frozenset()  # the observations at its leaves (each weighs in once)
+
+
+@dataclass
+class Reasoning:
+    program: Program
+    relations: dict
+    best: dict  # (pred, tuple) -> Best, for derived tuples
+    edges: dict  # edge id -> Edge
+    rule_meta: dict  # database rule id -> (name, confidence)
+    iterations: int
+    timed_out: bool
+    segment: str
+
+    def rule_label(self, rule: Rule) -> tuple[str, str, int | None]:
+        """(rule_id as reported, RULE tag, database id)."""
+        db_id = self.program.sources[rule.meaning.source].rule_id
+        name = self.rule_meta.get(db_id, (None, 1.0))[0]
+        return (f"rule:{name}" if name else f"rule:{db_id}"), f"RULE-{db_id}", db_id
+
+    def premise(self, pred: tuple, values: tuple) -> tuple[float, frozenset]:
+        """(rule-confidence product, observations) behind one premise."""
+        found = self.best.get((pred, values))
+        if found is not None:
+            return found.rules, found.edges
+        if pred[:2] in (("hedge", 4), ("member", 2)) and values and values[0] in self.edges:
+            return 1.0, frozenset((values[0],))
+        return 1.0, frozenset()
+
+    def weigh(self, rules: float, edges: frozenset) -> float:
+        value = rules
+        for edge in edges:
+            value *= self.edges[edge].weight
+        return value
+
+    def derived(self) -> list[tuple]:
+        out = []
+        for (pred, values), best in self.best.items():
+            if len(pred) == 2 and not str(pred[0]).startswith("$") and best.rule is not None:
+                out.append((pred, values, best))
+        out.sort(key=lambda d: (-d[2].confidence, format_term(literal_term(Lit(d[0], d[1])))))
+        return out
+
+
+def run(kb, query: str, top_k: int | None, memory: str | None, now: object = None) -> Reasoning:
+    top_k = check_top_k(top_k, 40)
+    started = time.perf_counter()
+    budget = kb._budget()
+    with kb.store.read() as conn:
+        segment = resolve_segment(conn, memory)
+        edges = edges_for(conn, query, top_k, now)
+        program = kb._program(conn, segment)
+        rule_meta = {i: (n, c) for i, n, c in conn.execute(
+            "SELECT id, name, confidence FROM rules WHERE segment_id = ?", (segment.id,))}
+        base_load = kb._loader(conn, segment)
+
+        def load(preds: set) -> dict:
+            out = base_load({p for p in preds if p not in RELATIONS})
+            for pred in preds & RELATIONS:
+                out[pred] = kb._stored_tuples(conn, segment, *pred) + relation_tuples(conn, pred, edges)
+            return out
+
+        wanted = {lit.pred for rule in program.rules for lit in rule.body if isinstance(lit, Lit)}
+        wanted |= {rule.head.pred for rule in program.rules}
+        timed_out = False
+        try:
+            model = evaluate(program, load({p for p in wanted if not str(p[0]).startswith("$")}), budget=budget)
+        except BudgetExceeded:
+            return Reasoning(program, {}, {}, {e.id: e for e in edges}, rule_meta, 0, True, segment.name)
+    reasoning = Reasoning(program, model.relations.rel, {}, {e.id: e for e in edges}, rule_meta,
+                          model.iterations, timed_out, segment.name)
+    deadline = started + budget.timeout_s if budget.timeout_s else None
+    reasoning.timed_out = not _propagate(reasoning, model.rules, deadline)
+    return reasoning
+
+
+def _propagate(reasoning: Reasoning, rules: list[Rule], deadline: float | None) -> bool:
+    """Max-product confidences to a fixpoint; False when the time budget ran out."""
+    builder = ProofBuilder(reasoning.program, rules, reasoning.relations)
+    user_rules = [r for r in rules if not str(r.head.pred[0]).startswith("$")]
+    seen = 0
+    changed = True
+    while changed:
+        changed = False
+        for rule in user_rules:
+            db_id = reasoning.program.sources[rule.meaning.source].rule_id
+            weight = reasoning.rule_meta.get(db_id, (None, 1.0))[1]
+            for premises in _matches(builder, rule):
+                seen += 1
+                if seen % 1000 == 0 and deadline is not None and time.perf_counter() > deadline or seen > MAX_MATCHES:
+                    return False
+                rules_product, edges = weight, frozenset()
+                for kind, lit, found in premises:
+                    if kind == "lit":
+                        r, e = reasoning.premise(lit.pred, found)
+                        rules_product *= r
+                        edges |= e
+                value = reasoning.weigh(rules_product, edges)
+                binding: dict = {}
+                for kind, lit, found in premises:
+                    if kind == "lit":
+                        for a, v in zip(lit.args, found):
+                            unify(a, v, binding)
+                head = tuple(resolve(a, binding) for a in rule.head.args)
+                key = (rule.head.pred, head)
+                current = reasoning.best.get(key)
+                if current is None or value > current.confidence + EPSILON:
+                    reasoning.best[key] = Best(value, rule, premises, rules_product, edges)
+                    changed = True
+    return True
+
+
+def _matches(builder: ProofBuilder, rule: Rule):
+    """Every way the rule's body holds in the model, as premise lists in body order."""
+    order = order_body(rule, set(), lambda p: len(builder.relations.get(p, ())))
+    premises: list = [None] * len(rule.body)
+
+    def step(k: int, binding: dict):
+        if k == len(order):
+            yield [p for p in premises if p is not None]
+            return
+        i = order[k]
+        lit = rule.body[i]
+        if isinstance(lit, Lit):
+            for found in builder.candidates(lit.pred, lit.args, binding):
+                trial = dict(binding)
+                if all(unify(a, v, trial) for a, v in zip(lit.args, found)):
+                    premises[i] = ("lit", lit, found)
+                    yield from step(k + 1, trial)
+            return
+        ok, trial, text, kind = builder.check(lit, binding)
+        if ok:
+            premises[i] = (kind, lit, text)
+            yield from step(k + 1, trial)
+
+    yield from step(0, {})
+
+
+def reason(kb, query: str = "", top_k: int | None = None, memory: str | None = None, now: object = None) -> dict:
+    r = run(kb, query, top_k, memory, now)
+    derived = []
+    fired: list[str] = []
+    for pred, values, best in r.derived():
+        rule_id, rule_tag, _ = r.rule_label(best.rule)
+        derived.append({"fact": format_term(literal_term(Lit(pred, values))), "pred": pred[0],
+                        "args": [to_json(v) for v in values], "confidence": round(best.confidence, 6),
+                        "rule_id": rule_id, "rule_tag": rule_tag})
+        if rule_id not in fired:
+            fired.append(rule_id)
+    return {"query": query, "memory": r.segment, "derived": derived, "rules_fired": sorted(fired),
+            "iterations": r.iterations, "timed_out": r.timed_out, "edges_considered": len(r.edges),
+            "hedge_tags": [hedge_tag(i) for i in r.edges]}
+
+
+class _ProofWriter:
+    """Proof trees from the best derivations: evidence leaves, conclusion nodes, STEP tags in first-seen post-order."""
+
+    def __init__(self, reasoning: Reasoning, kb, conn) -> None:
+        self.r = reasoning
+        self.kb = kb
+        self.conn = conn
+        self.step_of: dict[str, str] = {}
+
+    def proof(self, pred: tuple, values: tuple) -> dict:
+        nodes: list[dict] = []
+        edges: list[dict] = []
+        self._node(pred, values, nodes, edges, set())
+        body = json.dumps({"nodes": [{k: v for k, v in n.items() if k not in ("id", "step_tag")} for n in nodes],
+                           "edges": edges}, sort_keys=True, ensure_ascii=False)
+        root = nodes[-1]
+        return {"proof_id": "proof-" + hashlib.sha256(body.encode("utf-8")).hexdigest()[:16], "status": "proved",
+                "confidence": root["confidence"], "fact": root["fact"], "nodes": nodes, "edges": edges}
+
+    def _node(self, pred: tuple, values: tuple, nodes: list, edges: list, path: set) -> str:
+        text = format_term(literal_term(Lit(pred, values)))
+        best = self.r.best.get((pred, values))
+        if best is None or best.rule is None or (pred, values) in path:
+            node = self._evidence(pred, values, text)
+        else:
+            children = []
+            for kind, lit, found in best.premises:
+                if kind == "lit":
+                    children.append(self._node(lit.pred, found, nodes, edges, path | {(pred, values)}))
+                else:
+                    child = {"id": f"n{len(nodes) + 1}", "kind": kind, "fact": found, "confidence": 1.0}
+                    nodes.append(child)
+                    children.append(child["id"])
+            rule_id, rule_tag, db_id = self.r.rule_label(best.rule)
+            if text not in self.step_of:  # one STEP tag per conclusion, however many proofs show it
+                self.step_of[text] = f"STEP-{len(self.step_of) + 1}"
+            node = {"kind": "conclusion", "fact": text, "confidence": round(best.confidence, 6), "rule_id": rule_id,
+                    "rule_tag": rule_tag, "rule": self.r.program.sources[best.rule.meaning.source].text,
+                    "step_tag": self.step_of[text]}
+            node["id"] = f"n{len(nodes) + 1}"
+            nodes.append(node)
+            edges.extend({"from": child, "to": node["id"]} for child in children)
+            return node["id"]
+        node["id"] = f"n{len(nodes) + 1}"
+        nodes.append(node)
+        return node["id"]
+
+    def _evidence(self, pred: tuple, values: tuple, text: str) -> dict:
+        if pred[:2] in (("hedge", 4), ("member", 2)) and values and values[0] in self.r.edges:
+            edge = self.r.edges[values[0]]
+            return {"kind": "evidence", "fact": text, "hedge_tag": edge.tag, "edge_id": edge.id,
+                    "formation": edge.formation, "event_ts": edge.event_ts, "members": edge.members,
+                    "weight": edge.weight, "content_hash": edge.content_hash, "confidence": edge.weight}
+        supports = self.kb.supports_of(self.r.segment, text)
+        if self.kb.computed is not None and pred[:2] in self.kb.computed.preds:
+            supports += self.kb.computed.supports(self.conn, pred[:2], values)
+        return {"kind": "fact", "fact": text, "supports": supports, "confidence": 1.0}
+
+
+def prove(kb, query: str = "", goal_pred: str | None = None, top_k: int | None = None,
+          memory: str | None = None, now: object = None) -> dict:
+    if goal_pred is not None:
+        require_name("goal_pred", goal_pred)
+    r = run(kb, query, top_k, memory, now)
+    derived = r.derived()
+    wanted = [d for d in derived if goal_pred is None or d[0][0] == goal_pred]
+    with kb.store.read() as conn:
+        writer = _ProofWriter(r, kb, conn)
+        proofs = [writer.proof(pred, values) for pred, values, _ in wanted]
+    return {"query": query, "memory": r.segment, "goal_pred": goal_pred, "count": len(proofs),
+            "derived_count": len(derived), "edges_considered": len(r.edges), "timed_out": r.timed_out,
+            "proofs": proofs}
+

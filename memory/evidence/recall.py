@@ -1,0 +1,160 @@
+"""Deterministic recall of observations: entities and a time window parsed out of the query, then ranked.
+
+Entities are `type:id` tokens and bare names that match a stored entity (by name or
+by the part after the colon, case-folded); a word naming a known type ("drones")
+filters by type. Score = 0.6·overlap + 0.25·weight + 0.15·recency, where overlap
+is the share of the query's entities among the edge's members and recency is
+exp(−age/τ) with τ the window's span (7 days without one). Ties go to the lower id.
+The same query and `now` always give the same answer."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from dataclasses import dataclass, field
+
+from ..errors import InvalidArguments
+from .observations import Edge, load_edges
+from .timewindow import Window, parse_window
+
+MAX_QUERY_CHARS = 4096
+MAX_TOP_K = 1000
+CANDIDATES = 5000
+WEEK = 7 * 86_400
+W_OVERLAP, W_WEIGHT, W_RECENCY = 0.6, 0.25, 0.15
+_TYPED = re.compile(r"(?<![\w:])([A-Za-z][\w-]*:[^\s,;()\[\]{}\"'`]+)")
+_WORD = re.compile(r"[\w][\w.@-]*")
+STOPWORDS = frozenset("a an and are as at be by did do does for from has have how in is it its last of on or "
+                      "past since the their there these this to was were what when where which who why with".split())
+
+
+@dataclass
+class Parsed:
+    entities: list[str] = field(default_factory=list)
+    entity_ids: list[int] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    types: list[str] = field(default_factory=list)
+    window: Window | None = None
+
+    def to_dict(self) -> dict:
+        return {"entities": self.entities, "unknown_entities": self.unknown, "types": self.types,
+                "window": self.window.to_dict() if self.window else None}
+
+
+def check_now(now: object) -> int:
+    if now is None:
+        return int(time.time())
+    if isinstance(now, bool) or not isinstance(now, (int, float)) or not math.isfinite(now) or now != int(now):
+        raise InvalidArguments("'now' must be whole epoch seconds", argument="now")
+    return int(now)
+
+
+def check_top_k(top_k: object, default: int) -> int:
+    top_k = default if top_k is None else top_k
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
+        raise InvalidArguments(f"'top_k' must be an integer from 1 to {MAX_TOP_K}", argument="top_k")
+    return top_k
+
+
+def parse_query(conn, query: str, now: int) -> Parsed:
+    window, rest = parse_window(query, now)
+    parsed = Parsed(window=window)
+    typed = [t.rstrip(".!?:") for t in _TYPED.findall(rest)]
+    rest = _TYPED.sub(" ", rest)
+    words = [w.rstrip(".").lower() for w in _WORD.findall(rest)]
+    words = [w for w in dict.fromkeys(words) if len(w) > 1 and w not in STOPWORDS]
+    found: dict[str, int] = {}
+    if typed:
+        found.update(_lookup(conn, "name", typed))
+        parsed.unknown = [t for t in dict.fromkeys(typed) if t not in found]
+    if words:
+        for name, ident in _lookup(conn, "lower(name)", words) + _lookup(conn, "local_name", words):
+            found.setdefault(name, ident)
+        types = {t for (t,) in conn.execute("SELECT DISTINCT type FROM entities")}
+        for w in words:
+            for candidate in (w, w[:-1] if w.endswith("s") else None, w[:-2] if w.endswith("es") else None):
+                if candidate in types and candidate not in parsed.types:
+                    parsed.types.append(candidate)
+    parsed.entities = list(found)
+    parsed.entity_ids = list(found.values())
+    return parsed
+
+
+def _lookup(conn, column: str, values: list[str]) -> list[tuple[str, int]]:
+    rows = conn.execute(f"SELECT name, id FROM entities WHERE {column} IN (SELECT value FROM json_each(?)) "
+                        "ORDER BY id", (json.dumps(values),)).fetchall()
+    return [(n, i) for n, i in rows]
+
+
+def _window_sql(window: Window | None) -> tuple[str, list]:
+    if window is None:
+        return "", []
+    parts, params = [], []
+    if window.start is not None:
+        parts.append("h.event_ts >= ?")
+        params.append(window.start)
+    if window.end is not None:
+        parts.append("h.event_ts < ?")
+        params.append(window.end)
+    return " AND " + " AND ".join(parts), params
+
+
+def recall(conn, query: str, top_k: int | None = None, now: object = None) -> dict:
+    if not isinstance(query, str) or len(query) > MAX_QUERY_CHARS:
+        raise InvalidArguments(f"'query' must be text of at most {MAX_QUERY_CHARS} characters", argument="query")
+    top_k = check_top_k(top_k, 20)
+    moment = check_now(now)
+    parsed = parse_query(conn, query, moment)
+    where, params = _window_sql(parsed.window)
+    overlap: dict[int, int] = {}
+    reason = None
+    if parsed.entity_ids:
+        rows = conn.execute(
+            "SELECT m.edge_id, count(*) FROM hyperedge_members AS m JOIN hyperedges AS h ON h.id = m.edge_id "
+            f"WHERE m.entity_id IN (SELECT value FROM json_each(?)){where} GROUP BY m.edge_id "
+            "ORDER BY count(*) DESC, max(h.event_ts) DESC LIMIT ?",
+            [json.dumps(parsed.entity_ids), *params, CANDIDATES]).fetchall()
+        overlap = dict(rows)
+    elif parsed.types:
+        rows = conn.execute(
+            "SELECT DISTINCT m.edge_id FROM hyperedge_members AS m JOIN entities AS e ON e.id = m.entity_id "
+            f"JOIN hyperedges AS h ON h.id = m.edge_id WHERE e.type IN (SELECT value FROM json_each(?)){where} "
+            "ORDER BY h.event_ts DESC LIMIT ?", [json.dumps(parsed.types), *params, CANDIDATES]).fetchall()
+        overlap = {r[0]: 1 for r in rows}
+    elif parsed.window is not None or not query.strip():
+        rows = conn.execute(f"SELECT h.id FROM hyperedges AS h WHERE 1{where} ORDER BY h.event_ts DESC, h.id "
+                            "LIMIT ?", [*params, CANDIDATES]).fetchall()
+        overlap = {r[0]: 1 for r in rows}
+    else:
+        reason = f"unknown_entity:{parsed.unknown[0]}" if parsed.unknown else "no_entity"
+    if not overlap and reason is None:
+        reason = "no_edges_in_window" if parsed.window is not None else "no_edges"
+    wanted = max(1, len(parsed.entity_ids))
+    tau = (parsed.window.span if parsed.window and parsed.window.span else WEEK) or WEEK
+    facts = conn.execute(f"SELECT id, event_ts, weight FROM hyperedges WHERE id IN (SELECT value FROM json_each(?))",
+                         (json.dumps(list(overlap)),)).fetchall() if overlap else []
+    scored = []
+    for edge_id, ts, weight in facts:
+        share = min(1.0, overlap[edge_id] / wanted) if parsed.entity_ids else 1.0
+        recency = math.exp(-max(0, moment - ts) / tau)
+        scored.append((round(W_OVERLAP * share + W_WEIGHT * weight + W_RECENCY * recency, 9), edge_id))
+    scored.sort(key=lambda s: (-s[0], s[1]))
+    top = scored[:top_k]
+    edges = load_edges(conn, [edge_id for _, edge_id in top])
+    chosen = set(parsed.entities)
+    out_edges = []
+    for rank, (edge, (score, _)) in enumerate(zip(edges, top)):
+        item = {"edge_idx": rank, **edge.to_dict(), "score": score,
+                "matched": [m for m in edge.members if m in chosen]}
+        out_edges.append(item)
+    return {"query": query, "now": moment, "parsed": parsed.to_dict(), "count": len(out_edges),
+            "total": len(scored), "truncated": len(scored) > len(out_edges), "edges": out_edges,
+            "abstained": not out_edges, "reason": reason if not out_edges else None}
+
+
+def edges_for(conn, query: str, top_k: int, now: object = None) -> list[Edge]:
+    """The edges a query is about: recall's top edges; an empty query means the most recent ones."""
+    ids = [e["id"] for e in recall(conn, query, top_k, now)["edges"]]
+    return load_edges(conn, ids)
