@@ -221,7 +221,8 @@ def _register_tool(spec: Tool) -> None:
     annotations: dict[str, Any] = {"ctx": typer.Context}
     for name, prop in spec.input_schema.get("properties", {}).items():
         flags = ["--" + name.replace("_", "-")] + (["--" + name] if "_" in name else [])
-        kind = _PY_TYPES.get(prop.get("type", "string"), str)
+        types = prop.get("type", "string")
+        kind = _PY_TYPES.get(types[0] if isinstance(types, list) else types, str)
         if prop.get("type") in ("array", "object"):
             kind = str  # given as JSON text
             json_arguments.add(name)

@@ -325,8 +325,13 @@ def test_rename_cross_segment_impact_and_propagation(mem):
 
 # --- bad input, every tool, every argument ---------------------------------------------
 
+def _types(prop: dict) -> list:
+    return prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
+
+
 def _wrong_value(prop: dict):
-    return {"string": 123, "integer": "seven", "boolean": "yes", "number": "x", "array": "x", "object": "x"}[prop["type"]]
+    return {"string": 123, "integer": "seven", "boolean": "yes", "number": "x", "array": "x", "object": "x"}[
+        _types(prop)[0]]
 
 
 def _cases():
@@ -334,11 +339,12 @@ def _cases():
     for tool in REGISTRY.values():
         props = tool.input_schema["properties"]
         required = tool.input_schema["required"]
-        valid = {name: ("p(a)" if props[name]["type"] == "string" else 1) for name in required}
+        valid = {name: {"string": "p(a)", "array": ["p"]}.get(props[name]["type"], 1) for name in required}
         for name in required:
             yield tool.name, {k: v for k, v in valid.items() if k != name}, f"missing {name}"
         for name, prop in props.items():
-            yield tool.name, {**valid, name: None}, f"null {name}"
+            if "null" not in _types(prop):
+                yield tool.name, {**valid, name: None}, f"null {name}"
             yield tool.name, {**valid, name: _wrong_value(prop)}, f"wrong type {name}"
             if prop["type"] == "string" and prop.get("minLength"):  # echo may echo ""
                 yield tool.name, {**valid, name: ""}, f"empty {name}"

@@ -9,6 +9,9 @@ Fast pass:
   possible pairs present;
 - fan_out: an entity linked to far more distinct other entities than its peers
   (robust z ≥ 8 and ≥ 20 distinct);
+- convergence: two or more entities of one type, each in its own observation, meeting a
+  rarely observed entity (≤ 10 observations in all) within ten minutes (drones converging on
+  a quiet sector);
 - spectral: entities carrying ≥ 2 % of the co-occurrence graph's principal eigenvector
   and ≥ 4 times the share their degree explains (a dense core beyond degree, EigenSpokes-style).
 With full_scan:
@@ -18,7 +21,7 @@ With full_scan:
   intervals ≤ 10 % of their median).
 
 risk_score = 1 − Π(1 − w·score) over the findings (noisy-OR), with weights
-hub 0.3, burst 0.4, dense_cluster 0.5, fan_out 0.4, spectral 0.3,
+hub 0.3, burst 0.4, dense_cluster 0.5, fan_out 0.4, convergence 0.6, spectral 0.3,
 lateral_movement 0.8, beaconing 0.7."""
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ HOP_WINDOW, CHAIN_MIN_HOPS = 3_600, 3
 BEACON_MIN, BEACON_DISPERSION = 8, 0.10
 MIN_PEERS = 5
 MAX_TAGS = 25
-WEIGHTS = {"hub": 0.3, "burst": 0.4, "dense_cluster": 0.5, "fan_out": 0.4, "spectral": 0.3,
+CONVERGE_WINDOW, CONVERGE_MAX_DEGREE = 600, 10
+WEIGHTS = {"hub": 0.3, "burst": 0.4, "dense_cluster": 0.5, "fan_out": 0.4, "convergence": 0.6, "spectral": 0.3,
            "lateral_movement": 0.8, "beaconing": 0.7}
 HOST_TYPES = ("host", "machine")
 
@@ -196,6 +200,39 @@ def fan_out(g: Graph) -> list[dict]:
             for e, zz in z.items() if zz >= FAN_Z and distinct[e] >= FAN_MIN]
 
 
+def convergence(g: Graph) -> list[dict]:
+    out = []
+    for target, edges in g.edges_of.items():
+        if len(edges) > CONVERGE_MAX_DEGREE:
+            continue
+        by_type: dict[str, list] = defaultdict(list)
+        for e in edges:  # one agent per observation: several of a type in one observation are not a meeting
+            per_type: dict[str, list] = defaultdict(list)
+            for m in g.members[e]:
+                if m != target:
+                    per_type[g.type[m]].append(m)
+            for kind, agents in per_type.items():
+                if len(agents) == 1:
+                    by_type[kind].append((g.ts[e], agents[0], e))
+        for seq in by_type.values():
+            seq.sort()
+        for kind, seq in sorted(by_type.items()):
+            if kind == g.type[target]:
+                continue
+            best: list = []
+            lo = 0
+            for hi in range(len(seq)):
+                while seq[hi][0] - seq[lo][0] > CONVERGE_WINDOW:
+                    lo += 1
+                if len({v[1] for v in seq[lo:hi + 1]}) > len({v[1] for v in best}):
+                    best = seq[lo:hi + 1]
+            agents = sorted({v[1] for v in best})
+            if len(agents) >= 2:
+                out.append(_finding(g, "convergence", 1 - 0.5 ** (len(agents) - 1), [target, *agents],
+                                    [v[2] for v in best], type=kind, start=best[0][0], end=best[-1][0]))
+    return out
+
+
 def spectral(g: Graph, pairs: dict) -> list[dict]:
     if not pairs:
         return []
@@ -288,7 +325,7 @@ def detect(conn, full_scan: bool = False) -> dict:
     started = time.perf_counter()
     g = Graph(conn)
     pairs = pair_counts(g)
-    findings = hubs(g) + bursts(g) + dense_clusters(g, pairs) + fan_out(g) + spectral(g, pairs)
+    findings = hubs(g) + bursts(g) + dense_clusters(g, pairs) + fan_out(g) + convergence(g) + spectral(g, pairs)
     if full_scan:
         findings += lateral_movement(g) + beaconing(g, pairs)
     findings.sort(key=lambda f: (-f["score"], f["pattern"], f["nodes"]))

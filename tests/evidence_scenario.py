@@ -1,0 +1,84 @@
+"""A synthetic observation stream: a clean background, and known patterns planted into it.
+
+Shared by the evidence tests and benchmarks/evidence.py. Everything is seeded, so a
+scenario is the same on every machine."""
+
+from __future__ import annotations
+
+import random
+
+START = 1_780_000_000  # 2026-05-28
+SPAN = 30 * 86_400
+NOW = START + SPAN
+
+TARGET_SECTOR = "sector:s-target"
+CONVERGING = ("drone:x1", "drone:x2")
+HUB = "host:c2"
+BURST = "ip:10.6.6.6"
+CLUSTER = [f"user:ring{i}" for i in range(6)]
+LATERAL = ["host:lm-a", "host:lm-b", "host:lm-c", "host:lm-d"]
+LATERAL_ACCOUNT = "account:svc-backup"
+BEACON = ("host:beacon-src", "ip:203.0.113.9")
+
+CONVERGE_RULE = (
+    "converge(A, B, S)",
+    "hedge(E1, 'DRONE_EVENT', T1, _), member(E1, A), entity_type(A, drone), member(E1, S), entity_type(S, sector), "
+    "hedge(E2, 'DRONE_EVENT', T2, _), member(E2, B), entity_type(B, drone), member(E2, S), A @< B, "
+    "D is T2 - T1, D >= -600, D =< 600",
+)
+THREAT_RULE = ("coordinated_threat(S)", "converge(A, B, S)")
+
+
+def background(n: int, seed: int = 7) -> list[dict]:
+    """n observations of ordinary activity spread evenly over SPAN."""
+    rng = random.Random(seed)
+    accounts = [f"account:a{i}" for i in range(max(50, n // 50))]
+    hosts = [f"host:h{i}" for i in range(max(20, n // 250))]
+    ips = [f"ip:10.0.{i // 250}.{i % 250}" for i in range(max(50, n // 70))]
+    drones = [f"drone:d{i}" for i in range(30)]
+    sectors = [f"sector:s{i}" for i in range(60)]
+    out = []
+    for _ in range(n):
+        ts = START + rng.randrange(SPAN)
+        roll = rng.random()
+        if roll < 0.49:
+            members = [rng.choice(accounts), rng.choice(hosts)]
+        elif roll < 0.50:  # a remote login: account, source host, destination host
+            members = [rng.choice(accounts), *rng.sample(hosts, 2)]
+        elif roll < 0.60:
+            members = [rng.choice(drones), rng.choice(sectors)]
+        else:
+            members = [rng.choice(ips), rng.choice(hosts)]
+        out.append({"members": members, "event_ts": ts, "weight": round(rng.uniform(0.5, 1.0), 3)})
+    return out
+
+
+def planted(seed: int = 11) -> list[dict]:
+    """One of each pattern: a hub, a burst, a dense cluster, two drones converging, a lateral-movement
+    chain and a beaconing host."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(1000):  # hub: one host talking to many accounts all month
+        out.append({"members": [f"account:hub{i % 150}", HUB], "event_ts": START + rng.randrange(SPAN)})
+    base = START + 10 * 86_400
+    for i in range(60):  # burst: sixty events in twenty minutes
+        out.append({"members": [BURST, f"host:burst{i % 7}"], "event_ts": base + rng.randrange(1200)})
+    for i in range(40):  # dense cluster: six users always together
+        out.append({"members": rng.sample(CLUSTER, 3), "event_ts": START + rng.randrange(SPAN)})
+    t = START + 20 * 86_400
+    out.append({"members": [CONVERGING[0], TARGET_SECTOR], "event_ts": t, "weight": 0.9, "formation": "SIGHTING"})
+    out.append({"members": [CONVERGING[1], TARGET_SECTOR], "event_ts": t + 240, "weight": 0.8,
+                "formation": "SIGHTING"})
+    t = START + 25 * 86_400
+    for i, (src, dst) in enumerate(zip(LATERAL, LATERAL[1:])):  # lateral movement: three quick hops
+        out.append({"members": [LATERAL_ACCOUNT, src, dst], "event_ts": t + i * 600})
+    t = START + 5 * 86_400
+    for i in range(30):  # beaconing: every five minutes, a few seconds of jitter
+        out.append({"members": list(BEACON), "event_ts": t + i * 300 + rng.randrange(-3, 4)})
+    return out
+
+
+def with_patterns(n: int, seed: int = 7) -> list[dict]:
+    """A background of n - len(planted) observations plus the planted ones: n in all."""
+    plant = planted()
+    return background(n - len(plant), seed) + plant
