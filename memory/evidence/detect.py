@@ -10,8 +10,8 @@ Fast pass:
 - fan_out: an entity linked to far more distinct other entities than its peers
   (robust z ≥ 8 and ≥ 20 distinct);
 - convergence: two or more entities of one type, each in its own observation, meeting a
-  rarely observed entity (≤ 10 observations in all) within ten minutes (drones converging on
-  a quiet sector);
+  rarely observed entity (≤ 10 observations in all, at least half of them in the meeting)
+  within ten minutes (drones converging on a quiet sector);
 - spectral: entities carrying ≥ 2 % of the co-occurrence graph's principal eigenvector
   and ≥ 4 times the share their degree explains (a dense core beyond degree, EigenSpokes-style).
 With full_scan:
@@ -42,7 +42,7 @@ HOP_WINDOW, CHAIN_MIN_HOPS = 3_600, 3
 BEACON_MIN, BEACON_DISPERSION = 8, 0.10
 MIN_PEERS = 5
 MAX_TAGS = 25
-CONVERGE_WINDOW, CONVERGE_MAX_DEGREE = 600, 10
+CONVERGE_WINDOW, CONVERGE_MAX_DEGREE, CONVERGE_SHARE = 600, 10, 0.5
 WEIGHTS = {"hub": 0.3, "burst": 0.4, "dense_cluster": 0.5, "fan_out": 0.4, "convergence": 0.6, "spectral": 0.3,
            "lateral_movement": 0.8, "beaconing": 0.7}
 HOST_TYPES = ("host", "machine")
@@ -227,7 +227,7 @@ def convergence(g: Graph) -> list[dict]:
                 if len({v[1] for v in seq[lo:hi + 1]}) > len({v[1] for v in best}):
                     best = seq[lo:hi + 1]
             agents = sorted({v[1] for v in best})
-            if len(agents) >= 2:
+            if len(agents) >= 2 and len({v[2] for v in best}) >= CONVERGE_SHARE * len(edges):
                 out.append(_finding(g, "convergence", 1 - 0.5 ** (len(agents) - 1), [target, *agents],
                                     [v[2] for v in best], type=kind, start=best[0][0], end=best[-1][0]))
     return out

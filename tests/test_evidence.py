@@ -1,0 +1,276 @@
+"""Evidence memory through the library: observations, recall, reason, prove, verify and detect."""
+
+import hashlib
+import json
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from conftest import snapshot_counts
+from evidence_scenario import (BEACON, BURST, CLUSTER, CONVERGE_RULE, CONVERGING, HUB, LATERAL, NOW, TARGET_SECTOR,
+                               THREAT_RULE, background, with_patterns)
+from memory import Memory
+from memory.errors import Conflict, InvalidArguments
+from memory.evidence.timewindow import parse_window
+
+SIZE = 10_000
+T0 = 1_767_225_600  # 2026-01-01T00:00:00Z
+
+
+@pytest.fixture
+def m():
+    memory = Memory(":memory:", actor="observer")
+    yield memory
+    memory.close()
+
+
+def threat_rules(m: Memory) -> None:
+    m.define_rule(*CONVERGE_RULE, name="converge", confidence=0.9)
+    m.define_rule(*THREAT_RULE, name="coordinated_threat")
+
+
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory):
+    memory = Memory(str(tmp_path_factory.mktemp("evidence") / "scenario.db"), actor="observer")
+    memory.remember_observations(with_patterns(SIZE))
+    threat_rules(memory)
+    yield memory
+    memory.close()
+
+
+# --- remember --------------------------------------------------------------------------------
+
+def test_remember_returns_the_reference_fields_and_infers_the_formation(m):
+    stored = m.remember(["account:admin", "host:db01"], 1_700_000_000, 0.7, "LOGIN")
+    assert stored["stored"] is True and stored["table"] == "MEMORY" and stored["event_ts"] == 1_700_000_000
+    assert stored["formation"] == "LOGIN" and stored["structural_formation"] == "AUTH_EVENT"
+    assert stored["weight"] == 0.7 and stored["members"] == ["account:admin", "host:db01"]
+    assert len(stored["member_ids"]) == 2 and stored["hedge_tag"] == f"HEDGE-{stored['id']}"
+    assert m.remember(["drone:d1", "account:x"])["structural_formation"] == "DRONE_EVENT"  # first rule wins
+    assert m.remember(["machine:m1", "account:x"])["structural_formation"] == "AUTH_EVENT"
+    assert m.remember(["plain name", "other"])["structural_formation"] == "OBSERVATION"
+    assert m.remember(["a:x", "a:x", " a:x "])["members"] == ["a:x"]  # duplicates collapse
+
+
+def test_the_formation_table_is_data(m):
+    with m.store.write() as conn:
+        conn.execute("INSERT INTO formation_rules (priority, formation, member_types) VALUES (5, 'SENSOR_EVENT', "
+                     "'[\"sensor\"]')")
+    assert m.remember(["sensor:s1", "drone:d1"])["structural_formation"] == "SENSOR_EVENT"
+
+
+@pytest.mark.parametrize("args", [
+    {"members": []}, {"members": "account:a"}, {"members": [""]}, {"members": [1]}, {"members": ["a"] * 65},
+    {"members": ["a"], "weight": 0}, {"members": ["a"], "weight": 1.5}, {"members": ["a"], "weight": True},
+    {"members": ["a"], "event_ts": 1.5}, {"members": ["a"], "event_ts": "yesterday"},
+    {"members": ["a"], "formation": 7},
+])
+def test_bad_observations_are_refused_and_change_nothing(m, args):
+    m.remember(["seed:x"])
+    before = snapshot_counts(m)
+    with pytest.raises(InvalidArguments):
+        m.remember(**args)
+    with pytest.raises(InvalidArguments):
+        m.remember_observations([{"members": ["fine:x"]}, args])  # all or nothing
+    assert snapshot_counts(m) == before
+
+
+def test_each_observation_is_audited_and_hash_chained(m):
+    for i in range(3):
+        m.remember([f"host:h{i}", "account:a"], T0 + i)
+    with m.store.read() as conn:
+        audit = conn.execute("SELECT actor, operation FROM audit_log").fetchall()
+        rows = conn.execute("SELECT id, content_hash, chain_hash FROM hyperedges ORDER BY id").fetchall()
+    assert audit == [("observer", "remember")] * 3
+    chain = ""
+    for _, content, chained in rows:
+        chain = hashlib.sha256((chain + content).encode()).hexdigest()
+        assert chained == chain
+
+
+def test_observations_are_relations_rules_use_and_member_stays_a_user_relation(m):
+    e = m.remember(["drone:d1", "sector:s1"], T0, 0.5)["id"]
+    m.remember_fact("member(team_a, alice)")
+    assert m.query_logic("hedge(E, F, T, W)").bindings == [{"E": str(e), "F": "'DRONE_EVENT'", "T": str(T0),
+                                                            "W": "0.5"}]
+    assert {b["X"] for b in m.query_logic("member(E, X)").bindings} == {"'drone:d1'", "'sector:s1'", "alice"}
+    assert m.query_logic("entity_type('drone:d1', T)").bindings == [{"T": "drone"}]
+    leaf = m.explain_why(f"member({e}, 'drone:d1')").detailed_tree
+    assert leaf["supports"] == [f"observation:HEDGE-{e}"]
+
+
+# --- recall ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, window", [
+    ("last 3 days", (T0 - 3 * 86_400, T0 + 1)),
+    ("in the past hour", (T0 - 3_600, T0 + 1)),
+    ("since 2025-12-25", (1_766_620_800, None)),
+    ("after 2025-12-25", (1_766_707_200, None)),
+    ("before 2025-12-25", (None, 1_766_620_800)),
+    ("between 2025-12-01 and 2025-12-02", (1_764_547_200, 1_764_720_000)),
+    ("yesterday", (T0 - 86_400, T0)),
+    ("today", (T0, T0 + 86_400)),
+    ("on 2025-12-31", (T0 - 86_400, T0)),
+    ("at 1766000000", (1_766_000_000, 1_766_000_001)),
+    ("nothing temporal here", None),
+])
+def test_time_windows_are_parsed_relative_to_now(text, window):
+    found, _ = parse_window(text, T0)
+    assert (None if found is None else (found.start, found.end)) == window
+
+
+def test_recall_parses_entities_types_and_window_and_ranks_deterministically(m):
+    a = m.remember(["account:admin", "host:db01"], T0 - 3_600, 1.0)["id"]
+    b = m.remember(["account:admin", "host:web01"], T0 - 2 * 86_400, 1.0)["id"]
+    c = m.remember(["account:guest", "host:db01"], T0 - 600, 1.0)["id"]
+    d = m.remember(["account:admin", "host:db01"], T0 - 10 * 86_400, 1.0)["id"]
+    m.remember(["drone:d1", "sector:s1"], T0 - 60)
+    out = m.recall("what did admin do on host:db01 in the last 3 days?", now=T0)
+    assert out["parsed"]["entities"] == ["host:db01", "account:admin"] and out["parsed"]["unknown_entities"] == []
+    assert out["parsed"]["window"]["start"] == T0 - 3 * 86_400
+    assert [e["id"] for e in out["edges"]] == [a, c, b]  # both members first, then one, d is outside the window
+    assert [e["hedge_tag"] for e in out["edges"]] == [f"HEDGE-{a}", f"HEDGE-{c}", f"HEDGE-{b}"]
+    assert m.recall("what did admin do on host:db01 in the last 3 days?", now=T0) == out  # deterministic
+    assert [e["id"] for e in m.recall("drones", now=T0)["edges"]] == [5]
+    assert d not in [e["id"] for e in out["edges"]]
+    unknown = m.recall("host:nowhere", now=T0)
+    assert unknown["abstained"] is True and unknown["reason"] == "unknown_entity:host:nowhere"
+    assert m.recall("", top_k=2, now=T0)["count"] == 2  # an empty query: the most recent observations
+
+
+def test_recall_ties_break_by_id(m):
+    ids = [m.remember(["host:x", f"account:u{i}"], T0, 1.0)["id"] for i in range(5)]
+    assert [e["id"] for e in m.recall("host:x", now=T0)["edges"]] == ids
+
+
+# --- reason and prove --------------------------------------------------------------------------
+
+def test_reason_derives_the_planted_conclusion_with_confidence(scenario):
+    out = scenario.reason(TARGET_SECTOR, now=NOW)
+    threat = [d for d in out["derived"] if d["pred"] == "coordinated_threat"]
+    assert [(d["args"], d["rule_id"]) for d in threat] == [([TARGET_SECTOR], "rule:coordinated_threat")]
+    assert threat[0]["confidence"] == pytest.approx(0.9 * 0.9 * 0.8)  # rule 0.9 times both edges' weights, once each
+    assert out["rules_fired"] == ["rule:converge", "rule:coordinated_threat"]
+    assert out["edges_considered"] == 2 and out["timed_out"] is False and out["iterations"] >= 1
+
+
+def test_prove_ends_every_branch_in_stored_evidence_with_a_stable_id(scenario):
+    first = scenario.prove(TARGET_SECTOR, goal_pred="coordinated_threat", now=NOW)
+    again = scenario.prove(TARGET_SECTOR, goal_pred="coordinated_threat", now=NOW)
+    assert first["count"] == 1 and first == again
+    proof = first["proofs"][0]
+    assert proof["proof_id"].startswith("proof-") and proof["status"] == "proved"
+    nodes = {n["id"]: n for n in proof["nodes"]}
+    sources = {e["from"] for e in proof["edges"]}
+    leaves = [n for n in proof["nodes"] if n["id"] not in {e["to"] for e in proof["edges"]}]
+    assert all(n["kind"] in ("evidence", "fact", "builtin") for n in leaves)
+    assert all(n["id"] in sources for n in proof["nodes"][:-1])  # everything feeds the root
+    evidence = {n["hedge_tag"] for n in leaves if n["kind"] == "evidence"}
+    recalled = {e["hedge_tag"]: e["members"] for e in scenario.recall(TARGET_SECTOR, now=NOW)["edges"]}
+    assert evidence == set(recalled) and {m for ms in recalled.values() for m in ms} == {TARGET_SECTOR, *CONVERGING}
+    root = nodes[proof["nodes"][-1]["id"]]
+    assert root["kind"] == "conclusion" and root["rule_tag"].startswith("RULE-") and root["step_tag"].startswith("STEP-")
+
+
+def test_confidence_is_the_best_derivation_and_counts_each_observation_once(m):
+    m.define_rule("seen(X)", "member(E, X), hedge(E, _, _, _)", name="seen", confidence=0.5)
+    m.remember(["drone:d1", "sector:s1"], T0, 0.4)
+    m.remember(["drone:d1", "sector:s2"], T0, 0.8)
+    derived = {d["fact"]: d["confidence"] for d in m.reason("", now=T0)["derived"]}
+    assert derived["seen('drone:d1')"] == pytest.approx(0.5 * 0.8)  # the better of two, 0.8 counted once
+    assert derived["seen('sector:s1')"] == pytest.approx(0.5 * 0.4)
+
+
+def test_rule_names_are_unique_and_confidences_bounded(m):
+    m.define_rule("p(X)", "q(X)", name="same")
+    with pytest.raises(Conflict):
+        m.define_rule("r(X)", "q(X)", name="same")
+    for bad in (0, 1.5, -1, True):
+        with pytest.raises(InvalidArguments):
+            m.define_rule("s(X)", "q(X)", confidence=bad)
+    assert m.define_rule("p(X)", "q(X)", confidence=0.3).confidence == 0.3  # re-defining sets it
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["drone:a", "drone:b", "drone:c"]), st.sampled_from(["sector:1", "sector:2"]),
+                          st.integers(0, 1500), st.sampled_from([0.25, 0.5, 1.0])), min_size=1, max_size=12))
+def test_reason_derives_exactly_what_the_engine_derives(observations):
+    """Law: over all observations, reason's conclusions are the engine's answers (only confidence is added)."""
+    with Memory(":memory:") as m:
+        m.remember_observations([{"members": [d, s], "event_ts": T0 + t, "weight": w} for d, s, t, w in observations])
+        threat_rules(m)
+        derived = {d["fact"] for d in m.reason("", top_k=1000, now=T0)["derived"] if d["pred"] == "coordinated_threat"}
+        engine = {f"coordinated_threat({b['S']})" for b in m.query_logic("coordinated_threat(S)").bindings}
+        assert derived == engine
+        assert all(0 < d["confidence"] <= 1 for d in m.reason("", top_k=1000, now=T0)["derived"])
+
+
+# --- verify ----------------------------------------------------------------------------------
+
+def test_verify_keeps_supported_strips_uncited_and_unrelated_and_abstains_without_proof(scenario):
+    proof = scenario.prove(TARGET_SECTOR, goal_pred="coordinated_threat", now=NOW)["proofs"][0]
+    tags = sorted({n["hedge_tag"] for n in proof["nodes"] if n["kind"] == "evidence"})
+    step = proof["nodes"][-1]["step_tag"]
+    beacon_tag = scenario.recall(f"{BEACON[0]} {BEACON[1]}", top_k=1, now=NOW)["edges"][0]["hedge_tag"]
+    answer = (f"Drones {CONVERGING[0]} and {CONVERGING[1]} converged on {TARGET_SECTOR} [{tags[0]}] [{tags[1]}]. "
+              f"This is a coordinated threat [{step}]. "
+              "A third drone was also there. "
+              f"The drones came from {BEACON[1]} [{beacon_tag}]. "
+              f"Drone drone:d7 joined them [{tags[0]}]. "
+              "Should we alert the team?")
+    out = scenario.verify(answer, query=TARGET_SECTOR, now=NOW)
+    assert out["outcome"] == "stripped" and out["proved"] is True
+    assert out["supported_count"] == 2 and out["stripped_count"] == 3 and out["coverage"] == pytest.approx(0.4)
+    reasons = {s["sentence"]: s["reason"] for s in out["stripped"]}
+    assert reasons["A third drone was also there."] == "no citation"
+    assert "cites no allowed tag" in reasons[f"The drones came from {BEACON[1]} [{beacon_tag}]."]
+    assert "drone:d7" in reasons[f"Drone drone:d7 joined them [{tags[0]}]."]
+    assert out["answer"] == (f"Drones {CONVERGING[0]} and {CONVERGING[1]} converged on {TARGET_SECTOR} [{tags[0]}] "
+                             f"[{tags[1]}]. This is a coordinated threat [{step}]. Should we alert the team?")
+    assert set(tags) | {step} <= set(out["allowed_tags"])
+    clean = scenario.verify(f"{CONVERGING[0]} was seen at {TARGET_SECTOR} [{tags[0]}].", query=TARGET_SECTOR,
+                            now=NOW)
+    assert clean["outcome"] == "supported" and clean["coverage"] == 1.0
+    wrong_date = scenario.verify(f"{CONVERGING[0]} was seen at {TARGET_SECTOR} on 2020-01-01 [{tags[0]}].",
+                                 query=TARGET_SECTOR, now=NOW)
+    assert wrong_date["outcome"] == "abstained" and "date 2020-01-01" in wrong_date["stripped"][0]["reason"]
+    unproved = scenario.verify(f"{BEACON[0]} called {BEACON[1]} [{beacon_tag}].", query=BEACON[0],
+                               require_proof=True, now=NOW)
+    assert unproved["outcome"] == "abstained" and unproved["proved"] is False
+    assert unproved["answer"] == "I cannot answer this from verified memory."
+
+
+# --- detect ----------------------------------------------------------------------------------
+
+def test_detect_finds_every_planted_pattern(scenario):
+    out = scenario.detect(full_scan=True)
+    by_pattern: dict = {}
+    for finding in out["findings"]:
+        by_pattern.setdefault(finding["pattern"], []).append(finding)
+        assert 0 < finding["score"] <= 1 and finding["hedge_tags"] and finding["edge_count"] >= len(finding["hedge_tags"])
+    assert HUB in [f["nodes"][0] for f in by_pattern["hub"]]
+    assert BURST in [n for f in by_pattern["burst"] for n in f["nodes"]]
+    assert set(CLUSTER) in [set(f["nodes"]) for f in by_pattern["dense_cluster"]]
+    assert [TARGET_SECTOR, *CONVERGING] in [f["nodes"] for f in by_pattern["convergence"]]
+    assert LATERAL in [f["nodes"] for f in by_pattern["lateral_movement"]]
+    assert set(BEACON) in [set(f["nodes"]) for f in by_pattern["beaconing"]]
+    assert 0 < out["summary"]["risk_score"] <= 1
+    fast = scenario.detect()
+    assert {f["pattern"] for f in fast["findings"]} <= {"hub", "burst", "dense_cluster", "fan_out", "convergence",
+                                                        "spectral"}
+
+
+def test_detect_flags_nothing_in_a_clean_background_of_the_same_size():
+    with Memory(":memory:") as m:
+        m.remember_observations(background(SIZE))
+        out = m.detect(full_scan=True)
+    assert out["findings"] == [] and out["summary"]["risk_score"] == 0.0
+
+
+def test_risk_score_follows_the_documented_formula(scenario):
+    out = scenario.detect(full_scan=True)
+    expected = 1.0
+    for f in out["findings"]:
+        expected *= 1 - out["summary"]["weights"][f["pattern"]] * f["score"]
+    assert out["summary"]["risk_score"] == pytest.approx(1 - expected, abs=1e-4)
+    json.dumps(out)  # plain JSON all the way down
