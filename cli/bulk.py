@@ -13,6 +13,8 @@ from memory.knowledge.parsing import parse_fact
 from memory.terms import Compound, Float, String, Term
 from memory.terms.codec import from_json
 
+OBSERVATION_FIELDS = {"members", "event_ts", "weight", "formation"}
+
 _INT = re.compile(r"^-?\d+$")
 _FLOAT = re.compile(r"^-?\d+\.\d+([eE][-+]?\d+)?$")
 
@@ -45,25 +47,40 @@ def read_csv(path: Path, predicate: str | None, header: bool) -> Iterator[Term]:
             yield _fact(predicate, [cell_value(c) for c in row], f"{path.name}:{line}")
 
 
-def read_jsonl(path: Path, predicate: str | None) -> Iterator[Term]:
-    """Each line: a JSON array of arguments (with --predicate), {"predicate": p, "args": [...]}, or {"fact": text}."""
+def _json_lines(path: Path) -> Iterator[tuple[str, object]]:
+    """(where, value) for each non-blank line of a JSON Lines file."""
     with path.open(encoding="utf-8") as handle:
         for line, raw in enumerate(handle, 1):
             if not raw.strip():
                 continue
             where = f"{path.name}:{line}"
             try:
-                value = json.loads(raw)
+                yield where, json.loads(raw)
             except json.JSONDecodeError as exc:
                 raise InvalidArguments(f"{where}: not JSON ({exc.msg})") from None
-            if isinstance(value, list):
-                yield _fact(predicate, [_json_arg(v, where) for v in value], where)
-            elif isinstance(value, dict) and "fact" in value:
-                yield parse_fact(value["fact"], where)
-            elif isinstance(value, dict) and "args" in value:
-                yield _fact(value.get("predicate") or predicate, [_json_arg(v, where) for v in value["args"]], where)
-            else:
-                raise InvalidArguments(f"{where}: expected an array, {{\"fact\": …}} or {{\"predicate\": …, \"args\": […]}}")
+
+
+def read_observations(path: Path) -> list[dict]:
+    """Each line: {"members": [...], "event_ts"?: int, "weight"?: number, "formation"?: text}."""
+    out = []
+    for where, value in _json_lines(path):
+        if not isinstance(value, dict) or "members" not in value or set(value) - OBSERVATION_FIELDS:
+            raise InvalidArguments(f"{where}: expected {{\"members\": [...]}} with optional event_ts, weight, formation")
+        out.append(value)
+    return out
+
+
+def read_jsonl(path: Path, predicate: str | None) -> Iterator[Term]:
+    """Each line: a JSON array of arguments (with --predicate), {"predicate": p, "args": [...]}, or {"fact": text}."""
+    for where, value in _json_lines(path):
+        if isinstance(value, list):
+            yield _fact(predicate, [_json_arg(v, where) for v in value], where)
+        elif isinstance(value, dict) and "fact" in value:
+            yield parse_fact(value["fact"], where)
+        elif isinstance(value, dict) and "args" in value:
+            yield _fact(value.get("predicate") or predicate, [_json_arg(v, where) for v in value["args"]], where)
+        else:
+            raise InvalidArguments(f"{where}: expected an array, {{\"fact\": …}} or {{\"predicate\": …, \"args\": […]}}")
 
 
 def _json_arg(value, where: str) -> Term:

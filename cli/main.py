@@ -16,7 +16,7 @@ from memory import Memory, __version__
 from memory.errors import DatalogMemoryError
 from memory.tools import REGISTRY, ArgumentsRejected, Tool, call_tool, error_result
 
-from .bulk import read_csv, read_jsonl
+from .bulk import read_csv, read_jsonl, read_observations
 from .render import render
 
 app = typer.Typer(
@@ -122,6 +122,26 @@ def _bulk_add(m: Memory, terms: list, memory: Optional[str]) -> int:
         task = progress.add_task("importing", total=len(terms))
         added, _ = m.add_fact_terms(terms, memory, BULK_CHUNK, lambda n: progress.advance(task, n))
     return added
+
+
+@app.command("import-observations")
+def import_observations(
+    ctx: typer.Context,
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True,
+                                help='JSON Lines: {"members": [...], "event_ts": 1700000000, "weight": 0.9, "formation": "..."}'),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON"),
+) -> None:
+    """Store many observations (as the remember tool would, one per line) in one transaction: all or nothing."""
+    try:
+        observations = read_observations(file)
+        result = _memory(ctx).remember_observations(observations)
+    except DatalogMemoryError as exc:
+        _fail(exc, as_json)
+    if as_json:
+        out.print_json(json.dumps(result))
+    else:
+        out.print(f"observations stored: {result['stored']} (HEDGE-{result['first_id']} to HEDGE-{result['last_id']})"
+                  if result["stored"] else "observations stored: 0", markup=False, highlight=False)
 
 
 @app.command()

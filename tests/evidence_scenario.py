@@ -63,7 +63,7 @@ def planted(seed: int = 11) -> list[dict]:
     base = START + 10 * 86_400
     for i in range(60):  # burst: sixty events in twenty minutes
         out.append({"members": [BURST, f"host:burst{i % 7}"], "event_ts": base + rng.randrange(1200)})
-    for i in range(40):  # dense cluster: six users always together
+    for _ in range(40):  # dense cluster: six users always together
         out.append({"members": rng.sample(CLUSTER, 3), "event_ts": START + rng.randrange(SPAN)})
     t = START + 20 * 86_400
     out.append({"members": [CONVERGING[0], TARGET_SECTOR], "event_ts": t, "weight": 0.9, "formation": "SIGHTING"})

@@ -200,7 +200,7 @@ def load_edges(conn, ids: list[int] | None = None) -> list[Edge]:
     """Edges with their members, all of them or the given ids (in the given order)."""
     if ids is not None and not ids:
         return []
-    where = "" if ids is None else f" WHERE h.id IN (SELECT value FROM json_each(?))"
+    where = "" if ids is None else " WHERE h.id IN (SELECT value FROM json_each(?))"
     params = [] if ids is None else [json.dumps(ids)]
     edges = {row[0]: Edge(*row) for row in conn.execute(
         f"SELECT h.id, h.formation, h.label, h.event_ts, h.weight, h.content_hash FROM hyperedges AS h{where} "

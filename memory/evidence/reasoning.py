@@ -26,7 +26,7 @@ from ..knowledge.segments import resolve as resolve_segment
 from ..terms import format_term
 from ..terms.codec import to_json
 from ..validation import require_name
-from .observations import RELATIONS, Edge, hedge_tag, relation_tuples
+from .observations import RELATIONS, hedge_tag, relation_tuples
 from .recall import check_top_k, edges_for
 
 MAX_MATCHES = 2_000_000

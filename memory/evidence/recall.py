@@ -133,7 +133,7 @@ def recall(conn, query: str, top_k: int | None = None, now: object = None) -> di
         reason = "no_edges_in_window" if parsed.window is not None else "no_edges"
     wanted = max(1, len(parsed.entity_ids))
     tau = (parsed.window.span if parsed.window and parsed.window.span else WEEK) or WEEK
-    facts = conn.execute(f"SELECT id, event_ts, weight FROM hyperedges WHERE id IN (SELECT value FROM json_each(?))",
+    facts = conn.execute("SELECT id, event_ts, weight FROM hyperedges WHERE id IN (SELECT value FROM json_each(?))",
                          (json.dumps(list(overlap)),)).fetchall() if overlap else []
     scored = []
     for edge_id, ts, weight in facts:

@@ -352,7 +352,7 @@ class SourceMemories:
             removed: list[str] = []
             if not dry_run and any(c["changed"] for c in changes):
                 now = utc_now()
-                for record, change in zip(records, changes):
+                for record in records:
                     if record.status != status:
                         removed += self._end(conn, record, status, reason, now)
                     if erase and record.erased_at is None:

@@ -1,0 +1,83 @@
+"""The evidence tools over the real surfaces: the MCP server in both protocol eras, and the CLI."""
+
+import anyio
+import jsonschema
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from evidence_scenario import CONVERGE_RULE, THREAT_RULE
+from memory.tools import REGISTRY
+from surfaces import cli, cli_json, server_params
+
+ERAS = ["legacy", "2026-07-28"]
+EVIDENCE_TOOLS = {"remember", "recall", "reason", "prove", "verify", "detect"}
+T = 1_780_000_000
+
+
+def run(db, era, scenario):
+    async def main():
+        async with Client(server_params(db), mode=era) as client:
+            return await scenario(client)
+    return anyio.run(main)
+
+
+async def call(client, name, args):
+    result = await client.call_tool(name, args)
+    assert not result.is_error, (name, result.content[0].text)
+    jsonschema.validate(result.structured_content, REGISTRY[name].output_schema)
+    return result
+
+
+def test_every_evidence_tool_is_registered():
+    assert EVIDENCE_TOOLS <= set(REGISTRY)
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_the_six_tools_over_mcp(db_path, era):
+    async def scenario(client):
+        out = {}
+        a = await call(client, "remember", {"members": ["drone:x1", "sector:q"], "event_ts": T, "weight": 0.9,
+                                            "formation": "SIGHTING"})
+        b = await call(client, "remember", {"members": ["drone:x2", "sector:q"], "event_ts": T + 120, "weight": 0.8})
+        await call(client, "define_rule", {"head": CONVERGE_RULE[0], "body": CONVERGE_RULE[1], "name": "converge",
+                                           "confidence": 0.9})
+        await call(client, "define_rule", {"head": THREAT_RULE[0], "body": THREAT_RULE[1]})
+        out["recall"] = await call(client, "recall", {"query": "sector:q in the last 2 days", "now": T + 600})
+        out["reason"] = await call(client, "reason", {"query": "sector:q", "now": T + 600})
+        out["prove"] = await call(client, "prove", {"query": "sector:q", "goal_pred": "coordinated_threat",
+                                                    "now": T + 600})
+        tags = [a.structured_content["hedge_tag"], b.structured_content["hedge_tag"]]
+        out["verify"] = await call(client, "verify", {
+            "answer": f"drone:x1 and drone:x2 met at sector:q [{tags[0]}] [{tags[1]}]. They are hostile.",
+            "query": "sector:q", "now": T + 600})
+        out["detect"] = await call(client, "detect", {"full_scan": True})
+        try:
+            await client.call_tool("remember", {"members": []})
+        except MCPError as exc:
+            out["bad"] = exc.error.code
+        return a, tags, out
+    a, tags, out = run(db_path, era, scenario)
+    assert a.content[0].text == f"Stored observation {tags[0]} (DRONE_EVENT) at {T}: drone:x1, sector:q"
+    assert a.structured_content["table"] == "MEMORY" and a.structured_content["formation"] == "SIGHTING"
+    assert [e["hedge_tag"] for e in out["recall"].structured_content["edges"]] == tags
+    derived = out["reason"].structured_content["derived"]
+    assert [(d["fact"], d["confidence"]) for d in derived if d["pred"] == "coordinated_threat"] == [
+        ("coordinated_threat('sector:q')", pytest.approx(0.9 * 0.9 * 0.8))]
+    assert out["prove"].structured_content["count"] == 1
+    verified = out["verify"].structured_content
+    assert verified["outcome"] == "stripped" and verified["stripped"][0]["reason"] == "no citation"
+    assert out["verify"].content[0].text == f"drone:x1 and drone:x2 met at sector:q [{tags[0]}] [{tags[1]}]."
+    assert "risk_score" in out["detect"].content[0].text
+    assert out["bad"] == -32602
+
+
+def test_cli_remember_recall_and_detect(db_path):
+    stored = cli_json(db_path, "remember", "--members", '["account:admin", "host:db01"]', "--event-ts", str(T))
+    assert stored["structural_formation"] == "AUTH_EVENT"
+    recalled = cli_json(db_path, "recall", "--query", "admin", "--now", str(T + 60))
+    assert [e["hedge_tag"] for e in recalled["edges"]] == [stored["hedge_tag"]]
+    human = cli(db_path, "recall", "--query", "admin", "--now", str(T + 60))
+    assert human.returncode == 0 and stored["hedge_tag"] in human.stdout
+    assert cli(db_path, "remember", "--members", "[]").returncode == 2
+    assert cli_json(db_path, "detect", "--full-scan", "true")["summary"]["findings"] == 0
