@@ -274,3 +274,19 @@ def test_risk_score_follows_the_documented_formula(scenario):
         expected *= 1 - out["summary"]["weights"][f["pattern"]] * f["score"]
     assert out["summary"]["risk_score"] == pytest.approx(1 - expected, abs=1e-4)
     json.dumps(out)  # plain JSON all the way down
+
+
+def test_rule_names_and_confidences_survive_export_import_and_snapshots(m):
+    m.define_rule("p(X)", "q(X)", name="pq", confidence=0.75)
+    m.define_rule("r(X)", "q(X)")
+    text = m.export_program()
+    assert ":- rule((p(X) :- q(X)), [name(pq), confidence(0.75)])." in text and "r(X) :- q(X)." in text
+    m.save_snapshot("before")
+    m.define_rule("p(X)", "q(X)", confidence=0.5)
+    m.restore_snapshot("before")
+    assert [(r["name"], r["confidence"]) for r in m.list_rules().items] == [("pq", 0.75), (None, 1.0)]
+    with Memory(":memory:") as other:
+        other.import_program(text)
+        assert other.export_program() == text
+        with pytest.raises(InvalidArguments):
+            other.import_program(":- rule((s(X) :- q(X)), [colour(red)]).")

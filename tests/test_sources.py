@@ -449,3 +449,15 @@ def test_valid_time_bounds_what_is_current(db):
             m.memory_remember("bad", valid_from="2021-01-01", valid_to="2020-01-01")
         with pytest.raises(InvalidArguments):
             m.memory_get(past, as_of="yesterday-ish")
+
+
+def test_projections_are_not_exported_and_survive_a_snapshot_restore(db):
+    with opened(db) as m:
+        m.memory_remember("Alice manages Bob.", projections=[PROJ])
+        m.remember_fact("team(a)")
+        assert "manages" not in m.export_program()
+        m.save_snapshot("s")
+        m.remember_fact("team(b)")
+        m.restore_snapshot("s")
+        assert m.query_logic("team(X)").bindings == [{"X": "a"}]
+        assert m.query_logic("manages(X, Y)").bindings == [{"X": "alice", "Y": "bob"}]  # still its memory's

@@ -262,10 +262,11 @@ class KnowledgeBase:
             segment = resolve(conn, memory)
             total = conn.execute("SELECT count(*) FROM rules WHERE segment_id = ?", (segment.id,)).fetchone()[0]
             rows = conn.execute(
-                "SELECT id, text, head_functor, head_arity, created_at FROM rules WHERE segment_id = ? "
-                "ORDER BY id LIMIT ? OFFSET ?", (segment.id, limit, offset),
+                "SELECT id, text, head_functor, head_arity, created_at, name, confidence FROM rules "
+                "WHERE segment_id = ? ORDER BY id LIMIT ? OFFSET ?", (segment.id, limit, offset),
             ).fetchall()
-        items = [{"id": i, "rule": t, "head": f"{f}/{a}", "created_at": c} for i, t, f, a, c in rows]
+        items = [{"id": i, "rule": t, "head": f"{f}/{a}", "created_at": c, "name": n, "confidence": k}
+                 for i, t, f, a, c, n, k in rows]
         return Page(items, total, limit, offset)  # type: ignore[arg-type]
 
     # --- reasoning -----------------------------------------------------

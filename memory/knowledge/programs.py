@@ -2,8 +2,11 @@
 
 One serializer serves all three, so a snapshot is exactly what `export` writes:
 asserted facts as clauses (sorted), rules (in definition order), then
-`:- assume(Fact, Name).` for every assumption support (sorted). Importing that
-text back and exporting again gives the same bytes."""
+`:- assume(Fact, Name).` for every assumption support (sorted). A rule with a name
+or confidence is written `:- rule((Head :- Body), [name(N), confidence(C)]).`
+Importing that text back and exporting again gives the same bytes. Facts projected
+from source memories are not the segment's own: export skips them and a restore
+keeps them (they live and end with their memories)."""
 
 from __future__ import annotations
 
@@ -12,9 +15,9 @@ import os
 
 from ..datalog import Normalizer, analyze
 from ..datalog.program import check_user_predicate
-from ..errors import InvalidArguments, NotFound, ReadOnly
+from ..errors import Conflict, InvalidArguments, NotFound, ReadOnly
 from ..store import current_version, record_audit, utc_now
-from ..terms import Compound, Term, format_term, indicator, parse_clauses
+from ..terms import NIL, Compound, Float, Term, format_term, indicator, list_items, parse_clauses
 from ..validation import require_name
 from .beliefs import check_assumption
 from .parsing import parse_fact
@@ -23,7 +26,25 @@ from .segments import bump_generation, resolve
 
 
 
-def _split(text: str) -> tuple[list[Term], list[Term], list[tuple[Term, str]]]:
+def _rule_options(directive: Compound) -> tuple[Term, str | None, float]:
+    """`:- rule((Head :- Body), [name(N), confidence(C)])`: a rule with its name and confidence."""
+    clause, options = directive.args
+    items, tail = list_items(options)
+    name, confidence = None, 1.0
+    if tail != NIL or not (type(clause) is Compound and clause.functor == ":-" and len(clause.args) == 2):
+        raise InvalidArguments(f"expected :- rule((Head :- Body), [name(N), confidence(C)]): {format_term(directive)}")
+    for item in items:
+        if type(item) is Compound and item.functor == "name" and len(item.args) == 1 and type(item.args[0]) is str:
+            name = require_name("name", item.args[0])
+        elif type(item) is Compound and item.functor == "confidence" and len(item.args) == 1 \
+                and type(item.args[0]) in (int, Float) and 0 < getattr(item.args[0], "value", item.args[0]) <= 1:
+            confidence = float(getattr(item.args[0], "value", item.args[0]))
+        else:
+            raise InvalidArguments(f"unknown rule option {format_term(item)} (use name(N), confidence(C))")
+    return clause, name, confidence
+
+
+def _split(text: str) -> tuple[list[Term], list[tuple[Term, str | None, float]], list[tuple[Term, str]]]:
     facts, rules, assumed = [], [], []
     for clause in parse_clauses(text):
         if type(clause) is Compound and clause.functor == ":-" and len(clause.args) == 1:
@@ -32,9 +53,13 @@ def _split(text: str) -> tuple[list[Term], list[Term], list[tuple[Term, str]]]:
                     and type(directive.args[1]) is str:
                 assumed.append((parse_fact(format_term(directive.args[0])), check_assumption(directive.args[1])))
                 continue
-            raise InvalidArguments(f"directives other than :- assume(Fact, Name) are not supported: {format_term(clause)}")
+            if type(directive) is Compound and directive.functor == "rule" and len(directive.args) == 2:
+                rules.append(_rule_options(directive))
+                continue
+            raise InvalidArguments("directives other than :- assume(Fact, Name) and :- rule(Clause, Options) are "
+                                   f"not supported: {format_term(clause)}")
         if type(clause) is Compound and clause.functor == ":-":
-            rules.append(clause)
+            rules.append((clause, None, 1.0))
         else:
             facts.append(parse_fact(format_term(clause)))
     return facts, rules, assumed
@@ -46,28 +71,38 @@ def import_program(kb, text: str, memory: str | None = None, replace: bool = Fal
     with kb.store.write() as conn:
         segment = resolve(conn, memory, write=True)
         if replace:
-            conn.execute("DELETE FROM facts WHERE segment_id = ?", (segment.id,))
+            # The segment's own knowledge goes; facts projected from source memories stay with their memories.
+            conn.execute("DELETE FROM supports WHERE kind <> 'source' AND fact_id IN "
+                         "(SELECT id FROM facts WHERE segment_id = ?)", (segment.id,))
+            conn.execute("DELETE FROM facts WHERE segment_id = ? AND NOT EXISTS "
+                         "(SELECT 1 FROM supports AS s WHERE s.fact_id = facts.id)", (segment.id,))
             conn.execute("DELETE FROM rules WHERE segment_id = ?", (segment.id,))
         added_facts, _ = kb.add_facts(facts, segment.name, "import_program")
         program = kb._build_program(conn, segment)
         normalizer = Normalizer(program)
         normalizer.aux_count = 1_000_000
         existing = {row[0] for row in conn.execute("SELECT text FROM rules WHERE segment_id = ?", (segment.id,))}
+        names = {row[0] for row in conn.execute("SELECT name FROM rules WHERE segment_id = ? AND name IS NOT NULL",
+                                                (segment.id,))}
         new_rules = []
-        for clause in rules:
+        for clause, rule_name, confidence in rules:
             rule_text = format_term(clause)
             if rule_text in existing:
                 continue
+            if rule_name is not None and rule_name in names:
+                raise Conflict(f"Rule name '{rule_name}' is already used in memory '{segment.name}'", name=rule_name)
             existing.add(rule_text)
+            names.add(rule_name)
             check_user_predicate(clause.args[0], "rule head")  # type: ignore[union-attr]
             normalizer.add_clause(clause, rule_text)
-            new_rules.append((clause, rule_text))
+            new_rules.append((clause, rule_text, rule_name, confidence))
         analyze(program)
         now = utc_now()
-        for clause, rule_text in new_rules:
-            name, arity = indicator(clause.args[0])  # type: ignore[union-attr]
-            conn.execute("INSERT INTO rules (segment_id, head_functor, head_arity, text, created_at) VALUES (?, ?, ?, ?, ?)",
-                         (segment.id, name, arity, rule_text, now))
+        for clause, rule_text, rule_name, confidence in new_rules:
+            functor, arity = indicator(clause.args[0])  # type: ignore[union-attr]
+            conn.execute("INSERT INTO rules (segment_id, head_functor, head_arity, text, created_at, name, confidence) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?)", (segment.id, functor, arity, rule_text, now, rule_name,
+                                                          confidence))
         for term, assumption in assumed:
             support_fact(conn, segment, term, "assumption", assumption, kb.actor)
         bump_generation(conn, segment)
@@ -83,16 +118,26 @@ def export_program(kb, memory: str | None = None) -> str:
         facts = [r[0] for r in conn.execute(
             "SELECT f.text FROM facts AS f WHERE f.segment_id = ? AND EXISTS (SELECT 1 FROM supports AS s "
             "WHERE s.fact_id = f.id AND s.kind = 'asserted') ORDER BY f.functor, f.arity, f.text", (segment.id,))]
-        rules = [r[0] for r in conn.execute("SELECT text FROM rules WHERE segment_id = ? ORDER BY id", (segment.id,))]
+        rules = [_rule_line(text, name, confidence) for text, name, confidence in conn.execute(
+            "SELECT text, name, confidence FROM rules WHERE segment_id = ? ORDER BY id", (segment.id,))]
         assumed = conn.execute(
             "SELECT f.text, s.ref FROM facts AS f JOIN supports AS s ON s.fact_id = f.id "
             "WHERE f.segment_id = ? AND s.kind = 'assumption' ORDER BY f.functor, f.arity, f.text, s.ref",
             (segment.id,)).fetchall()
     lines = [f"% datalog-memory: {len(facts)} fact(s), {len(rules)} rule(s), {len(assumed)} assumption(s)"]
     lines += [f"{text}." for text in facts]
-    lines += [f"{text}." for text in rules]
+    lines += rules
     lines += [f":- assume({text}, {name})." for text, name in assumed]
     return "\n".join(lines) + "\n"
+
+
+def _rule_line(text: str, name: str | None, confidence: float) -> str:
+    """A rule as export writes it: plain, or as a rule/2 directive when it has a name or a confidence."""
+    if name is None and confidence == 1.0:
+        return f"{text}."
+    options = ([f"name({format_term(name)})"] if name is not None else []) + \
+              ([f"confidence({format_term(Float(confidence))})"] if confidence != 1.0 else [])
+    return f":- rule(({text}), [{', '.join(options)}])."
 
 
 def check_snapshot_name(name: object) -> str:
