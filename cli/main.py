@@ -55,6 +55,14 @@ def _fail(error: DatalogMemoryError, as_json: bool) -> None:
     raise typer.Exit(1)
 
 
+def _report(result: dict, as_json: bool, text: str) -> None:
+    """An admin command's result: the JSON with --json, else one line for people."""
+    if as_json:
+        out.print_json(json.dumps(result))
+    else:
+        out.print(text, markup=False, highlight=False)
+
+
 @app.command()
 def serve(ctx: typer.Context) -> None:
     """Serve the tools over MCP on stdin/stdout (both protocol eras)."""
@@ -110,10 +118,7 @@ def import_(
             raise typer.BadParameter(f"unknown format {kind!r}; use --format pl, csv or jsonl")
     except DatalogMemoryError as exc:
         _fail(exc, as_json)
-    if as_json:
-        out.print_json(json.dumps(result))
-    else:
-        out.print(", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in result.items()), markup=False, highlight=False)
+    _report(result, as_json, ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in result.items()))
 
 
 def _bulk_add(m: Memory, terms: list, memory: Optional[str]) -> int:
@@ -137,11 +142,8 @@ def import_observations(
         result = _memory(ctx).remember_observations(observations)
     except DatalogMemoryError as exc:
         _fail(exc, as_json)
-    if as_json:
-        out.print_json(json.dumps(result))
-    else:
-        out.print(f"observations stored: {result['stored']} (HEDGE-{result['first_id']} to HEDGE-{result['last_id']})"
-                  if result["stored"] else "observations stored: 0", markup=False, highlight=False)
+    _report(result, as_json, f"observations stored: {result['stored']}" + (
+        f" (HEDGE-{result['first_id']} to HEDGE-{result['last_id']})" if result["stored"] else ""))
 
 
 @app.command()
@@ -195,11 +197,8 @@ def snapshot_import(
         result = _memory(ctx).import_snapshot(name, file.read_text(encoding="utf-8"), memory)
     except DatalogMemoryError as exc:
         _fail(exc, as_json)
-    if as_json:
-        out.print_json(json.dumps(result))
-    else:
-        out.print(f"Snapshot '{name}' stored ({result['facts']} fact(s), {result['rules']} rule(s), "
-                  f"{result['assumptions']} assumption(s))", markup=False, highlight=False)
+    _report(result, as_json, f"Snapshot '{name}' stored ({result['facts']} fact(s), {result['rules']} rule(s), "
+                             f"{result['assumptions']} assumption(s))")
 
 
 # --- one subcommand per registry tool -------------------------------------------

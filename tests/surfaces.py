@@ -74,3 +74,29 @@ MODERN_META = {
     "io.modelcontextprotocol/clientCapabilities": {},
     "io.modelcontextprotocol/clientInfo": {"name": "tests", "version": "1"},
 }
+
+
+ERAS = ["legacy", "2026-07-28"]
+
+
+def run_client(db: str, era: str, scenario, extra_env: dict | None = None):
+    """Start the server, connect the mcp package's client in `era`, and run `scenario(client)`."""
+    import anyio
+    from mcp import Client
+
+    async def main():
+        async with Client(server_params(db, extra_env), mode=era) as client:
+            return await scenario(client)
+    return anyio.run(main)
+
+
+async def call_checked(client, name: str, args: dict):
+    """A tool call whose successful structured result must match the tool's output schema."""
+    import jsonschema
+
+    from memory.tools import REGISTRY
+
+    result = await client.call_tool(name, args)
+    if not result.is_error:
+        jsonschema.validate(result.structured_content, REGISTRY[name].output_schema)
+    return result

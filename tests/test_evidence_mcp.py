@@ -1,31 +1,22 @@
 """The evidence tools over the real surfaces: the MCP server in both protocol eras, and the CLI."""
 
-import anyio
-import jsonschema
 import pytest
-from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from evidence_scenario import CONVERGE_RULE, THREAT_RULE
 from memory.tools import REGISTRY
-from surfaces import cli, cli_json, server_params
+from surfaces import ERAS, call_checked, cli, cli_json, run_client
 
-ERAS = ["legacy", "2026-07-28"]
 EVIDENCE_TOOLS = {"remember", "recall", "reason", "prove", "verify", "detect"}
 T = 1_780_000_000
 
 
-def run(db, era, scenario):
-    async def main():
-        async with Client(server_params(db), mode=era) as client:
-            return await scenario(client)
-    return anyio.run(main)
+run = run_client
 
 
 async def call(client, name, args):
-    result = await client.call_tool(name, args)
+    result = await call_checked(client, name, args)
     assert not result.is_error, (name, result.content[0].text)
-    jsonschema.validate(result.structured_content, REGISTRY[name].output_schema)
     return result
 
 
@@ -81,3 +72,16 @@ def test_cli_remember_recall_and_detect(db_path):
     assert human.returncode == 0 and stored["hedge_tag"] in human.stdout
     assert cli(db_path, "remember", "--members", "[]").returncode == 2
     assert cli_json(db_path, "detect", "--full-scan", "true")["summary"]["findings"] == 0
+
+
+def test_cli_import_observations_is_all_or_nothing(db_path, tmp_path):
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"members": ["drone:a", "sector:1"], "event_ts": 1780000000}\n\n'
+                    '{"members": ["drone:b", "sector:1"], "weight": 0.5, "formation": "SIGHTING"}\n')
+    stored = cli_json(db_path, "import-observations", str(good))
+    assert stored["stored"] == 2 and stored["last_id"] == stored["first_id"] + 1
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"members": ["drone:c"]}\n{"members": ["drone:d"], "weight": 2}\n')
+    refused = cli(db_path, "import-observations", str(bad))
+    assert refused.returncode == 1 and "weight" in refused.stderr
+    assert cli_json(db_path, "recall", "--query", "drone:c")["edges"] == []

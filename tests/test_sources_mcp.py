@@ -4,34 +4,19 @@ environment) and the CLI."""
 import json
 import subprocess
 
-import anyio
-import jsonschema
 import pytest
-from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from memory.tools import REGISTRY
-from surfaces import COMMAND, MODERN_META, ROOT, RawServer, cli, cli_json, env, server_params
+from surfaces import COMMAND, ERAS, MODERN_META, ROOT, RawServer, call_checked, cli, cli_json, env, run_client
 
-ERAS = ["legacy", "2026-07-28"]
 TRICKY = "Exact  text ✓\nnaïve — 👩‍💻\r\n\ttrailing  "
 HOST = {"DATALOG_MEMORY_PRINCIPAL": "host_agent", "DATALOG_MEMORY_SESSION_ID": "sess-1",
         "SYMBOLIC_MEMORY_PROJECT_REMOTE": "git@github.com:example/alpha.git"}
 SOURCE_TOOLS = {"memory_remember", "memory_get", "memory_search", "memory_recall", "memory_forget"}
 
 
-def run(db, era, scenario, extra_env=None):
-    async def main():
-        async with Client(server_params(db, extra_env), mode=era) as client:
-            return await scenario(client)
-    return anyio.run(main)
-
-
-async def call(client, name, args):
-    result = await client.call_tool(name, args)
-    if not result.is_error:
-        jsonschema.validate(result.structured_content, REGISTRY[name].output_schema)
-    return result
+run, call = run_client, call_checked
 
 
 def test_every_source_tool_is_registered_and_exercised_here():
