@@ -34,8 +34,10 @@ log = logging.getLogger("datalog-memory")
 
 INSTRUCTIONS = (
     "Durable, explainable memory: store ground facts (remember_fact) and Datalog rules (define_rule), "
-    "query with any Prolog-style goal (query_logic), and ask for proofs (explain_why). "
-    "Everything is kept in one SQLite file and audited."
+    "query with any Prolog-style goal (query_logic), and ask for proofs (explain_why). Keep exact source "
+    "text with memory_remember (get, search, recall, forget it by id); record time-stamped observations with "
+    "remember, then recall, reason, prove, verify an answer against them, or detect patterns. "
+    "Host configuration defines identity and authority. Everything is kept in one SQLite file and audited."
 )
 INVALID_PARAMS = -32602
 LIST_TTL_MS = 3_600_000
