@@ -106,7 +106,7 @@ class KnowledgeBase:
         # conn -> (SQL condition over `f`, parameters), or None when every fact is visible
         self.fact_filter = None
         # Relations computed from other tables (the evidence memory's observations), set by Memory: an object
-        # with `preds`, `tuples(conn, pred)` and `supports(pred, args)`; they join the default segment's facts.
+        # with `preds`, `tuples(conn, pred)` and `supports(conn, pred, args)`; they join the default segment's facts.
         self.computed = None
 
     def visible(self, conn) -> tuple[str, list]:
