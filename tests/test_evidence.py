@@ -290,3 +290,32 @@ def test_rule_names_and_confidences_survive_export_import_and_snapshots(m):
         assert other.export_program() == text
         with pytest.raises(InvalidArguments):
             other.import_program(":- rule((s(X) :- q(X)), [colour(red)]).")
+
+
+def test_concurrent_writers_keep_one_valid_hash_chain(tmp_path):
+    import threading
+
+    path = str(tmp_path / "shared.db")
+    Memory(path).init()
+    errors = []
+
+    def writer(k: int) -> None:
+        try:
+            with Memory(path, actor=f"writer{k}") as mine:
+                for i in range(40):
+                    mine.remember([f"host:w{k}", f"account:a{i}"], T0 + i)
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+    threads = [threading.Thread(target=writer, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with Memory(path) as m, m.store.read() as conn:
+        rows = conn.execute("SELECT content_hash, chain_hash FROM hyperedges ORDER BY id").fetchall()
+    assert len(rows) == 160
+    chain = ""
+    for content, chained in rows:
+        chain = hashlib.sha256((chain + content).encode()).hexdigest()
+        assert chained == chain

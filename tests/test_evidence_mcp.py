@@ -85,3 +85,27 @@ def test_cli_import_observations_is_all_or_nothing(db_path, tmp_path):
     refused = cli(db_path, "import-observations", str(bad))
     assert refused.returncode == 1 and "weight" in refused.stderr
     assert cli_json(db_path, "recall", "--query", "drone:c")["edges"] == []
+
+
+def test_acknowledged_memories_and_observations_survive_kill_9(db_path):
+    import os
+    import signal
+
+    from memory import Memory
+    from surfaces import MODERN_META, RawServer
+
+    server = RawServer(db_path)
+    stored = []
+    for i in range(10):
+        for name, args in (("memory_remember", {"memory": f"note {i}"}),
+                           ("remember", {"members": [f"host:h{i}", "account:a"], "event_ts": T + i})):
+            reply = server.request({"jsonrpc": "2.0", "id": len(stored) + 1, "method": "tools/call",
+                                    "params": {"name": name, "arguments": args, "_meta": MODERN_META}})
+            assert not reply["result"]["isError"]
+            stored.append(reply["result"]["structuredContent"])
+    os.kill(server.proc.pid, signal.SIGKILL)
+    server.proc.wait()
+    with Memory(db_path) as m:
+        notes = [s["id"] for s in stored if "source_id" in s]
+        assert [m.memory_get(i)["source_text"] for i in notes] == [f"note {i}" for i in range(10)]
+        assert m.recall("account:a", top_k=50, now=T + 100)["count"] == 10

@@ -461,3 +461,42 @@ def test_projections_are_not_exported_and_survive_a_snapshot_restore(db):
         m.restore_snapshot("s")
         assert m.query_logic("team(X)").bindings == [{"X": "a"}]
         assert m.query_logic("manages(X, Y)").bindings == [{"X": "alice", "Y": "bob"}]  # still its memory's
+
+
+# --- laws -------------------------------------------------------------------------------------
+
+OPS = st.lists(st.one_of(
+    st.tuples(st.just("remember"), st.sampled_from(["alpha beta", "alpha gamma", "delta"])),
+    st.tuples(st.just("forget"), st.sampled_from(["expire", "archive", "invalidate", "supersede", "delete"])),
+    st.tuples(st.just("supersede"), st.sampled_from(["alpha omega", "delta omega"])),
+), min_size=1, max_size=10)
+
+
+@settings(max_examples=40, deadline=None)
+@given(OPS, st.data())
+def test_as_of_answers_exactly_as_the_store_stood(ops, data):
+    """Law: for every moment T we looked, search, recall and get with as_of=T find what they found at T."""
+    with Memory(":memory:", context=ctx()) as m:
+        ids: list[str] = []
+        seen = []
+        for op, arg in ops:
+            active = [i for i in ids if m.memory_get(i)["status"] == "active"]
+            if op == "remember":
+                ids.append(m.memory_remember(arg, projections=[
+                    {"predicate": "tag", "arguments": [arg.split()[0]], "statement": arg}])["id"])
+            elif active and op == "forget":
+                m.memory_forget(ids=[data.draw(st.sampled_from(active))], action=arg)
+            elif active and op == "supersede":
+                ids.append(m.memory_remember(arg, supersedes=[data.draw(st.sampled_from(active))])["id"])
+            time.sleep(0.001)
+            moment = from_epoch(time.time())
+            time.sleep(0.001)
+            seen.append((moment, sorted(r["id"] for r in m.memory_search("alpha delta omega", limit=50)["results"]),
+                         [x["id"] for x in m.memory_recall("tag", limit=50)["memories"]],
+                         {i: m.memory_get(i)["status"] for i in ids}))
+        for moment, searched, recalled, statuses in seen:
+            # the same memories (bm25 ranks against today's corpus, so the order may differ)
+            assert sorted(r["id"] for r in m.memory_search("alpha delta omega", limit=50, as_of=moment)["results"]) \
+                == searched
+            assert [x["id"] for x in m.memory_recall("tag", limit=50, as_of=moment)["memories"]] == recalled
+            assert {i: m.memory_get(i, as_of=moment)["status"] for i in statuses} == statuses
