@@ -319,3 +319,15 @@ def test_concurrent_writers_keep_one_valid_hash_chain(tmp_path):
     for content, chained in rows:
         chain = hashlib.sha256((chain + content).encode()).hexdigest()
         assert chained == chain
+
+
+def test_detect_stays_bounded_on_a_dense_hop_graph(m):
+    """Simple paths explode in dense login graphs; the chain search is bounded per start and in total."""
+    import random
+
+    rng = random.Random(1)
+    hosts = [f"host:x{i}" for i in range(6)]
+    m.remember_observations([{"members": ["account:z", *rng.sample(hosts, 2)], "event_ts": T0 + rng.randrange(3600)}
+                             for _ in range(300)])
+    chains = [f for f in m.detect(full_scan=True)["findings"] if f["pattern"] == "lateral_movement"]
+    assert 0 < len(chains) <= 50 and all(f["details"]["hops"] <= 12 for f in chains)

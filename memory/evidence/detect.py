@@ -26,6 +26,7 @@ lateral_movement 0.8, beaconing 0.7."""
 
 from __future__ import annotations
 
+import bisect
 import math
 import statistics
 import time
@@ -38,7 +39,7 @@ BURST_WINDOW, BURST_MIN, BURST_Z = 3_600, 15, 8.0
 PAIR_MAX_MEMBERS, STRONG_PAIR, CLUSTER_MIN, CLUSTER_DENSITY = 10, 3, 4, 0.6
 FAN_Z, FAN_MIN = 8.0, 20
 SPECTRAL_MASS, SPECTRAL_RATIO, SPECTRAL_ITERATIONS = 0.02, 4.0, 40
-HOP_WINDOW, CHAIN_MIN_HOPS = 3_600, 3
+HOP_WINDOW, CHAIN_MIN_HOPS, CHAIN_MAX_HOPS, CHAIN_STEPS_PER_START, MAX_CHAINS = 3_600, 3, 12, 200, 50
 BEACON_MIN, BEACON_DISPERSION = 8, 0.10
 MIN_PEERS = 5
 MAX_TAGS = 25
@@ -178,8 +179,8 @@ def dense_clusters(g: Graph, pairs: dict) -> list[dict]:
         links = sum(len(strong[v]) for v in component) // 2
         density = links / (n * (n - 1) / 2)
         if density >= CLUSTER_DENSITY:
-            members = set(component)
-            edges = [e for (a, b), es in pairs.items() if a in members and b in members for e in es]
+            ordered = sorted(component)
+            edges = [e for i, a in enumerate(ordered) for b in ordered[i + 1:] for e in pairs.get((a, b), ())]
             out.append(_finding(g, "dense_cluster", density * min(1.0, n / 6), sorted(component), edges,
                                 size=n, density=round(density, 3), strong_pairs=links))
     return out
@@ -278,30 +279,45 @@ def lateral_movement(g: Graph) -> list[dict]:
             hops_from[hosts[0]].append((g.ts[edge_id], hosts[1], edge_id))
     for hops in hops_from.values():
         hops.sort()
-    chains: list[list[tuple[int, int, int, int]]] = []  # (ts, source, dest, edge)
-
-    def extend(chain: list, visited: set) -> None:
-        ts, _, dest, _ = chain[-1]
-        longer = False
-        for t2, nxt, edge in hops_from.get(dest, ()):
-            if ts < t2 <= ts + HOP_WINDOW and nxt not in visited:
-                longer = True
-                extend(chain + [(t2, dest, nxt, edge)], visited | {nxt})
-        if not longer and len(chain) >= CHAIN_MIN_HOPS:
-            chains.append(chain)
-
+    chains: list[list[tuple[int, int, int, int]]] = []  # per start, its longest chain: (ts, source, dest, edge)
     for source, hops in hops_from.items():
         for ts, dest, edge in hops:
-            extend([(ts, source, dest, edge)], {source, dest})
-    # keep maximal chains: drop a chain whose hops are all inside a longer one
-    chains.sort(key=len, reverse=True)
-    kept: list[list] = []
+            longest = _longest_chain(hops_from, [(ts, source, dest, edge)])
+            if len(longest) >= CHAIN_MIN_HOPS:
+                chains.append(longest)
+    # keep maximal chains: drop a chain whose hops all lie inside a longer one already kept
+    chains.sort(key=lambda c: (-len(c), c[0][0], c[0][3]))
+    kept: list[tuple[list, set]] = []
     for chain in chains:
         edges = {h[3] for h in chain}
-        if not any(edges <= {h[3] for h in other} for other in kept):
-            kept.append(chain)
+        if not any(edges <= other for _, other in kept):
+            kept.append((chain, edges))
+            if len(kept) >= MAX_CHAINS:
+                break
     return [_finding(g, "lateral_movement", 1 - 0.5 ** (len(c) - 1), [c[0][1]] + [h[2] for h in c],
-                     [h[3] for h in c], hops=len(c), start=c[0][0], end=c[-1][0]) for c in kept]
+                     [h[3] for h in c], hops=len(c), start=c[0][0], end=c[-1][0]) for c, _ in kept]
+
+
+def _longest_chain(hops_from: dict, start: list) -> list:
+    """The longest time-respecting simple chain from one hop, searching at most CHAIN_STEPS_PER_START
+    extensions (simple paths can explode combinatorially in dense hop graphs)."""
+    best, steps = start, 0
+    stack = [(start, {start[0][1], start[0][2]})]
+    while stack and steps < CHAIN_STEPS_PER_START:
+        chain, visited = stack.pop()
+        steps += 1
+        if len(chain) > len(best):
+            best = chain
+        if len(chain) >= CHAIN_MAX_HOPS:
+            continue
+        ts, _, dest, _ = chain[-1]
+        hops = hops_from.get(dest, ())
+        lo = bisect.bisect_right(hops, (ts, float("inf")))  # hops sorted by time: only those in the window
+        hi = bisect.bisect_right(hops, (ts + HOP_WINDOW, float("inf")))
+        for t2, nxt, edge in reversed(hops[lo:hi]):
+            if nxt not in visited:
+                stack.append((chain + [(t2, dest, nxt, edge)], visited | {nxt}))
+    return best
 
 
 def beaconing(g: Graph, pairs: dict) -> list[dict]:
