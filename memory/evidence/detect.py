@@ -227,7 +227,7 @@ def convergence(g: Graph) -> list[dict]:
                     lo += 1
                 if len({v[1] for v in seq[lo:hi + 1]}) > len({v[1] for v in best}):
                     best = seq[lo:hi + 1]
-            agents = sorted({v[1] for v in best})
+            agents = sorted({v[1] for v in best}, key=lambda a: g.name[a])
             if len(agents) >= 2 and len({v[2] for v in best}) >= CONVERGE_SHARE * len(edges):
                 out.append(_finding(g, "convergence", 1 - 0.5 ** (len(agents) - 1), [target, *agents],
                                     [v[2] for v in best], type=kind, start=best[0][0], end=best[-1][0]))

@@ -151,7 +151,7 @@ class Observations:
             "SELECT formation, member_types FROM formation_rules ORDER BY priority, id")]
         row = conn.execute("SELECT chain_hash FROM hyperedges ORDER BY id DESC LIMIT 1").fetchone()
         chain = row[0] if row else ""
-        names = {n for o in observations for n in o.members}
+        names = list(dict.fromkeys(n for o in observations for n in o.members))  # first appearance: stable ids
         ids = self._entity_ids(conn, names)
         recorded = utc_now()
         edges, edge_rows, member_rows = [], [], []
@@ -178,9 +178,9 @@ class Observations:
         return edges
 
     @staticmethod
-    def _entity_ids(conn, names: set[str]) -> dict[str, int]:
+    def _entity_ids(conn, names: list[str]) -> dict[str, int]:
         known: dict[str, int] = {}
-        listed = list(names)
+        listed = names
         for start in range(0, len(listed), 500):
             part = listed[start:start + 500]
             known.update(conn.execute(f"SELECT name, id FROM entities WHERE name IN ({', '.join('?' * len(part))})",
