@@ -331,3 +331,28 @@ def test_detect_stays_bounded_on_a_dense_hop_graph(m):
                              for _ in range(300)])
     chains = [f for f in m.detect(full_scan=True)["findings"] if f["pattern"] == "lateral_movement"]
     assert 0 < len(chains) <= 50 and all(f["details"]["hops"] <= 12 for f in chains)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.sampled_from(["host:a", "host:b", "account:x", "account:y", "drone:d"]),
+                                   min_size=1, max_size=3), st.integers(-5 * 86_400, 0), st.sampled_from([0.3, 1.0])),
+                min_size=1, max_size=15),
+       st.sampled_from(["host:a", "x last 2 days", "drones", "account:y since 2025-12-30", "", "between 2025-12-28 "
+                        "and 2025-12-30 host:b"]))
+def test_recall_is_deterministic_and_its_tags_stable(observations, query):
+    """Law: the same store, query and now give the same answer, in a fresh process-like Memory too; every
+    returned edge lies in the parsed window and its tag is HEDGE-<id>."""
+    rows = [{"members": ms, "event_ts": T0 + dt, "weight": w} for ms, dt, w in observations]
+    with Memory(":memory:") as a, Memory(":memory:") as b:
+        a.remember_observations(rows)
+        b.remember_observations(rows)
+        first, second, other = a.recall(query, now=T0), a.recall(query, now=T0), b.recall(query, now=T0)
+    assert first == second == other
+    window = first["parsed"]["window"]
+    for edge in first["edges"]:
+        assert edge["hedge_tag"] == f"HEDGE-{edge['id']}"
+        if window:
+            assert (window["start"] is None or edge["timestamp"] >= window["start"]) and \
+                (window["end"] is None or edge["timestamp"] < window["end"])
+    scores = [e["score"] for e in first["edges"]]
+    assert scores == sorted(scores, reverse=True)

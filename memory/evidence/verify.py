@@ -175,7 +175,7 @@ def verify(kb, answer: str, query: str = "", require_proof: bool = False, goal_p
     answer = require_text("answer", answer, max_chars=MAX_ANSWER_CHARS)
     proofs = prove(kb, query, goal_pred, top_k, memory, now)
     with kb.store.read() as conn:
-        recalled = recall(conn, query, proofs["edges_considered"] or top_k or 40, now)
+        recalled = recall(conn, query, 40 if top_k is None else top_k, now)  # the edges prove reasoned over
         tags = _evidence_by_tag(recalled, proofs, require_proof)
         proved = proofs["count"] > 0
         allowed = sorted(tags, key=lambda t: (t.split("-")[0], int(t.split("-")[1])))
