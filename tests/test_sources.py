@@ -1,6 +1,7 @@
 """Source memories through the library: the reference's behaviours (research notes §1.11) and ours."""
 
 import hashlib
+import json
 import re
 import time
 import uuid
@@ -500,3 +501,21 @@ def test_as_of_answers_exactly_as_the_store_stood(ops, data):
                 == searched
             assert [x["id"] for x in m.memory_recall("tag", limit=50, as_of=moment)["memories"]] == recalled
             assert {i: m.memory_get(i, as_of=moment)["status"] for i in statuses} == statuses
+
+
+def test_projections_survive_restart(db):
+    with opened(db) as m:
+        ident = m.memory_remember("Alice manages Bob.", projections=[PROJ])["id"]
+    with opened(db) as m:
+        assert [x["id"] for x in m.memory_recall("manages", ["alice", None])["memories"]] == [ident]
+        assert m.query_logic("manages(alice, X)").bindings == [{"X": "bob"}]
+
+
+def test_executable_looking_projection_values_remain_inert_data(db):
+    payloads = ["X", "halt", "shell('rm -rf /')", "p :- q", "'); DROP TABLE facts; --"]
+    with opened(db) as m:
+        m.memory_remember("odd values", projections=[
+            {"predicate": "value", "arguments": [p], "statement": p} for p in payloads])
+        values = [json.loads(json.dumps(v["X"])) for v in m.query_logic("value(X)").values]
+        assert sorted(values) == sorted(payloads)  # atoms with exactly that text, nothing run, nothing bound
+        assert m.query_logic("value('X')").total == 1 and m.query_logic("value(Y), Y == halt").total == 1
