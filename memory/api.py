@@ -15,6 +15,8 @@ from .knowledge.edits import EditResult
 from .knowledge.parsing import parse_fact
 from . import evidence
 from .sources import CallerContext, SourceMemories, recall, search, visible_facts_clause
+from .sources.derived import derived_recall
+from .sources.search import render_recall
 from .store import IN_MEMORY, Store, global_db_path, resolve_db_path
 
 
@@ -206,7 +208,16 @@ class Memory:
 
     def memory_recall(self, predicate: str, arguments: list | None = None, include_source: bool = False,
                       limit: int | None = None, as_of: str | None = None, scope: str = "all_visible") -> dict:
-        return recall(self.sources, predicate, arguments, include_source, limit, as_of, scope)
+        """Projections matching predicate(arguments…); when rules define the predicate (and no as_of is
+        given), also the conclusions they derive from the caller's memories, under `derived`."""
+        result = recall(self.sources, predicate, arguments, include_source, limit, as_of, scope)
+        if as_of is None and scope == "all_visible":
+            derived = derived_recall(self.knowledge, self.sources, predicate, arguments, include_source,
+                                     result["limit"])
+            result["derived"] = derived[:result["limit"]]
+            result["truncated"] = result["truncated"] or len(derived) > result["limit"]
+            result["content"] = render_recall(result["memories"], result["pattern"], result["derived"])
+        return result
 
     def memory_forget(self, ids: list | None = None, query: str | None = None, action: str = "expire",
                       reason: str | None = None, erase: bool = False, dry_run: bool = False) -> dict:

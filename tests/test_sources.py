@@ -519,3 +519,28 @@ def test_executable_looking_projection_values_remain_inert_data(db):
         values = [json.loads(json.dumps(v["X"])) for v in m.query_logic("value(X)").values]
         assert sorted(values) == sorted(payloads)  # atoms with exactly that text, nothing run, nothing bound
         assert m.query_logic("value('X')").total == 1 and m.query_logic("value(Y), Y == halt").total == 1
+
+
+def test_recall_follows_rules_back_to_the_memories_they_rest_on(db):
+    with opened(db) as m:
+        a = m.memory_remember("Alice manages Bob.", projections=[PROJ])["id"]
+        b = m.memory_remember("Bob manages Carol, mostly.", projections=[
+            {"predicate": "manages", "arguments": ["bob", "carol"], "statement": "Bob manages Carol",
+             "quality": "lossy"}])["id"]
+        m.remember_fact("manages(carol, dan)")  # asserted by hand: not a memory
+        m.define_rule("reports_to(X, Y)", "manages(Y, X)")
+        m.define_rule("reports_to(X, Z)", "manages(Y, X), reports_to(Y, Z)")
+        out = m.memory_recall("reports_to", ["carol", None])
+        assert out["memories"] == []
+        derived = {d["fact"]: d for d in out["derived"]}
+        assert set(derived) == {"reports_to(carol, alice)", "reports_to(carol, bob)"}
+        assert {x["id"] for x in derived["reports_to(carol, alice)"]["memories"]} == {a, b}
+        assert derived["reports_to(carol, bob)"]["memories"][0]["source_text"] == "Bob manages Carol, mostly."
+        assert "## Derived by rules" in out["content"] and "> Bob manages Carol, mostly." in out["content"]
+        # reports_to(dan, carol) rests only on the hand-asserted fact: no memory behind it, so not recalled
+        assert {d["fact"] for d in m.memory_recall("reports_to", ["dan", None])["derived"]} == {
+            "reports_to(dan, bob)", "reports_to(dan, alice)"}
+        m.memory_forget(ids=[b])
+        assert m.memory_recall("reports_to", ["carol", None])["derived"] == []
+    with opened(db, session_id="s2", project_remote=None) as m:  # nobody else's memories leak in
+        assert m.memory_recall("reports_to", ["bob", None])["derived"] == []

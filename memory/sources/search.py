@@ -138,22 +138,34 @@ def recall(service: SourceMemories, predicate: str, arguments: list | None = Non
     pattern = f"{predicate}({', '.join('_' if a is None else json.dumps(a, ensure_ascii=False) for a in arguments)})" \
         if arguments else predicate
     return {"content": render_recall(memories, pattern), "predicate": predicate, "arguments": arguments,
-            "memories": memories, "total": len(matches), "limit": limit, "truncated": len(matches) > limit,
-            "as_of": at, "model_calls": 0}
+            "pattern": pattern, "memories": memories, "total": len(matches), "limit": limit,
+            "truncated": len(matches) > limit, "as_of": at, "derived": [], "model_calls": 0}
 
 
-def render_recall(memories: list[dict], pattern: str) -> str:
-    if not memories:
+def render_recall(memories: list[dict], pattern: str, derived: list[dict] | None = None) -> str:
+    derived = derived or []
+    if not memories and not derived:
         return f"# Recalled memory\n\nNo current memory matches {pattern}."
-    lines = ["# Recalled memory", ""]
+    lines = ["# Recalled memory"]
+    if memories:
+        lines.append("")
     for m in memories:
         state = "Current" if m["current"] else m["status"].capitalize()
         lines.append(f"- **{m['kind']} · {state} · source:{m['trust']}** — {m['statement']} "
                      f"(`{m['fact']}`) [{m['id']}]")
-    context = [m for m in memories if m["source_context_included"]]
+    if derived:
+        lines += ["", "## Derived by rules", ""]
+        lines += [f"- `{d['fact']}` by `{d['rule']}` from [{', '.join(m['id'] for m in d['memories'])}]"
+                  for d in derived]
+    context = [(m["id"], m.get("source_text")) for m in memories if m["source_context_included"]]
+    seen = {ident for ident, _ in context}
+    for d in derived:
+        if d["source_context_included"]:
+            context += [(m["id"], m.get("source_text")) for m in d["memories"] if m["id"] not in seen]
+            seen |= {m["id"] for m in d["memories"]}
     if context:
         lines += ["", "## Source context"]
-        for m in context:
-            lines += ["", f"[{m['id']}]"]
-            lines += [f"> {line}" if line else ">" for line in (m.get("source_text") or "(erased)").split("\n")]
+        for ident, text in context:
+            lines += ["", f"[{ident}]"]
+            lines += [f"> {line}" if line else ">" for line in (text or "(erased)").split("\n")]
     return "\n".join(lines)

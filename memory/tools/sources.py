@@ -128,9 +128,10 @@ def _preview(text_value: str, size: int = 160) -> str:
     title="Recall memories",
     description=(
         "Symbolic-first recall: current memories whose projections match predicate(arguments…), null "
-        "matching anything, nearest namespace first (session, project, global). The exact source text is "
-        "attached when a projection is lossy or needs context, or when include_source is true. Returns "
-        "Markdown plus the structured list."
+        "matching anything, nearest namespace first (session, project, global). When rules define the "
+        "predicate, also the conclusions they derive from your memories (under derived), each with the "
+        "memories its proof rests on. The exact source text is attached when a projection is lossy or needs "
+        "context, or when include_source is true. Returns Markdown plus the structured list."
     ),
     input_schema=obj({
         "predicate": {"type": "string", "minLength": 1, "maxLength": MAX_PREDICATE_CHARS,
@@ -142,7 +143,7 @@ def _preview(text_value: str, size: int = 160) -> str:
         "as_of": INSTANT,
         "scope": READ_SCOPE,
     }, ["predicate"]),
-    output_schema=out({"content": STRING, "memories": ROWS, "total": INTEGER, "limit": INTEGER,
+    output_schema=out({"content": STRING, "memories": ROWS, "derived": ROWS, "total": INTEGER, "limit": INTEGER,
                        "truncated": BOOLEAN, "model_calls": INTEGER}),
     annotations=Annotations(read_only=True),
 )
