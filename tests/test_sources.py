@@ -544,3 +544,15 @@ def test_recall_follows_rules_back_to_the_memories_they_rest_on(db):
         assert m.memory_recall("reports_to", ["carol", None])["derived"] == []
     with opened(db, session_id="s2", project_remote=None) as m:  # nobody else's memories leak in
         assert m.memory_recall("reports_to", ["bob", None])["derived"] == []
+
+
+def test_renaming_a_projected_predicate_carries_the_projections_along(db):
+    with opened(db) as m:
+        ident = m.memory_remember("Alice manages Bob.", projections=[PROJ])["id"]
+        m.rename_predicate("manages", "leads", 2)
+        assert m.query_logic("leads(alice, X)").bindings == [{"X": "bob"}]
+        assert [x["id"] for x in m.memory_recall("leads")["memories"]] == [ident]
+        assert m.memory_recall("manages")["memories"] == []
+        assert m.memory_get(ident)["projections"][0]["fact"] == "leads(alice, bob)"
+        m.memory_forget(ids=[ident])
+        assert m.query_logic("leads(X, Y)").bindings == []

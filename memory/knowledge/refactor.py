@@ -240,7 +240,12 @@ def rename_predicate(kb, old_functor: str, new_functor: str, arity: int | None, 
 
 def _apply(kb, conn, plan: RenamePlan) -> None:
     for fact_id, text in plan.fact_updates:
+        old_text = conn.execute("SELECT text FROM facts WHERE id = ?", (fact_id,)).fetchone()[0]
         conn.execute("UPDATE facts SET functor = ?, text = ? WHERE id = ?", (plan.new, text, fact_id))
+        # A fact projected from source memories: their projections follow it, so recall finds the new name.
+        conn.execute("UPDATE memory_projections SET predicate = ?, fact = ? WHERE fact = ? AND memory_id IN "
+                     "(SELECT ref FROM supports WHERE fact_id = ? AND kind = 'source')", (plan.new, text, old_text,
+                                                                                           fact_id))
     touched = set()
     for segment_id, changes in plan.rule_updates.items():
         for rule_id, text, head in changes:
