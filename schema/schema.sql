@@ -228,7 +228,7 @@ CREATE TABLE memory_projections (
     id TEXT PRIMARY KEY,              -- proj_<uuid4>
     memory_id TEXT NOT NULL REFERENCES source_memories (id),
     position INTEGER NOT NULL,        -- order given by the caller
-    predicate TEXT NOT NULL,          -- functor of the fact
+    predicate TEXT NOT NULL,          -- functor of the fact ('' once erased)
     arguments TEXT NOT NULL CHECK (json_valid(arguments)),  -- JSON array of scalars ('[]' once erased)
     statement TEXT,                   -- plain-language statement; NULL once erased
     quality TEXT NOT NULL CHECK (quality IN ('exact', 'lossy', 'context_required')),

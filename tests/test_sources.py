@@ -319,6 +319,13 @@ def test_search_treats_fts_syntax_as_words(db, query):
         assert snapshot_counts(m) == before
 
 
+def test_search_folds_accents_and_still_says_why(db):
+    with opened(db) as m:
+        m.memory_remember("A naïve café plan.")
+        [hit] = m.memory_search("naive cafe")["results"]
+        assert hit["why"] and hit["why"][0].startswith("text matches")
+
+
 def test_search_history_includes_forgotten_memories(db):
     with opened(db) as m:
         ident = m.memory_remember("obsolete plan for caching")["id"]
@@ -404,6 +411,7 @@ def test_delete_with_erase_keeps_only_a_tombstone(db):
         assert got["source_text"] is None and got["erased"] is True and got["status"] == "deleted"
         assert got["sha256"] is None and got["projections"][0]["statement"] is None
         assert m.memory_search("hunter2", history=True)["results"] == []
+        assert m.memory_search("password", history=True)["results"] == []  # not even the predicate's name
         with m.store.read() as conn:
             dump = "\n".join(str(r) for t in ("sources", "memory_projections", "facts", "memory_fts")
                              for r in conn.execute(f"SELECT * FROM {t}"))

@@ -367,7 +367,7 @@ class SourceMemories:
     def _erase(self, conn, record: MemoryRecord, now: str) -> None:
         """Erase the text (and what was projected from it); the id, namespace, times and audit stay."""
         conn.execute("UPDATE sources SET text = NULL, sha256 = '', erased_at = ? WHERE id = ?", (now, record.source_id))
-        conn.execute("UPDATE memory_projections SET statement = NULL, arguments = '[]', fact = '' WHERE memory_id = ?",
-                     (record.id,))
+        conn.execute("UPDATE memory_projections SET predicate = '', statement = NULL, arguments = '[]', fact = '' "
+                     "WHERE memory_id = ?", (record.id,))
         conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (record.seq,))
         conn.execute("UPDATE source_memories SET idempotency_key = NULL WHERE id = ?", (record.id,))

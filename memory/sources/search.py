@@ -87,6 +87,8 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
             record = MemoryRecord(*conn.execute(f"SELECT {COLUMNS} FROM {FROM} WHERE m.seq = ?", (seq,)).fetchone())
             found = set(_WORD.findall((record.text or "").casefold())) & word_set
             reasons = ([f"text matches {', '.join(w for w in words if w in found)}"] if found else []) + why.get(seq, [])
+            if not reasons:  # the index folds accents and case further than a plain word match
+                reasons = [f"text matches {', '.join(words)} (accents and case folded)"]
             text = record.text or ""
             results.append({**service.describe(conn, record, at), "memory": text[:PREVIEW_CHARS],
                             "text_truncated": len(text) > PREVIEW_CHARS, "scope": record.ns.type,
