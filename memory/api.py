@@ -203,8 +203,8 @@ class Memory:
         return self.sources.get(id, as_of)
 
     def memory_search(self, query: str, scope: str = "all_visible", history: bool = False, limit: int | None = None,
-                      kind: str | None = None, as_of: str | None = None) -> dict:
-        return search(self.sources, query, scope, history, limit, kind, as_of)
+                      kind: str | None = None, as_of: str | None = None, mode: str = "auto") -> dict:
+        return search(self.sources, query, scope, history, limit, kind, as_of, mode)
 
     def memory_recall(self, predicate: str, arguments: list | None = None, include_source: bool = False,
                       limit: int | None = None, as_of: str | None = None, scope: str = "all_visible") -> dict:

@@ -319,6 +319,21 @@ def test_search_treats_fts_syntax_as_words(db, query):
         assert snapshot_counts(m) == before
 
 
+def test_search_modes_text_symbolic_and_exact(db):
+    with opened(db) as m:
+        phrase = m.memory_remember("Never deploy on  Fridays (two spaces).")["id"]
+        reordered = m.memory_remember("Fridays: never deploy.")["id"]
+        projected = m.memory_remember("A rule about releases.", projections=[
+            {"predicate": "deploy_window", "arguments": ["monday"], "statement": "release window"}])["id"]
+        assert {r["id"] for r in m.memory_search("deploy fridays", mode="text")["results"]} == {phrase, reordered}
+        assert [r["id"] for r in m.memory_search("deploy", mode="symbolic")["results"]] == [projected]
+        exact = m.memory_search("deploy on  Fridays", mode="exact")["results"]
+        assert [r["id"] for r in exact] == [phrase] and exact[0]["why"] == ["text contains the query exactly"]
+        assert m.memory_search("deploy on Fridays", mode="exact")["results"] == []  # one space is another text
+        with pytest.raises(InvalidArguments):
+            m.memory_search("x", mode="fuzzy")
+
+
 def test_search_folds_accents_and_still_says_why(db):
     with opened(db) as m:
         m.memory_remember("A naïve café plan.")

@@ -23,6 +23,7 @@ PREVIEW_CHARS = 1000
 FTS_CANDIDATES = 1000
 SYMBOLIC_WEIGHT = 2.0
 _WORD = re.compile(r"\w+")
+MODES = ("auto", "text", "symbolic", "exact")
 
 
 def _limit(limit: object, default: int) -> int:
@@ -41,19 +42,22 @@ def _in(values: list) -> str:
 
 
 def search(service: SourceMemories, query: str, scope: str = "all_visible", history: bool = False,
-           limit: int | None = None, kind: str | None = None, as_of: str | None = None) -> dict:
+           limit: int | None = None, kind: str | None = None, as_of: str | None = None, mode: str = "auto") -> dict:
+    """mode: auto (full text and symbolic), text, symbolic, or exact (the query as a literal substring)."""
     query = require_text("query", query, max_chars=MAX_QUERY_CHARS)
     limit = _limit(limit, 10)
     at = check_instant("as_of", as_of)
     if kind is not None and kind not in KINDS:
         raise InvalidArguments(f"'kind' must be one of {', '.join(KINDS)}", argument="kind")
+    if mode not in MODES:
+        raise InvalidArguments(f"'mode' must be one of {', '.join(MODES)}", argument="mode")
     service.require_read()
     words = tokens(query)
     scores: dict[int, float] = {}
     why: dict[int, list[str]] = {}
     with service.store.read() as conn:
         spaces = readable_namespaces(conn, service.context, scope)
-        if not words or not spaces:
+        if not spaces or (not words and mode != "exact"):
             return _search_result(query, scope, history, at, [], 0, limit)
         where, params = current_filter(at, history)
         where += f" AND m.namespace IN ({_in(spaces)})"
@@ -61,21 +65,28 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
         if kind is not None:
             where += " AND m.kind = ?"
             params.append(kind)
-        # Full text: every word quoted, so the query is data, never FTS syntax.
-        expression = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-        for seq, rank in conn.execute(
-                f"SELECT m.seq, bm25(memory_fts, 1.0, 0.5) FROM memory_fts JOIN source_memories AS m "
-                f"ON m.seq = memory_fts.rowid WHERE memory_fts MATCH ? AND {where} ORDER BY 2 LIMIT ?",
-                [expression, *params, FTS_CANDIDATES]):
-            scores[seq] = -rank
-        # Symbolic: a projection whose predicate (or a word of it) or an argument is one of the words.
         word_set = set(words)
-        for seq, predicate, arguments, fact in conn.execute(
+        if mode == "exact":  # the query, byte for byte, inside the source text; newest first
+            for (seq,) in conn.execute(
+                    f"SELECT m.seq FROM {FROM} WHERE instr(s.text, ?) > 0 AND {where} ORDER BY m.seq DESC LIMIT ?",
+                    [query, *params, FTS_CANDIDATES]):
+                scores[seq] = 1.0
+                why[seq] = ["text contains the query exactly"]
+        if mode in ("auto", "text"):
+            # Full text: every word quoted, so the query is data, never FTS syntax.
+            expression = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+            for seq, rank in conn.execute(
+                    f"SELECT m.seq, bm25(memory_fts, 1.0, 0.5) FROM memory_fts JOIN source_memories AS m "
+                    f"ON m.seq = memory_fts.rowid WHERE memory_fts MATCH ? AND {where} ORDER BY 2 LIMIT ?",
+                    [expression, *params, FTS_CANDIDATES]):
+                scores[seq] = -rank
+        # Symbolic: a projection whose predicate (or a word of it) or an argument is one of the words.
+        for seq, predicate, arguments, fact in ([] if mode not in ("auto", "symbolic") else conn.execute(
                 f"SELECT m.seq, p.predicate, p.arguments, p.fact FROM memory_projections AS p "
                 f"JOIN source_memories AS m ON m.id = p.memory_id WHERE {where} AND (p.predicate IN ({_in(words)}) "
                 f"OR EXISTS (SELECT 1 FROM json_each(p.arguments) AS j WHERE lower(CAST(j.value AS TEXT)) "
                 f"IN ({_in(words)})) OR " + " OR ".join(["instr('_' || p.predicate || '_', ?) > 0"] * len(words))
-                + ")", [*params, *words, *words, *(f"_{w}_" for w in words)]):
+                + ")", [*params, *words, *words, *(f"_{w}_" for w in words)])):
             hits = sorted((word_set & set(predicate.casefold().split("_")))
                           | {str(a).casefold() for a in json.loads(arguments)} & word_set)
             if hits:
@@ -85,7 +96,7 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
         results = []
         for seq in ranked[:limit]:
             record = MemoryRecord(*conn.execute(f"SELECT {COLUMNS} FROM {FROM} WHERE m.seq = ?", (seq,)).fetchone())
-            found = set(_WORD.findall((record.text or "").casefold())) & word_set
+            found = set(_WORD.findall((record.text or "").casefold())) & word_set if mode in ("auto", "text") else ()
             reasons = ([f"text matches {', '.join(w for w in words if w in found)}"] if found else []) + why.get(seq, [])
             if not reasons:  # the index folds accents and case further than a plain word match
                 reasons = [f"text matches {', '.join(words)} (accents and case folded)"]

@@ -9,7 +9,7 @@ from ..sources.memories import ACTIONS, KINDS, MAX_IDS, MAX_KEY_CHARS, MAX_SOURC
 from ..sources.namespaces import READ_SCOPES, SCOPES
 from ..sources.projections import (MAX_ARITY, MAX_PREDICATE_CHARS, MAX_PROJECTIONS, MAX_STATEMENT_CHARS,
                                    MAX_STRING_ARGUMENT_CHARS, QUALITIES)
-from ..sources.search import MAX_LIMIT, MAX_QUERY_CHARS
+from ..sources.search import MAX_LIMIT, MAX_QUERY_CHARS, MODES
 from .registry import Annotations, ToolResult, tool
 from .schemas import BOOLEAN, INTEGER, ROWS, STRING, STRINGS, integer, obj, out, text
 
@@ -102,6 +102,8 @@ def memory_get(api, id: str, **kw) -> ToolResult:
         "limit": integer("Results to return (default 10)", 1, MAX_LIMIT),
         "kind": {"type": "string", "enum": list(KINDS), "description": "Only memories of this kind"},
         "as_of": INSTANT,
+        "mode": {"type": "string", "enum": list(MODES), "description": "auto (default: full text and symbolic), "
+                 "text, symbolic, or exact (the query as a literal substring of the source text)"},
     }, ["query"]),
     output_schema=out({"query": STRING, "searched": STRING, "results": ROWS, "total": INTEGER, "limit": INTEGER,
                        "truncated": BOOLEAN}),
