@@ -231,6 +231,9 @@ class Memory:
         """Many observations ({members, event_ts?, weight?, formation?}) in one transaction."""
         return self.observations.remember_many(observations)
 
+    def forget_observation(self, hedge_tags: list[str], reason: str | None = None) -> dict:
+        return self.observations.forget(hedge_tags, reason)
+
     def recall(self, query: str = "", top_k: int | None = None, now: int | None = None) -> dict:
         with self.store.read() as conn:
             return evidence.recall(conn, query, top_k, now)

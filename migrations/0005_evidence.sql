@@ -20,7 +20,9 @@ CREATE TABLE hyperedges (
     source TEXT NOT NULL,
     recorded_at TEXT NOT NULL,
     content_hash TEXT NOT NULL,
-    chain_hash TEXT NOT NULL
+    chain_hash TEXT NOT NULL,
+    retracted_at TEXT,
+    retraction_reason TEXT
 );
 
 CREATE INDEX hyperedges_by_time ON hyperedges (event_ts);

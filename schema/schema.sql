@@ -270,7 +270,9 @@ CREATE TABLE hyperedges (
     source TEXT NOT NULL,             -- the host's source class
     recorded_at TEXT NOT NULL,
     content_hash TEXT NOT NULL,       -- sha256 of the canonical observation (members, time, weight, labels)
-    chain_hash TEXT NOT NULL          -- sha256(previous chain_hash + content_hash): a tamper-evident chain
+    chain_hash TEXT NOT NULL,         -- sha256(previous chain_hash + content_hash): a tamper-evident chain
+    retracted_at TEXT,                -- set by forget_observation: the row stays (the chain too), unused from then on
+    retraction_reason TEXT
 );
 
 CREATE INDEX hyperedges_by_time ON hyperedges (event_ts);

@@ -10,7 +10,7 @@ from conftest import snapshot_counts
 from evidence_scenario import (BEACON, BURST, CLUSTER, CONVERGE_RULE, CONVERGING, HUB, LATERAL, NOW, TARGET_SECTOR,
                                THREAT_RULE, background, with_patterns)
 from memory import Memory
-from memory.errors import Conflict, InvalidArguments
+from memory.errors import Conflict, InvalidArguments, NotFound
 from memory.evidence.timewindow import parse_window
 
 SIZE = 10_000
@@ -356,3 +356,27 @@ def test_recall_is_deterministic_and_its_tags_stable(observations, query):
                 (window["end"] is None or edge["timestamp"] < window["end"])
     scores = [e["score"] for e in first["edges"]]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_retracted_observations_leave_recall_reasoning_and_detect_but_stay_chained(m):
+    threat_rules(m)
+    a = m.remember(["drone:x1", "sector:q"], T0, 0.9)["hedge_tag"]
+    b = m.remember(["drone:x2", "sector:q"], T0 + 60, 0.8)["hedge_tag"]
+    assert [d["fact"] for d in m.reason("sector:q", now=T0 + 600)["derived"] if d["pred"] == "coordinated_threat"]
+    before = snapshot_counts(m)
+    with pytest.raises(NotFound):
+        m.forget_observation([a, "HEDGE-999"])  # all or nothing
+    with pytest.raises(InvalidArguments):
+        m.forget_observation(["edge 1"])
+    assert snapshot_counts(m) == before
+    out = m.forget_observation([b], reason="sensor glitch")
+    assert out == {"retracted": [b], "already_retracted": [], "reason": "sensor glitch"}
+    assert m.forget_observation([b])["already_retracted"] == [b]
+    assert [e["hedge_tag"] for e in m.recall("sector:q", now=T0 + 600)["edges"]] == [a]
+    assert m.reason("sector:q", now=T0 + 600)["derived"] == []
+    assert m.query_logic("coordinated_threat(S)").bindings == []
+    assert m.query_logic("member(E, 'drone:x2')").bindings == []
+    with m.store.read() as conn:
+        assert conn.execute("SELECT count(*) FROM hyperedges").fetchone()[0] == 2
+        ops = [r[0] for r in conn.execute("SELECT operation FROM audit_log")]
+    assert ops.count("forget_observation") == 1

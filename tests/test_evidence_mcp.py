@@ -7,7 +7,7 @@ from evidence_scenario import CONVERGE_RULE, THREAT_RULE
 from memory.tools import REGISTRY
 from surfaces import ERAS, call_checked, cli, cli_json, run_client
 
-EVIDENCE_TOOLS = {"remember", "recall", "reason", "prove", "verify", "detect"}
+EVIDENCE_TOOLS = {"remember", "recall", "reason", "prove", "verify", "detect", "forget_observation"}
 T = 1_780_000_000
 
 
@@ -43,6 +43,8 @@ def test_the_six_tools_over_mcp(db_path, era):
             "answer": f"drone:x1 and drone:x2 met at sector:q [{tags[0]}] [{tags[1]}]. They are hostile.",
             "query": "sector:q", "now": T + 600})
         out["detect"] = await call(client, "detect", {"full_scan": True})
+        out["forget"] = await call(client, "forget_observation", {"hedge_tags": [tags[1]], "reason": "glitch"})
+        out["after"] = await call(client, "reason", {"query": "sector:q", "now": T + 600})
         try:
             await client.call_tool("remember", {"members": []})
         except MCPError as exc:
@@ -60,6 +62,8 @@ def test_the_six_tools_over_mcp(db_path, era):
     assert verified["outcome"] == "stripped" and verified["stripped"][0]["reason"] == "no citation"
     assert out["verify"].content[0].text == f"drone:x1 and drone:x2 met at sector:q [{tags[0]}] [{tags[1]}]."
     assert "risk_score" in out["detect"].content[0].text
+    assert out["forget"].content[0].text == f"Retracted 1 observation(s): {tags[1]}"
+    assert out["after"].structured_content["derived"] == []
     assert out["bad"] == -32602
 
 

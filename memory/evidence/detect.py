@@ -55,12 +55,14 @@ class Graph:
     def __init__(self, conn) -> None:
         self.ts: dict[int, int] = {}
         self.formation: dict[int, str] = {}
-        for edge_id, ts, formation in conn.execute("SELECT id, event_ts, formation FROM hyperedges"):
+        for edge_id, ts, formation in conn.execute("SELECT id, event_ts, formation FROM hyperedges "
+                                                   "WHERE retracted_at IS NULL"):
             self.ts[edge_id] = ts
             self.formation[edge_id] = formation
         self.members: dict[int, list[int]] = defaultdict(list)
         for edge_id, entity in conn.execute("SELECT edge_id, entity_id FROM hyperedge_members ORDER BY edge_id, position"):
-            self.members[edge_id].append(entity)
+            if edge_id in self.ts:  # retracted observations are left out
+                self.members[edge_id].append(entity)
         self.name: dict[int, str] = {}
         self.type: dict[int, str] = {}
         for entity, name, kind in conn.execute("SELECT id, name, type FROM entities"):

@@ -11,14 +11,16 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import time
 from dataclasses import dataclass, field
 
-from ..errors import InvalidArguments
+from ..errors import InvalidArguments, NotFound
 from ..knowledge.segments import bump_generation, resolve
 from ..sources.context import CallerContext
 from ..store import Store, record_audit, utc_now
 from ..terms import Float
+from ..validation import require_text
 
 TABLE = "MEMORY"
 DEFAULT_FORMATION = "OBSERVATION"
@@ -26,6 +28,8 @@ MAX_MEMBERS = 64
 MAX_ENTITY_CHARS = 256
 MAX_LABEL_CHARS = 128
 RELATIONS = {("hedge", 4), ("member", 2), ("entity_type", 2)}
+MAX_RETRACT = 1000
+TAG = re.compile(r"^HEDGE-[1-9][0-9]{0,17}$")
 
 
 def entity_type(name: str) -> str:
@@ -146,6 +150,33 @@ class Observations:
                          {"count": len(checked), "first_id": first, "last_id": last})
         return {"stored": len(checked), "first_id": first, "last_id": last}
 
+    def forget(self, hedge_tags: object, reason: str | None = None) -> dict:
+        """Retract observations by tag: they stay stored (and hash-chained) but recall, reasoning, proofs and
+        detect no longer use them. All or nothing; retracting one twice changes nothing."""
+        if not isinstance(hedge_tags, list) or not 1 <= len(hedge_tags) <= MAX_RETRACT or not all(
+                isinstance(t, str) and TAG.match(t) for t in hedge_tags):
+            raise InvalidArguments(f"'hedge_tags' must be a list of 1 to {MAX_RETRACT} tags like HEDGE-12",
+                                   argument="hedge_tags")
+        if reason is not None:
+            reason = require_text("reason", reason, max_chars=4096)
+        ids = list(dict.fromkeys(int(t[6:]) for t in hedge_tags))
+        with self.store.write() as conn:
+            rows = dict(conn.execute("SELECT id, retracted_at FROM hyperedges WHERE id IN (SELECT value FROM "
+                                     "json_each(?))", (json.dumps(ids),)).fetchall())
+            missing = [hedge_tag(i) for i in ids if i not in rows]
+            if missing:
+                raise NotFound(f"No observation {', '.join(missing)}", hedge_tags=missing)
+            fresh = [i for i in ids if rows[i] is None]
+            if fresh:
+                conn.execute("UPDATE hyperedges SET retracted_at = ?, retraction_reason = ? WHERE id IN "
+                             "(SELECT value FROM json_each(?))", (utc_now(), reason, json.dumps(fresh)))
+                bump_generation(conn, resolve(conn, None))
+                record_audit(conn, self.context.principal, "forget_observation", None,
+                             {"hedge_tags": [hedge_tag(i) for i in fresh], "reason": reason})
+        return {"retracted": [hedge_tag(i) for i in fresh], "already_retracted": [hedge_tag(i) for i in ids
+                                                                                  if i not in fresh],
+                "reason": reason}
+
     def _insert(self, conn, observations: list[Observation]) -> list[Edge]:
         rules = [(f, json.loads(t)) for f, t in conn.execute(
             "SELECT formation, member_types FROM formation_rules ORDER BY priority, id")]
@@ -219,10 +250,11 @@ def relation_tuples(conn, pred: tuple, edges: list[Edge] | None = None) -> list[
     if edges is None:
         if pred == ("hedge", 4):
             return [(i, f, ts, Float(w)) for i, f, ts, w in conn.execute(
-                "SELECT id, formation, event_ts, weight FROM hyperedges")]
+                "SELECT id, formation, event_ts, weight FROM hyperedges WHERE retracted_at IS NULL")]
         if pred == ("member", 2):
-            return conn.execute("SELECT m.edge_id, e.name FROM hyperedge_members AS m "
-                                "JOIN entities AS e ON e.id = m.entity_id").fetchall()
+            return conn.execute("SELECT m.edge_id, e.name FROM hyperedge_members AS m JOIN entities AS e "
+                                "ON e.id = m.entity_id JOIN hyperedges AS h ON h.id = m.edge_id "
+                                "WHERE h.retracted_at IS NULL").fetchall()
         return conn.execute("SELECT name, type FROM entities").fetchall()
     if pred == ("hedge", 4):
         return [(e.id, e.formation, e.event_ts, Float(e.weight)) for e in edges]
@@ -251,9 +283,10 @@ class ObservationRelations:
         if not all(type(a) in (int, str) for a in args[:3]):
             return []
         if pred == ("hedge", 4):
-            found = conn.execute("SELECT 1 FROM hyperedges WHERE id = ? AND formation = ? AND event_ts = ?",
-                                 args[:3]).fetchone()
+            found = conn.execute("SELECT 1 FROM hyperedges WHERE id = ? AND formation = ? AND event_ts = ? "
+                                 "AND retracted_at IS NULL", args[:3]).fetchone()
         else:
             found = conn.execute("SELECT 1 FROM hyperedge_members AS m JOIN entities AS e ON e.id = m.entity_id "
-                                 "WHERE m.edge_id = ? AND e.name = ?", args).fetchone()
+                                 "JOIN hyperedges AS h ON h.id = m.edge_id WHERE m.edge_id = ? AND e.name = ? "
+                                 "AND h.retracted_at IS NULL", args).fetchone()
         return [f"observation:{hedge_tag(args[0])}"] if found else []

@@ -89,13 +89,12 @@ def _lookup(conn, column: str, values: list[str]) -> list[tuple[str, int]]:
 
 
 def _window_sql(window: Window | None) -> tuple[str, list]:
-    if window is None:
-        return "", []
-    parts, params = [], []
-    if window.start is not None:
+    """Conditions on `h` (after an AND): not retracted, inside the window."""
+    parts, params = ["h.retracted_at IS NULL"], []
+    if window is not None and window.start is not None:
         parts.append("h.event_ts >= ?")
         params.append(window.start)
-    if window.end is not None:
+    if window is not None and window.end is not None:
         parts.append("h.event_ts < ?")
         params.append(window.end)
     return " AND " + " AND ".join(parts), params

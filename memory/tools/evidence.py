@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..evidence.observations import MAX_ENTITY_CHARS, MAX_LABEL_CHARS, MAX_MEMBERS
+from ..evidence.observations import MAX_ENTITY_CHARS, MAX_LABEL_CHARS, MAX_MEMBERS, MAX_RETRACT, TAG
 from ..evidence.recall import MAX_QUERY_CHARS, MAX_TOP_K
 from ..evidence.verify import MAX_ANSWER_CHARS
 from .registry import Annotations, ToolResult, tool
@@ -46,6 +46,28 @@ def remember(api, members: list, **kw) -> ToolResult:
     stored = api.remember(members, kw.get("event_ts"), kw.get("weight", 1.0), kw.get("formation", ""))
     return ToolResult(f"Stored observation {stored['hedge_tag']} ({stored['structural_formation']}) at "
                       f"{stored['event_ts']}: {', '.join(stored['members'])}", stored)
+
+
+@tool(
+    "forget_observation",
+    title="Retract observations",
+    description=(
+        "Retract observations by their tags (HEDGE-<id>) with an optional reason: they stay stored, audited and "
+        "in the hash chain, but recall, reason, prove, verify and detect no longer use them, so conclusions "
+        "resting on them go. All or nothing; retracting one twice changes nothing."
+    ),
+    input_schema=obj({
+        "hedge_tags": {"type": "array", "minItems": 1, "maxItems": MAX_RETRACT,
+                       "items": {"type": "string", "pattern": TAG.pattern}, "description": "Tags like HEDGE-12"},
+        "reason": text("Why (kept with the observation)", 4096),
+    }, ["hedge_tags"]),
+    output_schema=out({"retracted": STRINGS, "already_retracted": STRINGS}),
+    annotations=Annotations(read_only=False, destructive=True, idempotent=True),
+)
+def forget_observation(api, hedge_tags: list, **kw) -> ToolResult:
+    result = api.forget_observation(hedge_tags, kw.get("reason"))
+    return ToolResult(f"Retracted {len(result['retracted'])} observation(s)"
+                      + (f": {', '.join(result['retracted'])}" if result["retracted"] else ""), result)
 
 
 @tool(
