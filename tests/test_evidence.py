@@ -380,3 +380,13 @@ def test_retracted_observations_leave_recall_reasoning_and_detect_but_stay_chain
         assert conn.execute("SELECT count(*) FROM hyperedges").fetchone()[0] == 2
         ops = [r[0] for r in conn.execute("SELECT operation FROM audit_log")]
     assert ops.count("forget_observation") == 1
+
+
+def test_a_stored_fact_keeps_confidence_one_even_when_a_rule_also_derives_it(m):
+    m.define_rule("seen(X)", "member(E, X), hedge(E, _, _, _)", confidence=0.5)
+    m.define_rule("flagged(X)", "seen(X)")
+    m.remember(["drone:d1", "sector:s1"], T0, 0.4)
+    m.remember_fact("seen('drone:d1')")
+    derived = {d["fact"]: d["confidence"] for d in m.reason("", now=T0)["derived"]}
+    assert "seen('drone:d1')" not in derived  # stored, not concluded
+    assert derived["flagged('drone:d1')"] == 1.0 and derived["flagged('sector:s1')"] == pytest.approx(0.2)

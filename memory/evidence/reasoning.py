@@ -21,6 +21,7 @@ from ..datalog.engine import evaluate
 from ..datalog.plan import order_body
 from ..datalog.program import Lit, Program, Rule, literal_term
 from ..datalog.proofs import ProofBuilder
+from ..datalog.relations import RULE_MASK
 from ..errors import BudgetExceeded
 from ..knowledge.segments import resolve as resolve_segment
 from ..terms import format_term
@@ -143,6 +144,9 @@ def _propagate(reasoning: Reasoning, rules: list[Rule], deadline: float | None) 
                         for a, v in zip(lit.args, found):
                             unify(a, v, binding)
                 head = tuple(resolve(a, binding) for a in rule.head.args)
+                code = reasoning.relations.get(rule.head.pred, {}).get(head)
+                if code is not None and not code & RULE_MASK:
+                    continue  # also a stored fact: believed outright, confidence 1
                 key = (rule.head.pred, head)
                 current = reasoning.best.get(key)
                 if current is None or value > current.confidence + EPSILON:
