@@ -14,6 +14,7 @@ NOW = START + SPAN
 TARGET_SECTOR = "sector:s-target"
 CONVERGING = ("drone:x1", "drone:x2")
 HUB = "host:c2"
+SPOKE = "account:spoke"
 BURST = "ip:10.6.6.6"
 CLUSTER = [f"user:ring{i}" for i in range(6)]
 LATERAL = ["host:lm-a", "host:lm-b", "host:lm-c", "host:lm-d"]
@@ -54,12 +55,14 @@ def background(n: int, seed: int = 7) -> list[dict]:
 
 
 def planted(seed: int = 11) -> list[dict]:
-    """One of each pattern: a hub, a burst, a dense cluster, two drones converging, a lateral-movement
-    chain and a beaconing host."""
+    """One of each pattern: a hub with a spoke, a burst, a dense cluster, two drones converging, a
+    lateral-movement chain and a beaconing host."""
     rng = random.Random(seed)
     out = []
     for i in range(1000):  # hub: one host talking to many accounts all month
         out.append({"members": [f"account:hub{i % 150}", HUB], "event_ts": START + rng.randrange(SPAN)})
+    for _ in range(80):  # a spoke: one account that keeps accompanying the hub (EigenSpokes' pattern)
+        out.append({"members": [SPOKE, HUB], "event_ts": START + rng.randrange(SPAN)})
     base = START + 10 * 86_400
     for i in range(60):  # burst: sixty events in twenty minutes
         out.append({"members": [BURST, f"host:burst{i % 7}"], "event_ts": base + rng.randrange(1200)})

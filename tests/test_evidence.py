@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from conftest import snapshot_counts
-from evidence_scenario import (BEACON, BURST, CLUSTER, CONVERGE_RULE, CONVERGING, HUB, LATERAL, NOW, TARGET_SECTOR,
-                               THREAT_RULE, background, with_patterns)
+from evidence_scenario import (BEACON, BURST, CLUSTER, CONVERGE_RULE, CONVERGING, HUB, LATERAL, NOW, SPOKE,
+                               TARGET_SECTOR, THREAT_RULE, background, with_patterns)
 from memory import Memory
 from memory.errors import Conflict, InvalidArguments, NotFound
 from memory.evidence.timewindow import parse_window
@@ -254,6 +254,7 @@ def test_detect_finds_every_planted_pattern(scenario):
     assert [TARGET_SECTOR, *CONVERGING] in [f["nodes"] for f in by_pattern["convergence"]]
     assert LATERAL in [f["nodes"] for f in by_pattern["lateral_movement"]]
     assert set(BEACON) in [set(f["nodes"]) for f in by_pattern["beaconing"]]
+    assert [SPOKE] in [f["nodes"] for f in by_pattern["spectral"]]  # the account that keeps accompanying the hub
     assert 0 < out["summary"]["risk_score"] <= 1
     fast = scenario.detect()
     assert {f["pattern"] for f in fast["findings"]} <= {"hub", "burst", "dense_cluster", "fan_out", "convergence",
