@@ -29,6 +29,7 @@ MAX_ENTITY_CHARS = 256
 MAX_LABEL_CHARS = 128
 RELATIONS = {("hedge", 4), ("member", 2), ("entity_type", 2)}
 MAX_RETRACT = 1000
+FIRST_SECOND, LAST_SECOND = -62_135_596_800, 253_402_300_799  # 0001-01-01 .. 9999-12-31, UTC
 TAG = re.compile(r"^HEDGE-[1-9][0-9]{0,17}$")
 
 
@@ -92,8 +93,9 @@ def check_observation(members: object, event_ts: object = None, weight: object =
     if event_ts is None:
         ts = int(now if now is not None else time.time())
     elif isinstance(event_ts, bool) or not isinstance(event_ts, (int, float)) or not math.isfinite(event_ts) \
-            or event_ts != int(event_ts) or not -(2 ** 53) < event_ts < 2 ** 53:
-        raise InvalidArguments(f"{where}'event_ts' must be whole epoch seconds", argument="event_ts")
+            or event_ts != int(event_ts) or not FIRST_SECOND <= event_ts <= LAST_SECOND:
+        raise InvalidArguments(f"{where}'event_ts' must be whole epoch seconds from year 1 to 9999",
+                               argument="event_ts")
     else:
         ts = int(event_ts)
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight <= 1:

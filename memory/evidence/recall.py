@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import InvalidArguments
-from .observations import Edge, load_edges
+from .observations import FIRST_SECOND, LAST_SECOND, Edge, load_edges
 from .timewindow import Window, parse_window
 
 MAX_QUERY_CHARS = 4096
@@ -46,8 +46,9 @@ class Parsed:
 def check_now(now: object) -> int:
     if now is None:
         return int(time.time())
-    if isinstance(now, bool) or not isinstance(now, (int, float)) or not math.isfinite(now) or now != int(now):
-        raise InvalidArguments("'now' must be whole epoch seconds", argument="now")
+    if isinstance(now, bool) or not isinstance(now, (int, float)) or not math.isfinite(now) or now != int(now) \
+            or not FIRST_SECOND <= now <= LAST_SECOND:
+        raise InvalidArguments("'now' must be whole epoch seconds from year 1 to 9999", argument="now")
     return int(now)
 
 

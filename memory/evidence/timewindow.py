@@ -23,11 +23,22 @@ _DAYWORD = re.compile(r"\b(yesterday|today)\b", re.I)
 _BARE = re.compile(rf"(?<![\w:-]){_POINT}(?![\w-])", re.I)
 
 
+LIMIT = 2 ** 62  # window bounds stay inside SQLite's 64-bit integers
+
+
+def _clamp(value: int | None) -> int | None:
+    return None if value is None else max(-LIMIT, min(LIMIT, value))
+
+
 @dataclass(frozen=True)
 class Window:
     start: int | None
     end: int | None
     text: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "start", _clamp(self.start))
+        object.__setattr__(self, "end", _clamp(self.end))
 
     def contains(self, ts: int) -> bool:
         return (self.start is None or ts >= self.start) and (self.end is None or ts < self.end)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..evidence.observations import MAX_ENTITY_CHARS, MAX_LABEL_CHARS, MAX_MEMBERS, MAX_RETRACT, TAG
+from ..evidence.observations import (FIRST_SECOND, LAST_SECOND, MAX_ENTITY_CHARS, MAX_LABEL_CHARS, MAX_MEMBERS,
+                                     MAX_RETRACT, TAG)
 from ..evidence.recall import MAX_QUERY_CHARS, MAX_TOP_K
 from ..evidence.verify import MAX_ANSWER_CHARS
 from .registry import Annotations, ToolResult, tool
@@ -10,7 +11,8 @@ from .schemas import BOOLEAN, INTEGER, ROWS, STRING, STRINGS, compact_json, inte
 
 QUERY = {"type": "string", "maxLength": MAX_QUERY_CHARS,
          "description": "Natural-language query: entities (type:id or known names) and a time window are parsed out"}
-NOW = {"type": "integer", "description": "Epoch seconds that relative times ('last 3 days') count from (default: now)"}
+NOW = {"type": "integer", "minimum": FIRST_SECOND, "maximum": LAST_SECOND,
+       "description": "Epoch seconds that relative times ('last 3 days') count from (default: now)"}
 NUMBER = {"type": "number"}
 
 
@@ -32,7 +34,8 @@ def _top_k(default: int) -> dict:
         "members": {"type": "array", "minItems": 1, "maxItems": MAX_MEMBERS,
                     "items": {"type": "string", "minLength": 1, "maxLength": MAX_ENTITY_CHARS},
                     "description": "Entity names to link, e.g. [\"account:admin\", \"host:db01\"]"},
-        "event_ts": {"type": ["integer", "null"], "description": "Epoch seconds of the event (default now)"},
+        "event_ts": {"type": ["integer", "null"], "minimum": FIRST_SECOND, "maximum": LAST_SECOND,
+                     "description": "Epoch seconds of the event (default now)"},
         "weight": {"type": "number", "exclusiveMinimum": 0, "maximum": 1,
                    "description": "Strength of the observation in (0, 1] (default 1.0)"},
         "formation": {"type": "string", "maxLength": MAX_LABEL_CHARS, "description": "Your label for it"},

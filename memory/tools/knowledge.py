@@ -6,6 +6,7 @@ from .registry import Annotations, ToolResult, tool
 from .schemas import compact_json, name_arg, BOOLEAN, INTEGER, NULLABLE_INTEGER, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
 
 MAX_LIMIT = 10_000
+MAX_OFFSET = 2 ** 62  # SQLite integers are 64-bit
 DEFAULT_QUERY_LIMIT = 1_000  # bounded by default; total and truncated say what was left out
 
 
@@ -93,7 +94,7 @@ def forget_fact(api, fact: str, **kw) -> ToolResult:
         "goal": text('A goal to query (e.g. "fruit(X)", "parent(john, Y)")'),
         "memory": memory_arg(),
         "limit": integer(f"Maximum number of solutions to return (default {DEFAULT_QUERY_LIMIT})", 0, MAX_LIMIT),
-        "offset": integer("Solutions to skip, for paging (default 0)", 0),
+        "offset": integer("Solutions to skip, for paging (default 0)", 0, MAX_OFFSET),
     }, ["goal"]),
     output_schema=out({
         "goal": STRING, "memory": STRING, "variables": STRINGS, "bindings": ROWS, "values": ROWS,
@@ -158,7 +159,7 @@ PAGE_SCHEMA = {"items": ROWS, "total": INTEGER, "limit": INTEGER, "offset": INTE
         "functor": text("Only facts of this predicate name", 1024),
         "arity": integer("Only facts of this arity (with functor)", 0, 1024),
         "limit": integer("Page size (default 100)", 0, MAX_LIMIT),
-        "offset": integer("Facts to skip (default 0)", 0),
+        "offset": integer("Facts to skip (default 0)", 0, MAX_OFFSET),
     }),
     output_schema=out(PAGE_SCHEMA),
     annotations=Annotations(read_only=True),
@@ -178,7 +179,7 @@ def list_facts(api, **kw) -> ToolResult:
     input_schema=obj({
         "memory": memory_arg(),
         "limit": integer("Page size (default 100)", 0, MAX_LIMIT),
-        "offset": integer("Rules to skip (default 0)", 0),
+        "offset": integer("Rules to skip (default 0)", 0, MAX_OFFSET),
     }),
     output_schema=out(PAGE_SCHEMA),
     annotations=Annotations(read_only=True),

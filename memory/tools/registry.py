@@ -71,7 +71,17 @@ class Tool:
             details = [_describe(e) for e in errors]
             raise ArgumentsRejected(f"Invalid arguments for tool {self.name}: {'; '.join(details)}",
                                     tool=self.name, errors=details)
-        return arguments
+        return {name: _as_declared(self.input_schema["properties"].get(name, {}), value)
+                for name, value in arguments.items()}
+
+
+def _as_declared(schema: dict, value: Any) -> Any:
+    """JSON Schema counts 2.0 as an integer; handlers get the int it stands for."""
+    kinds = schema.get("type")
+    if type(value) is float and (kinds == "integer" or isinstance(kinds, list) and "integer" in kinds
+                                 and "number" not in kinds):
+        return int(value)
+    return value
 
 
 def _describe(error) -> str:
