@@ -249,7 +249,9 @@ def _register_tool(spec: Tool) -> None:
             BOOLEAN_FLAGS.update(flags)
             flags = [f"{flag}/--no-{flag[2:]}" for flag in flags]
         annotation = kind if name in required else Optional[kind]
-        default = typer.Option(... if name in required else None, *flags, help=(prop.get("description") or "") + (" (JSON)" if name in json_arguments else ""), show_default=False)
+        help_text = (prop.get("description") or "") + (" (JSON)" if name in json_arguments else "") + \
+            (" ('-' reads standard input)" if name == spec.stdin_argument else "")
+        default = typer.Option(... if name in required else None, *flags, help=help_text, show_default=False)
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
         annotations[name] = annotation
     parameters.append(inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY,
@@ -260,6 +262,8 @@ def _register_tool(spec: Tool) -> None:
     def run(ctx: typer.Context, **kwargs: Any) -> None:
         as_json = kwargs.pop("as_json")
         arguments = {k: v for k, v in kwargs.items() if v is not None}
+        if spec.stdin_argument and arguments.get(spec.stdin_argument) == "-":
+            arguments[spec.stdin_argument] = sys.stdin.buffer.read().decode("utf-8", errors="surrogateescape")
         try:
             for name in json_arguments & set(arguments):
                 arguments[name] = _json_argument(name, arguments[name])

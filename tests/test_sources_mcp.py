@@ -128,3 +128,17 @@ def test_cli_remember_get_and_forget(db_path):
     assert other.returncode == 1 and "existence_error(memory" in other.stderr
     bad = cli(db_path, "memory-remember", "--memory", "x", "--projections", "[not json", extra_env=HOST)
     assert bad.returncode == 2
+
+
+def test_cli_reads_the_exact_text_from_standard_input(db_path):
+    text = "line one\r\n\ttabbed ✓\n\ntrailing newline kept\n"
+    stored = subprocess.run([*COMMAND, "--db", db_path, "memory-remember", "--memory", "-", "--json"],
+                            input=text.encode("utf-8"), capture_output=True, cwd=ROOT, env=env(HOST), timeout=120)
+    assert stored.returncode == 0, stored.stderr
+    ident = json.loads(stored.stdout)["id"]
+    got = subprocess.run([*COMMAND, "--db", db_path, "memory-get", "--id", ident], capture_output=True, cwd=ROOT,
+                         env=env(HOST), timeout=120)
+    assert got.stdout == text.encode("utf-8")
+    bad = subprocess.run([*COMMAND, "--db", db_path, "memory-remember", "--memory", "-"], input=b"\xff\xfe bad",
+                         capture_output=True, cwd=ROOT, env=env(HOST), timeout=120)
+    assert bad.returncode == 1 and b"UTF-8" in bad.stderr

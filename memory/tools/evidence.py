@@ -163,6 +163,7 @@ def prove(api, **kw) -> ToolResult:
                        "stripped_count": INTEGER, "stripped": ROWS, "answer": STRING, "allowed_tags": STRINGS,
                        "proved": BOOLEAN, "derived_count": INTEGER}),
     annotations=Annotations(read_only=True),
+    stdin_argument="answer",
 )
 def verify(api, answer: str, **kw) -> ToolResult:
     result = api.verify(answer, kw.get("query", ""), kw.get("require_proof", False), kw.get("goal_pred"),

@@ -52,7 +52,7 @@ class Tool:
     output_schema: dict[str, Any]
     annotations: Annotations
     handler: Callable[..., ToolResult]
-    cli_help: str = ""
+    stdin_argument: str | None = None  # on the CLI, this argument given as "-" is read from standard input
     _validator: Draft202012Validator | None = field(default=None, repr=False)
 
     @property
@@ -96,12 +96,13 @@ REGISTRY: dict[str, Tool] = {}
 
 
 def tool(name: str, *, title: str, description: str, input_schema: dict, output_schema: dict,
-         annotations: Annotations) -> Callable:
+         annotations: Annotations, stdin_argument: str | None = None) -> Callable:
     """Register a handler `(api: Memory, **arguments) -> ToolResult` as a tool."""
     def register(handler: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
         if name in REGISTRY:
             raise ValueError(f"tool {name} registered twice")
-        REGISTRY[name] = Tool(name, title, description, input_schema, output_schema, annotations, handler)
+        REGISTRY[name] = Tool(name, title, description, input_schema, output_schema, annotations, handler,
+                              stdin_argument)
         return handler
     return register
 

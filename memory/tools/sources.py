@@ -62,6 +62,7 @@ SUMMARY = {"id": STRING, "namespace": NAMESPACE, "kind": STRING, "status": STRIN
                        "projection_ids": STRINGS, "facts": STRINGS, "supersedes": STRINGS,
                        "idempotent_replay": BOOLEAN, "model_calls": INTEGER}),
     annotations=Annotations(read_only=False, destructive=False, idempotent=False),
+    stdin_argument="memory",
 )
 def memory_remember(api, memory: str, **kw) -> ToolResult:
     receipt = api.memory_remember(memory, **kw)
