@@ -154,14 +154,12 @@ class SourceMemories:
         history = [{"at": a, "status": s, "reason": r, "principal": p} for a, s, r, p in conn.execute(
             "SELECT at, status, reason, principal FROM memory_events WHERE memory_id = ? AND at <= ? "
             "ORDER BY at, id", (record.id, moment))]
-        supersedes = [r[0] for r in conn.execute(
-            "SELECT id FROM source_memories WHERE superseded_by = ? ORDER BY seq", (record.id,))]
         out.update({
             "source_text": record.text, "sha256": record.sha256 or None, "erased": record.erased_at is not None,
             "provenance": {"source_class": record.source_class, "metadata": {}},
             "principal": record.principal, "trust": record.trust, "created_at": record.recorded_at,
             "source_created_at": record.source_created_at, "version": record.version,
-            "projections": projections, "history": history, "supersedes": supersedes, "as_of": at,
+            "projections": projections, "history": history, "supersedes": self._supersedes(conn, record.id), "as_of": at,
             "model_calls": 0,
         })
         return out
@@ -232,19 +230,13 @@ class SourceMemories:
                  start or now, end, now))
             seq = conn.last_insert_rowid()
             self._event(conn, memory_id, now, "active", None)
-            projection_ids = self._project(conn, memory_id, specs, now)
+            self._project(conn, memory_id, specs, now)
             conn.execute("INSERT INTO memory_fts (rowid, text, statements) VALUES (?, ?, ?)",
                          (seq, text, "\n".join(p.statement for p in specs)))
             withdrawn = []
             for old in olds:
                 withdrawn += self._end(conn, old, "superseded", f"superseded by {memory_id}", now, memory_id)
-            receipt = {
-                "status": "stored", "id": memory_id, "source_id": source_id, "namespace": namespace.to_dict(),
-                "durable": True, "version": 1, "sha256": digest, "recorded_at": now, "valid_from": start or now,
-                "valid_to": end, "projection_status": "stored" if specs else "not_attempted",
-                "projection_ids": projection_ids, "facts": [p.fact for p in specs],
-                "supersedes": replaced, "idempotent_replay": False, "model_calls": 0,
-            }
+            receipt = self._receipt(conn, self._record(conn, memory_id), replay=False)
             record_audit(conn, self.context.principal, "memory_remember", None, {
                 "id": memory_id, "source_id": source_id, "namespace": namespace.key, "capability": capability,
                 "sha256": digest, "projections": len(specs), "supersedes": replaced, "idempotency_key": key,
@@ -260,37 +252,44 @@ class SourceMemories:
         if first.sha256 != digest:
             raise Conflict(f"Idempotency key {key!r} was already used for a different text", idempotency_key=key,
                            id=first.id)
+        return self._receipt(conn, first, replay=True)
+
+    @staticmethod
+    def _record(conn, ident: str) -> MemoryRecord:
+        return MemoryRecord(*conn.execute(f"SELECT {COLUMNS} FROM {FROM} WHERE m.id = ?", (ident,)).fetchone())
+
+    @staticmethod
+    def _supersedes(conn, ident: str) -> list[str]:
+        return [r[0] for r in conn.execute("SELECT id FROM source_memories WHERE superseded_by = ? ORDER BY seq",
+                                           (ident,))]
+
+    def _receipt(self, conn, record: MemoryRecord, replay: bool) -> dict:
+        """What remember returns, for a new memory and for a retry that finds it again alike."""
         projections = conn.execute("SELECT id, fact FROM memory_projections WHERE memory_id = ? ORDER BY position",
-                                   (first.id,)).fetchall()
-        supersedes = [r[0] for r in conn.execute("SELECT id FROM source_memories WHERE superseded_by = ? "
-                                                 "ORDER BY seq", (first.id,))]
+                                   (record.id,)).fetchall()
         return {
-            "status": "stored", "id": first.id, "source_id": first.source_id, "namespace": namespace.to_dict(),
-            "durable": True, "version": first.version, "sha256": first.sha256, "recorded_at": first.recorded_at,
-            "valid_from": first.valid_from, "valid_to": first.valid_to,
+            "status": "stored", "id": record.id, "source_id": record.source_id, "namespace": record.ns.to_dict(),
+            "durable": True, "version": record.version, "sha256": record.sha256, "recorded_at": record.recorded_at,
+            "valid_from": record.valid_from, "valid_to": record.valid_to,
             "projection_status": "stored" if projections else "not_attempted",
             "projection_ids": [p for p, _ in projections], "facts": [f for _, f in projections],
-            "supersedes": supersedes, "idempotent_replay": True, "model_calls": 0,
+            "supersedes": self._supersedes(conn, record.id), "idempotent_replay": replay, "model_calls": 0,
         }
 
-    def _project(self, conn, memory_id: str, specs: list[Projection], now: str) -> list[str]:
+    def _project(self, conn, memory_id: str, specs: list[Projection], now: str) -> None:
         """Store the projections and make each a fact supported by the memory."""
         if not specs:
-            return []
+            return
         segment = resolve(conn, None, write=True)
-        ids = []
         for position, spec in enumerate(specs):
-            ident = new_id("proj")
             conn.execute(
                 "INSERT INTO memory_projections (id, memory_id, position, predicate, arguments, statement, quality, "
                 "fact, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (ident, memory_id, position, spec.predicate, json.dumps(spec.arguments, ensure_ascii=False),
+                (new_id("proj"), memory_id, position, spec.predicate, json.dumps(spec.arguments, ensure_ascii=False),
                  spec.statement, spec.quality, spec.fact, now))
             support_fact(conn, segment, spec.term, SUPPORT_KIND, memory_id, self.context.principal)
-            ids.append(ident)
         # Which facts a caller sees depends on the memories behind them, so any change of support counts.
         bump_generation(conn, segment)
-        return ids
 
     def _event(self, conn, memory_id: str, at: str, status: str, reason: str | None) -> None:
         conn.execute("INSERT INTO memory_events (memory_id, at, status, reason, principal) VALUES (?, ?, ?, ?, ?)",
