@@ -84,11 +84,12 @@ def current_filter(at: str | None, history: bool) -> tuple[str, list]:
             "AND (m.valid_to IS NULL OR m.valid_to > ?)", [moment, moment, moment, moment])
 
 
-def status_at(conn, memory_id: str, at: str | None) -> str:
+def status_at(conn, record: "MemoryRecord", at: str | None) -> str:
+    """The memory's status now (as loaded) or at an earlier time (from its lifecycle events)."""
     if at is None:
-        return conn.execute("SELECT status FROM source_memories WHERE id = ?", (memory_id,)).fetchone()[0]
+        return record.status
     row = conn.execute("SELECT status FROM memory_events WHERE memory_id = ? AND at <= ? ORDER BY at DESC, id DESC "
-                       "LIMIT 1", (memory_id, at)).fetchone()
+                       "LIMIT 1", (record.id, at)).fetchone()
     return row[0] if row else "unrecorded"
 
 
@@ -133,7 +134,7 @@ class SourceMemories:
             return self.describe(conn, record, at, full=True)
 
     def describe(self, conn, record: MemoryRecord, at: str | None, full: bool = False) -> dict:
-        status = status_at(conn, record.id, at)
+        status = status_at(conn, record, at)
         moment = at or utc_now()
         valid = record.valid_from <= moment and (record.valid_to is None or record.valid_to > moment)
         out: dict[str, Any] = {
