@@ -260,7 +260,11 @@ def prove(kb, query: str = "", goal_pred: str | None = None, top_k: int | None =
           memory: str | None = None, now: object = None) -> dict:
     if goal_pred is not None:
         require_name("goal_pred", goal_pred)
-    r = run(kb, query, top_k, memory, now)
+    return proofs_of(kb, run(kb, query, top_k, memory, now), query, goal_pred)
+
+
+def proofs_of(kb, r: Reasoning, query: str, goal_pred: str | None) -> dict:
+    """prove's result for a reasoning already run."""
     derived = r.derived()
     wanted = [d for d in derived if goal_pred is None or d[0][0] == goal_pred]
     with kb.store.read() as conn:

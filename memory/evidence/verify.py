@@ -16,9 +16,8 @@ from datetime import datetime, timezone
 
 from ..terms import Compound, parse_term
 from ..terms.codec import to_json
-from ..validation import require_text
-from .reasoning import prove
-from .recall import recall
+from ..validation import require_name, require_text
+from .reasoning import proofs_of, run
 
 ABSTAIN_TEXT = "I cannot answer this from verified memory."
 MAX_ANSWER_CHARS = 65_536
@@ -95,10 +94,10 @@ class Evidence:
         self.times |= other.times
 
 
-def _evidence_by_tag(recalled: dict, proofs: dict, proofs_only: bool) -> dict[str, Evidence]:
+def _evidence_by_tag(recalled: list[dict], proofs: dict, proofs_only: bool) -> dict[str, Evidence]:
     tags: dict[str, Evidence] = {}
     if not proofs_only:
-        for edge in recalled["edges"]:
+        for edge in recalled:
             tags.setdefault(edge["hedge_tag"], Evidence()).add_edge(edge)
     for proof in proofs["proofs"]:
         below: dict[str, Evidence] = {}
@@ -173,10 +172,12 @@ def _aligned(conn, sentence: str, evidence: Evidence) -> str | None:
 def verify(kb, answer: str, query: str = "", require_proof: bool = False, goal_pred: str | None = None,
            top_k: int | None = None, memory: str | None = None, now: object = None) -> dict:
     answer = require_text("answer", answer, max_chars=MAX_ANSWER_CHARS)
-    proofs = prove(kb, query, goal_pred, top_k, memory, now)
+    if goal_pred is not None:
+        require_name("goal_pred", goal_pred)
+    reasoning = run(kb, query, top_k, memory, now)  # recalls the query's edges once, for proofs and tags alike
+    proofs = proofs_of(kb, reasoning, query, goal_pred)
     with kb.store.read() as conn:
-        recalled = recall(conn, query, 40 if top_k is None else top_k, now)  # the edges prove reasoned over
-        tags = _evidence_by_tag(recalled, proofs, require_proof)
+        tags = _evidence_by_tag([e.to_dict() for e in reasoning.edges.values()], proofs, require_proof)
         proved = proofs["count"] > 0
         allowed = sorted(tags, key=lambda t: (t.split("-")[0], int(t.split("-")[1])))
         sentences, kept = [], []
