@@ -17,7 +17,6 @@ import time
 from dataclasses import dataclass, field
 
 from ..datalog.builtins import resolve, unify
-from ..datalog.engine import evaluate
 from ..datalog.plan import order_body
 from ..datalog.program import Lit, Program, Rule, literal_term
 from ..datalog.proofs import ProofBuilder
@@ -102,15 +101,12 @@ def run(kb, query: str, top_k: int | None, memory: str | None, now: object = Non
                 out[pred] = kb._stored_tuples(conn, segment, *pred) + relation_tuples(conn, pred, edges)
             return out
 
-        wanted = {lit.pred for rule in program.rules for lit in rule.body if isinstance(lit, Lit)}
-        wanted |= {rule.head.pred for rule in program.rules}
-        timed_out = False
         try:
-            model = evaluate(program, load({p for p in wanted if not str(p[0]).startswith("$")}), budget=budget)
+            model = kb.evaluate_all(program, load, budget)
         except BudgetExceeded:
             return Reasoning(program, {}, {}, {e.id: e for e in edges}, rule_meta, 0, True, segment.name)
     reasoning = Reasoning(program, model.relations.rel, {}, {e.id: e for e in edges}, rule_meta,
-                          model.iterations, timed_out, segment.name)
+                          model.iterations, False, segment.name)
     deadline = started + budget.timeout_s if budget.timeout_s else None
     reasoning.timed_out = not _propagate(reasoning, model.rules, deadline)
     return reasoning

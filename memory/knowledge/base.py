@@ -392,11 +392,7 @@ class KnowledgeBase:
         with self.store.write() as conn:
             segment = resolve(conn, memory)
             program = self._program(conn, segment)
-            load = self._loader(conn, segment)
-            preds = {lit.pred for rule in program.rules for lit in rule.body if isinstance(lit, Lit)}
-            preds |= {rule.head.pred for rule in program.rules}
-            edb = load({p for p in preds if not str(p[0]).startswith("$")})
-            model = evaluate(program, edb, budget=self._budget())
+            model = self.evaluate_all(program, self._loader(conn, segment))
             conn.execute("DELETE FROM derived WHERE segment_id = ?", (segment.id,))
             count = 0
             for pred, relation in model.relations.rel.items():
@@ -426,6 +422,13 @@ class KnowledgeBase:
             record_audit(conn, self.actor, "materialize", segment.name,
                          {"generation": segment.generation, "tuples": count})
         return Materialization(segment.name, segment.generation, count, seconds)
+
+    def evaluate_all(self, program: Program, load, budget: Budget | None = None):
+        """The whole model of a program: every stored relation its rules mention, loaded and evaluated."""
+        preds = {lit.pred for rule in program.rules for lit in rule.body if isinstance(lit, Lit)}
+        preds |= {rule.head.pred for rule in program.rules}
+        return evaluate(program, load({p for p in preds if not str(p[0]).startswith("$")}),
+                        budget=budget or self._budget())
 
     def _budget(self) -> Budget:
         return Budget(self.budget.timeout_s, self.budget.max_tuples, self.budget.max_rows)
