@@ -24,7 +24,7 @@ MAX_TOP_K = 1000
 CANDIDATES = 5000
 WEEK = 7 * 86_400
 W_OVERLAP, W_WEIGHT, W_RECENCY = 0.6, 0.25, 0.15
-_TYPED = re.compile(r"(?<![\w:])([A-Za-z][\w-]*:[^\s,;()\[\]{}\"'`]+)")
+TYPED = re.compile(r"(?<![\w:])([A-Za-z][\w-]*:[^\s,;()\[\]{}\"'`]+)")
 _WORD = re.compile(r"[\w][\w.@-]*")
 STOPWORDS = frozenset("a an and are as at be by did do does for from has have how in is it its last of on or "
                       "past since the their there these this to was were what when where which who why with".split())
@@ -62,8 +62,8 @@ def check_top_k(top_k: object, default: int) -> int:
 def parse_query(conn, query: str, now: int) -> Parsed:
     window, rest = parse_window(query, now)
     parsed = Parsed(window=window)
-    typed = [t.rstrip(".!?:") for t in _TYPED.findall(rest)]
-    rest = _TYPED.sub(" ", rest)
+    typed = typed_tokens(rest)
+    rest = TYPED.sub(" ", rest)
     words = [w.rstrip(".").lower() for w in _WORD.findall(rest)]
     words = [w for w in dict.fromkeys(words) if len(w) > 1 and w not in STOPWORDS]
     found: dict[str, int] = {}
@@ -71,7 +71,7 @@ def parse_query(conn, query: str, now: int) -> Parsed:
         found.update(_lookup(conn, "name", typed))
         parsed.unknown = [t for t in dict.fromkeys(typed) if t not in found]
     if words:
-        for name, ident in _lookup(conn, "lower(name)", words) + _lookup(conn, "local_name", words):
+        for name, ident in known_names(conn, words).items():
             found.setdefault(name, ident)
         types = {t for (t,) in conn.execute("SELECT DISTINCT type FROM entities")}
         for w in words:
@@ -81,6 +81,19 @@ def parse_query(conn, query: str, now: int) -> Parsed:
     parsed.entities = list(found)
     parsed.entity_ids = list(found.values())
     return parsed
+
+
+def typed_tokens(text: str) -> list[str]:
+    """The `type:id` entity names written in a text, without trailing sentence punctuation."""
+    return [t.rstrip(".!?:") for t in TYPED.findall(text)]
+
+
+def known_names(conn, words: list[str]) -> dict[str, int]:
+    """Stored entities that lower-cased words name, whole or by the part after the colon: name -> id."""
+    found: dict[str, int] = {}
+    for name, ident in _lookup(conn, "lower(name)", words) + _lookup(conn, "local_name", words):
+        found.setdefault(name, ident)
+    return found
 
 
 def _lookup(conn, column: str, values: list[str]) -> list[tuple[str, int]]:

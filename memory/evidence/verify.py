@@ -18,11 +18,11 @@ from ..terms import Compound, parse_term
 from ..terms.codec import to_json
 from ..validation import require_name, require_text
 from .reasoning import proofs_of, run
+from .recall import TYPED, known_names, typed_tokens
 
 ABSTAIN_TEXT = "I cannot answer this from verified memory."
 MAX_ANSWER_CHARS = 65_536
 _TAG = re.compile(r"\b(?:HEDGE|RULE|STEP)-\d+\b")
-_TYPED = re.compile(r"(?<![\w:])([A-Za-z][\w-]*:[^\s,;()\[\]{}\"'`]+?)(?=[.,;:!?]?(?:\s|$|[)\]]))")
 _DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2})(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?)?\b")
 _TIME = re.compile(r"(?<![\d:])(\d{1,2}:\d{2})(?::\d{2})?(?![\d:])")
 _NUMBER = re.compile(r"(?<![\w.:-])(\d+(?:\.\d+)?)(?![\w:-]|\.\d)")
@@ -54,7 +54,7 @@ def is_factual(sentence: str) -> bool:
         return False
     if low.startswith(HEDGES) or low.rstrip(".!:,") in GREETINGS or text.endswith(":"):
         return False
-    return bool(re.search(r"\d", text) or _TYPED.search(text)) or len(_WORD.findall(text)) >= 3
+    return bool(re.search(r"\d", text) or TYPED.search(text)) or len(_WORD.findall(text)) >= 3
 
 
 def _day_and_time(ts: int) -> tuple[str, str]:
@@ -136,14 +136,11 @@ def _mentions(conn, sentence: str) -> tuple[set[str], set[float], set[str], set[
     text = _DATE.sub(" ", text)
     times |= {t if len(t) == 5 else "0" + t for t in _TIME.findall(text)}
     text = _TIME.sub(" ", text)
-    entities = {t.lower() for t in _TYPED.findall(text)}
-    text = _TYPED.sub(" ", text)
+    entities = {t.lower() for t in typed_tokens(text)}
+    text = TYPED.sub(" ", text)
     words = [w.rstrip(".").lower() for w in _WORD.findall(text)]
     if words:
-        rows = conn.execute("SELECT lower(name) FROM entities WHERE lower(name) IN (SELECT value FROM json_each(?)) "
-                            "OR local_name IN (SELECT value FROM json_each(?))",
-                            (json.dumps(words), json.dumps(words))).fetchall()
-        known = {r[0] for r in rows}
+        known = {name.lower() for name in known_names(conn, words)}
         for w in words:  # a bare word names an entity when it is one, or is the id part of one
             matches = {k for k in known if k == w or k.split(":", 1)[-1] == w}
             if matches:
