@@ -212,35 +212,32 @@ class Observations:
 
     @staticmethod
     def _entity_ids(conn, names: list[str]) -> dict[str, int]:
-        known: dict[str, int] = {}
-        listed = names
-        for start in range(0, len(listed), 500):
-            part = listed[start:start + 500]
-            known.update(conn.execute(f"SELECT name, id FROM entities WHERE name IN ({', '.join('?' * len(part))})",
-                                      part).fetchall())
-        missing = [n for n in listed if n not in known]
+        """Ids for entity names, creating the missing ones in the order given."""
+        def known(wanted: list[str]) -> dict[str, int]:
+            return dict(conn.execute("SELECT name, id FROM entities WHERE name IN (SELECT value FROM json_each(?))",
+                                     (json.dumps(wanted),)).fetchall())
+        ids = known(names)
+        missing = [n for n in names if n not in ids]
         if missing:
             conn.executemany("INSERT INTO entities (name, type, local_name) VALUES (?, ?, ?)",
                              [(n, entity_type(n), local_name(n)) for n in missing])
-            for start in range(0, len(missing), 500):
-                part = missing[start:start + 500]
-                known.update(conn.execute(
-                    f"SELECT name, id FROM entities WHERE name IN ({', '.join('?' * len(part))})", part).fetchall())
-        return known
+            ids.update(known(missing))
+        return ids
 
 
 def load_edges(conn, ids: list[int] | None = None) -> list[Edge]:
     """Edges with their members, all of them or the given ids (in the given order)."""
     if ids is not None and not ids:
         return []
-    where = "" if ids is None else " WHERE h.id IN (SELECT value FROM json_each(?))"
+    listed = "IN (SELECT value FROM json_each(?))"
+    edge_filter, member_filter = ("", "") if ids is None else (f"WHERE id {listed}", f"WHERE m.edge_id {listed}")
     params = [] if ids is None else [json.dumps(ids)]
     edges = {row[0]: Edge(*row) for row in conn.execute(
-        f"SELECT h.id, h.formation, h.label, h.event_ts, h.weight, h.content_hash FROM hyperedges AS h{where} "
-        "ORDER BY h.id", params)}
+        f"SELECT id, formation, label, event_ts, weight, content_hash FROM hyperedges {edge_filter} ORDER BY id",
+        params)}
     for edge_id, name, entity_id in conn.execute(
             f"SELECT m.edge_id, e.name, e.id FROM hyperedge_members AS m JOIN entities AS e ON e.id = m.entity_id "
-            f"{where.replace('h.id', 'm.edge_id')} ORDER BY m.edge_id, m.position", params):
+            f"{member_filter} ORDER BY m.edge_id, m.position", params):
         edge = edges[edge_id]
         edge.members.append(name)
         edge.member_ids.append(entity_id)
