@@ -131,7 +131,7 @@ def recall(service: SourceMemories, predicate: str, arguments: list | None = Non
             f"ORDER BY m.seq DESC, p.position", [predicate, *spaces, *params]).fetchall() if spaces else []
         matches = []
         for row in rows:
-            record, (projection_id, args_json, statement, quality, fact) = MemoryRecord(*row[:20]), row[20:]
+            record, (projection_id, args_json, statement, quality, fact) = MemoryRecord(*row[:-5]), row[-5:]
             values = json.loads(args_json)
             if arguments is not None and (len(values) != len(arguments) or not all(
                     p is None or same_scalar(p, v) for p, v in zip(arguments, values))):
