@@ -115,14 +115,18 @@ class SourceMemories:
         return NotFound(f"existence_error(memory, {ident}): no memory with this id is visible to the caller",
                         id=ident if isinstance(ident, str) else None)
 
-    def visible_record(self, conn, ident: object, at: str | None = None) -> MemoryRecord:
+    def visible_record(self, conn, ident: object, at: str | None = None,
+                       spaces: list[str] | None = None) -> MemoryRecord:
+        """The memory if the caller may read it (`spaces`: its readable namespaces, when already known)."""
         if not isinstance(ident, str) or not ident.startswith("mem_") or len(ident) > 64:
             raise self.not_found(ident)
         row = conn.execute(f"SELECT {COLUMNS} FROM {FROM} WHERE m.id = ?", (ident,)).fetchone()
         if row is None:
             raise self.not_found(ident)
         record = MemoryRecord(*row)
-        if record.namespace not in readable_namespaces(conn, self.context) or (at and record.recorded_at > at):
+        if spaces is None:
+            spaces = readable_namespaces(conn, self.context)
+        if record.namespace not in spaces or (at and record.recorded_at > at):
             raise self.not_found(ident)
         return record
 
@@ -165,30 +169,31 @@ class SourceMemories:
         })
         return out
 
-    def annotate_proof(self, node: dict) -> None:
+    def annotate_proof(self, tree: dict) -> None:
         """Lead a proof's leaves back to their memories: each `source:mem_…` support the caller may read gets
         the memory's id, namespace, status and exact text; ones it may not read are dropped."""
-        supports = node.get("supports")
-        if supports and any(s.startswith(SUPPORT_KIND + ":") for s in supports):
-            kept, memories = [], []
-            with self.store.read() as conn:
+        with self.store.read() as conn:
+            spaces = readable_namespaces(conn, self.context) if self.context.can(READ) else []
+            stack = [tree]
+            while stack:
+                node = stack.pop()
+                stack.extend(node.get("children", ()))
+                supports = node.get("supports")
+                if not supports or not any(s.startswith(SUPPORT_KIND + ":") for s in supports):
+                    continue
+                kept, memories = [], []
                 for support in supports:
                     kind, _, ident = support.partition(":")
-                    if kind != SUPPORT_KIND:
-                        kept.append(support)
-                        continue
-                    try:
-                        self.require_read()
-                        record = self.visible_record(conn, ident)
-                    except (NotFound, PermissionDenied):
-                        continue
+                    if kind == SUPPORT_KIND:
+                        try:
+                            record = self.visible_record(conn, ident, spaces=spaces)
+                        except NotFound:
+                            continue
+                        memories.append({"id": record.id, "namespace": record.ns.to_dict(), "status": record.status,
+                                         "source_text": record.text})
                     kept.append(support)
-                    memories.append({"id": record.id, "namespace": record.ns.to_dict(), "status": record.status,
-                                     "source_text": record.text})
-            node["supports"] = kept
-            node["memories"] = memories
-        for child in node.get("children", ()):
-            self.annotate_proof(child)
+                node["supports"] = kept
+                node["memories"] = memories
 
     # --- remembering -----------------------------------------------------------------------
     def remember(self, memory: str, scope: str = "auto", retention: str = "long_term", kind: str = "text",
