@@ -104,15 +104,26 @@ def test_observations_are_relations_rules_use_and_member_stays_a_user_relation(m
 @pytest.mark.parametrize("text, window", [
     ("last 3 days", (T0 - 3 * 86_400, T0 + 1)),
     ("in the past hour", (T0 - 3_600, T0 + 1)),
-    ("since 2025-12-25", (1_766_620_800, None)),
-    ("after 2025-12-25", (1_766_707_200, None)),
+    ("since 2025-12-25", (1_766_620_800, T0 + 1)),  # memory as of now holds nothing later
+    ("after 2025-12-25", (1_766_707_200, T0 + 1)),
+    ("from 2025-12-25", (1_766_620_800, T0 + 1)),
     ("before 2025-12-25", (None, 1_766_620_800)),
     ("between 2025-12-01 and 2025-12-02", (1_764_547_200, 1_764_720_000)),
     ("yesterday", (T0 - 86_400, T0)),
     ("today", (T0, T0 + 86_400)),
     ("on 2025-12-31", (T0 - 86_400, T0)),
     ("at 1766000000", (1_766_000_000, 1_766_000_001)),
+    ("in May 2025", (1_746_057_600, 1_748_736_000)),
+    ("during 2025", (1_735_689_600, T0)),
+    ("in December", (1_764_547_200, T0)),  # the latest December that has begun
+    ("in January", (T0, 1_769_904_000)),
+    ("on Dec 24, 2025", (1_766_534_400, 1_766_620_800)),
+    ("on 24th December 2025", (1_766_534_400, 1_766_620_800)),
+    ("from 2025-12-01 to 2025-12-02", (1_764_547_200, 1_764_720_000)),
+    ("since 2025-12-01 before 2025-12-02", (1_764_547_200, 1_764_633_600)),  # phrases intersect
+    ("during Dec 2025 in the last 3 days", (T0 - 3 * 86_400, T0)),
     ("nothing temporal here", None),
+    ("it may rain", None),  # "may" alone is a verb, not the month
 ])
 def test_time_windows_are_parsed_relative_to_now(text, window):
     found, _ = parse_window(text, T0)
@@ -141,6 +152,43 @@ def test_recall_parses_entities_types_and_window_and_ranks_deterministically(m):
 def test_recall_ties_break_by_id(m):
     ids = [m.remember(["host:x", f"account:u{i}"], T0, 1.0)["id"] for i in range(5)]
     assert [e["id"] for e in m.recall("host:x", now=T0)["edges"]] == ids
+
+
+@pytest.mark.parametrize("query", ["since 2026-13-45", "host:x on 2026-02-30", "between 2025-01-01 and 2025-04-31",
+                                   "in the last -3 days", "past 0 hours", "on May 32, 2025", "at 2025-12-01T25:00"])
+def test_recall_refuses_impossible_dates_and_negative_durations_and_changes_nothing(m, query):
+    m.remember(["host:x", "account:a"], T0 - 60)
+    with pytest.raises(InvalidArguments) as error:
+        m.recall(query, now=T0)
+    assert error.value.code == "invalid_arguments" and error.value.details["argument"] == "query"
+
+
+def test_recall_echoes_what_it_did_not_understand(m):
+    m.remember(["host:x", "account:admin"], T0 - 60)
+    m.remember(["drone:d1", "sector:s1"], T0 - 60)
+    out = m.recall("what happened to admin on host:x next tuesday, exactly?", now=T0)
+    assert out["parsed"]["entities"] == ["host:x", "account:admin"]
+    assert out["parsed"]["unparsed"] == ["happened", "next", "tuesday", "exactly"] and out["parsed"]["window"] is None
+    understood = m.recall("drones seen by admin in May 2026", now=T0 + 200 * 86_400)
+    assert understood["parsed"]["types"] == ["drone"] and understood["parsed"]["unparsed"] == ["seen"]
+    assert understood["parsed"]["window"]["text"] == "in May 2026"
+
+
+def test_since_and_after_never_reach_past_now(m):
+    past = m.remember(["drone:d1", "sector:s1"], T0 - 86_400)["id"]
+    m.remember(["drone:d1", "sector:s1"], T0 + 2 * 86_400)  # recorded ahead of the `now` asked about
+    for query in ("drone:d1 since 2025-12-01", "drone:d1 after 2025-12-01", "drone:d1 from 2025-12-01",
+                  "since 2025-12-01"):
+        assert [e["id"] for e in m.recall(query, now=T0)["edges"]] == [past], query
+
+
+def test_recall_understands_month_and_year_phrases(m):
+    may = m.remember(["drone:d1", "sector:s1"], 1_747_000_000)["id"]  # 2025-05-11
+    m.remember(["drone:d1", "sector:s1"], 1_750_000_000)  # 2025-06-15
+    m.remember(["drone:d1", "sector:s1"], 1_700_000_000)  # 2023-11-14
+    assert [e["id"] for e in m.recall("drone:d1 in May 2025", now=T0)["edges"]] == [may]
+    assert len(m.recall("drone:d1 during 2025", now=T0)["edges"]) == 2
+    assert m.recall("drone:d1 during 2024", now=T0)["reason"] == "no_edges_in_window"
 
 
 # --- reason and prove --------------------------------------------------------------------------
