@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from conftest import snapshot_counts
-from evidence_scenario import (BEACON, BURST, CLUSTER, CONVERGE_RULE, CONVERGING, HUB, LATERAL, NOW, SPOKE,
-                               TARGET_SECTOR, THREAT_RULE, background, with_patterns)
+from evidence_scenario import (BEACON, BURST, CLUSTER, CONVERGE_RULE, CONVERGING, HUB, LATERAL, NOW, SPAN, SPOKE, START,
+                               TARGET_SECTOR, THREAT_RULE, background, with_patterns, zipf_background)
 from memory import Memory
 from memory.errors import Conflict, InvalidArguments, NotFound
 from memory.evidence.timewindow import parse_window
@@ -314,6 +314,46 @@ def test_detect_flags_nothing_in_a_clean_background_of_the_same_size():
         m.remember_observations(background(SIZE))
         out = m.detect(full_scan=True)
     assert out["findings"] == [] and out["summary"]["risk_score"] == 0.0
+
+
+@pytest.mark.parametrize("seed, exponent", [(5, 1.1), (6, 1.0), (7, 1.3)])
+def test_detect_is_quiet_on_clean_heavy_tailed_data(seed, exponent):
+    """Zipf-distributed activity (a few entities do most of the work) is what real logs look like, not an attack."""
+    with Memory(":memory:") as m:
+        m.remember_observations(zipf_background(SIZE, seed, exponent))
+        out = m.detect(full_scan=True)
+    assert out["summary"]["edges_scanned"] == SIZE
+    assert len(out["findings"]) <= 1 and out["summary"]["risk_score"] <= 0.3, out["summary"]
+
+
+def test_detect_window_and_sensitivity_per_call(scenario):
+    day = 86_400
+    burst_day = START + 10 * day  # the planted burst; the hub and the beacon run all month
+    inside = scenario.detect(window=f"between {burst_day} and {burst_day + day}", now=NOW)
+    assert BURST in [n for f in inside["findings"] if f["pattern"] == "burst" for n in f["nodes"]]
+    assert inside["summary"]["window"] == {"start": burst_day, "end": burst_day + day + 1,
+                                           "text": f"between {burst_day} and {burst_day + day}"}
+    assert 0 < inside["summary"]["edges_scanned"] < SIZE
+    later = scenario.detect(window="last 3 days", now=NOW)
+    assert later["summary"]["edges_scanned"] < SIZE // 5
+    assert BURST not in [n for f in later["findings"] for n in f["nodes"]]
+    whole = scenario.detect(full_scan=True)
+    assert "window" not in whole["summary"] and whole["summary"]["sensitivity"] == 1.0
+    keen = scenario.detect(full_scan=True, sensitivity=4)
+    dull = scenario.detect(full_scan=True, sensitivity=0.25)
+    assert len(dull["findings"]) <= len(whole["findings"]) <= len(keen["findings"])
+    assert HUB in [f["nodes"][0] for f in keen["findings"] if f["pattern"] == "hub"]
+
+
+@pytest.mark.parametrize("args", [{"sensitivity": 0}, {"sensitivity": 5}, {"sensitivity": True},
+                                  {"sensitivity": float("nan")}, {"sensitivity": "high"}, {"window": ""},
+                                  {"window": "last -3 days"}, {"window": "since 2026-13-45"},
+                                  {"window": "last 3 days and some words"}, {"window": "whenever"}, {"window": 7}])
+def test_detect_refuses_bad_windows_and_sensitivities(m, args):
+    m.remember(["host:x", "account:a"], T0)
+    with pytest.raises(InvalidArguments) as error:
+        m.detect(**args, now=T0)
+    assert error.value.details["argument"] == next(iter(args))
 
 
 def test_risk_score_follows_the_documented_formula(scenario):

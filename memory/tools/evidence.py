@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..evidence.observations import (FIRST_SECOND, LAST_SECOND, MAX_ENTITY_CHARS, MAX_LABEL_CHARS, MAX_MEMBERS,
                                      MAX_RETRACT, TAG)
+from ..evidence.detect import SENSITIVITY_RANGE
 from ..evidence.recall import MAX_QUERY_CHARS, MAX_TOP_K
 from ..evidence.verify import MAX_ANSWER_CHARS
 from .registry import Annotations, ToolResult, tool
@@ -80,11 +81,15 @@ def forget_observation(api, hedge_tags: list, **kw) -> ToolResult:
         "Deterministically retrieve the observations most relevant to a query, without any model: entities "
         "(type:id tokens, known names, type words like 'drones') and a time window ('last 3 days', 'since "
         "2026-01-01', 'between … and …', 'yesterday', ISO dates, epoch seconds) are parsed out relative to now; "
-        "edges are ranked by member overlap, weight and recency (ties by id). Returns what was parsed and each "
-        "edge with its stable hedge_tag."
+        "edges are ranked by member overlap, weight and recency (ties by id). 'in May 2026', 'during 2025' "
+        "name a month or year; since/after never reach past now; an impossible date or a negative duration is "
+        "an error. Returns what was parsed (parsed.unparsed: the words that had no effect) and each edge with "
+        "its stable hedge_tag."
     ),
     input_schema=obj({"query": QUERY, "top_k": _top_k(20), "now": NOW}),
-    output_schema=out({"query": STRING, "now": INTEGER, "parsed": {"type": "object"}, "count": INTEGER,
+    output_schema=out({"query": STRING, "now": INTEGER, "parsed": {"type": "object", "properties": {
+        "entities": STRINGS, "unknown_entities": STRINGS, "types": STRINGS, "unparsed": STRINGS},
+        "required": ["entities", "unknown_entities", "types", "unparsed"]}, "count": INTEGER,
                        "edges": ROWS, "abstained": BOOLEAN}),
     annotations=Annotations(read_only=True),
 )
@@ -176,17 +181,28 @@ def verify(api, answer: str, **kw) -> ToolResult:
     title="Detect patterns",
     description=(
         "Scan all observations for hubs, bursts, dense clusters, fan-out, convergence on a quiet entity and "
-        "spectral outliers; full_scan adds "
-        "lateral movement (time-ordered host-to-host chains) and beaconing (regular intervals). Each finding "
-        "names its pattern, score, nodes and the hedge_tags behind it; summary.risk_score = 1 − Π(1 − "
-        "weight·score) over the findings."
+        "spectral outliers against per-type baselines that hold on heavy-tailed (Zipf-like) activity; full_scan "
+        "adds lateral movement (time-ordered host-to-host chains) and beaconing (regular intervals). window "
+        "limits the scan to a time phrase ('last 7 days', 'in May 2026'); sensitivity scales the thresholds "
+        "(above 1 finds more). Each finding names its pattern, score, nodes and the hedge_tags behind it; "
+        "summary.risk_score = 1 − Π(1 − weight·score) over the findings."
     ),
-    input_schema=obj({"full_scan": {"type": "boolean", "description": "Also run the heavier detectors"}}),
-    output_schema=out({"findings": ROWS, "summary": {"type": "object"}}),
+    input_schema=obj({"full_scan": {"type": "boolean", "description": "Also run the heavier detectors"},
+                      "window": {"type": "string", "minLength": 1, "maxLength": 256,
+                                 "description": "Only observations in this time window, e.g. 'last 7 days', "
+                                                "'between 2026-05-01 and 2026-05-08' (default: all)"},
+                      "sensitivity": {"type": "number", "minimum": SENSITIVITY_RANGE[0],
+                                      "maximum": SENSITIVITY_RANGE[1],
+                                      "description": "Divides the z thresholds and required excesses (default 1)"},
+                      "now": NOW}),
+    output_schema=out({"findings": ROWS, "summary": {"type": "object", "properties": {
+        "risk_score": NUMBER, "findings": INTEGER, "edges_scanned": INTEGER, "sensitivity": NUMBER,
+        "window": {"type": "object", "description": "The window scanned, when one was given"}},
+        "required": ["risk_score", "findings", "edges_scanned", "sensitivity"]}}),
     annotations=Annotations(read_only=True),
 )
 def detect(api, **kw) -> ToolResult:
-    result = api.detect(kw.get("full_scan", False))
+    result = api.detect(kw.get("full_scan", False), kw.get("window"), kw.get("sensitivity"), kw.get("now"))
     lines = [f"{f['pattern']} {f['score']:g}: {', '.join(f['nodes']) or '(all)'} [{', '.join(f['hedge_tags'][:5])}"
              f"{', …' if f['edge_count'] > 5 else ''}]" for f in result["findings"]]
     lines.append(f"risk_score {result['summary']['risk_score']:g} ({len(result['findings'])} finding(s))")
