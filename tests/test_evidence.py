@@ -260,28 +260,36 @@ def test_verify_keeps_supported_strips_uncited_and_unrelated_and_abstains_withou
     tags = sorted({n["hedge_tag"] for n in proof["nodes"] if n["kind"] == "evidence"})
     step = proof["nodes"][-1]["step_tag"]
     beacon_tag = scenario.recall(f"{BEACON[0]} {BEACON[1]}", top_k=1, now=NOW)["edges"][0]["hedge_tag"]
-    answer = (f"Drones {CONVERGING[0]} and {CONVERGING[1]} converged on {TARGET_SECTOR} [{tags[0]}] [{tags[1]}]. "
+    converge_step = next(n["step_tag"] for n in proof["nodes"] if n["kind"] == "conclusion"
+                         and n["fact"].startswith("converge("))
+    answer = (f"Drones {CONVERGING[0]} and {CONVERGING[1]} were sighted at {TARGET_SECTOR} [{tags[0]}] [{tags[1]}]. "
+              f"They converged on it [{converge_step}]. "
               f"This is a coordinated threat [{step}]. "
               "A third drone was also there. "
               f"The drones came from {BEACON[1]} [{beacon_tag}]. "
               f"Drone drone:d7 joined them [{tags[0]}]. "
+              f"Drones {CONVERGING[0]} and {CONVERGING[1]} converged on {TARGET_SECTOR} [{tags[0]}] [{tags[1]}]. "
               "Should we alert the team?")
     out = scenario.verify(answer, query=TARGET_SECTOR, now=NOW)
     assert out["outcome"] == "stripped" and out["proved"] is True
-    assert out["supported_count"] == 2 and out["stripped_count"] == 3 and out["coverage"] == pytest.approx(0.4)
+    assert out["supported_count"] == 3 and out["stripped_count"] == 4 and out["coverage"] == pytest.approx(3 / 7)
     reasons = {s["sentence"]: s["reason"] for s in out["stripped"]}
     assert reasons["A third drone was also there."] == "no citation"
     assert "cites no allowed tag" in reasons[f"The drones came from {BEACON[1]} [{beacon_tag}]."]
     assert "drone:d7" in reasons[f"Drone drone:d7 joined them [{tags[0]}]."]
-    assert out["answer"] == (f"Drones {CONVERGING[0]} and {CONVERGING[1]} converged on {TARGET_SECTOR} [{tags[0]}] "
-                             f"[{tags[1]}]. This is a coordinated threat [{step}]. Should we alert the team?")
+    # two sightings are not a convergence: that is the rule's conclusion, and only its proof step says it
+    assert "'converged'" in reasons[f"Drones {CONVERGING[0]} and {CONVERGING[1]} converged on {TARGET_SECTOR} "
+                                    f"[{tags[0]}] [{tags[1]}]."]
+    assert out["answer"] == (f"Drones {CONVERGING[0]} and {CONVERGING[1]} were sighted at {TARGET_SECTOR} [{tags[0]}] "
+                             f"[{tags[1]}]. They converged on it [{converge_step}]. This is a coordinated threat "
+                             f"[{step}]. Should we alert the team?")
     assert set(tags) | {step} <= set(out["allowed_tags"])
     clean = scenario.verify(f"{CONVERGING[0]} was seen at {TARGET_SECTOR} [{tags[0]}].", query=TARGET_SECTOR,
                             now=NOW)
     assert clean["outcome"] == "supported" and clean["coverage"] == 1.0
     wrong_date = scenario.verify(f"{CONVERGING[0]} was seen at {TARGET_SECTOR} on 2020-01-01 [{tags[0]}].",
                                  query=TARGET_SECTOR, now=NOW)
-    assert wrong_date["outcome"] == "abstained" and "date 2020-01-01" in wrong_date["stripped"][0]["reason"]
+    assert wrong_date["outcome"] == "abstained" and "'2020-01-01' is not in the cited evidence" in wrong_date["stripped"][0]["reason"]
     unproved = scenario.verify(f"{BEACON[0]} called {BEACON[1]} [{beacon_tag}].", query=BEACON[0],
                                require_proof=True, now=NOW)
     assert unproved["outcome"] == "abstained" and unproved["proved"] is False

@@ -40,9 +40,10 @@ def test_the_six_tools_over_mcp(db_path, era):
                                                     "now": T + 600})
         tags = [a.structured_content["hedge_tag"], b.structured_content["hedge_tag"]]
         out["verify"] = await call(client, "verify", {
-            "answer": f"drone:x1 and drone:x2 met at sector:q [{tags[0]}] [{tags[1]}]. They are hostile.",
+            "answer": f"drone:x1 and drone:x2 were seen at sector:q [{tags[0]}] [{tags[1]}]. They are hostile.",
             "query": "sector:q", "now": T + 600})
-        out["detect"] = await call(client, "detect", {"full_scan": True})
+        out["detect"] = await call(client, "detect", {"full_scan": True, "window": "last 2 days", "sensitivity": 1.5,
+                                                      "now": T + 600})
         out["forget"] = await call(client, "forget_observation", {"hedge_tags": [tags[1]], "reason": "glitch"})
         out["after"] = await call(client, "reason", {"query": "sector:q", "now": T + 600})
         try:
@@ -60,8 +61,10 @@ def test_the_six_tools_over_mcp(db_path, era):
     assert out["prove"].structured_content["count"] == 1
     verified = out["verify"].structured_content
     assert verified["outcome"] == "stripped" and verified["stripped"][0]["reason"] == "no citation"
-    assert out["verify"].content[0].text == f"drone:x1 and drone:x2 met at sector:q [{tags[0]}] [{tags[1]}]."
+    assert out["verify"].content[0].text == f"drone:x1 and drone:x2 were seen at sector:q [{tags[0]}] [{tags[1]}]."
     assert "risk_score" in out["detect"].content[0].text
+    summary = out["detect"].structured_content["summary"]
+    assert summary["sensitivity"] == 1.5 and summary["window"]["end"] == T + 601 and summary["edges_scanned"] == 2
     assert out["forget"].content[0].text == f"Retracted 1 observation(s): {tags[1]}"
     assert out["after"].structured_content["derived"] == []
     assert out["bad"] == -32602

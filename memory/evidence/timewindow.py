@@ -182,16 +182,22 @@ def _one_window(text: str, now: int) -> tuple[Window | None, str]:
     return None, text
 
 
+def next_window(text: str, now: int) -> tuple[Window | None, str]:
+    """The first time phrase in `text` as a window, and the text without it. Raises InvalidArguments for an
+    impossible date or a non-positive duration."""
+    check_dates(text)
+    try:
+        return _one_window(text, now)
+    except (ValueError, OverflowError) as exc:  # beyond the calendar (year 0, 10000)
+        raise InvalidArguments(f"a time phrase names no real moment: {exc}", argument="query") from None
+
+
 def parse_window(text: str, now: int) -> tuple[Window | None, str]:
     """The window the time phrases in `text` name together (their intersection), and the text without them
     (for entity parsing). Raises InvalidArguments for an impossible date or a non-positive duration."""
-    check_dates(text)
     window: Window | None = None
     for _ in range(8):  # a handful of phrases at most; the rest stays in the text (and is reported unparsed)
-        try:
-            found, rest = _one_window(text, now)
-        except (ValueError, OverflowError) as exc:  # beyond the calendar (year 0, 10000)
-            raise InvalidArguments(f"a time phrase names no real moment: {exc}", argument="query") from None
+        found, rest = next_window(text, now)
         if found is None:
             break
         window = found if window is None else window.intersect(found)
