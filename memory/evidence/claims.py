@@ -35,7 +35,7 @@ FUNCTION = frozenset("""
 a an the and or but also both either as at in on of to into onto from by with within for about near over under
 between during through across via is are was were be been being am has have had having do does did done it its
 they them their theirs he she him his her hers we our us you your i me my mine this that these those there here
-which who whom whose what when where while whereas so thus therefore hence s
+which who whom whose what when where while whereas so thus therefore hence s if whether because
 """.split())
 # Words about the answer itself: no claim about the world.
 META = frozenset("""
@@ -65,7 +65,8 @@ RELATIONS = {
     "FILE_EVENT": "access open read touch use file",
 }
 # Words a proof expresses: what its conclusions mean, said of the conclusion only.
-PROOF = "derive conclude conclusion prove proof proven infer inference indicate suggest mean imply rule step"
+PROOF = ("derive conclude conclusion prove proof proven infer inference indicate suggest mean imply rule step face "
+         "pose represent constitute")
 NUMBER_WORDS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen".split())}
@@ -92,7 +93,7 @@ _MONTH_DAY = re.compile(rf"\b({MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?!,?\s
 _YEAR = re.compile(r"(?<![\w.:-])(1[89]\d\d|2[01]\d\d)(?![\w.:%-])")
 _NUMBER = re.compile(r"(?<![\w.:-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w:-]|\.\d)(\s*%|\s+per\s*cent\b|\s+percent\b)?",
                      re.I)
-_WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'’]*(?:-[A-Za-z0-9_]+)*")  # a name may hold digits (db01) and joins
 _ABBREVIATIONS = re.compile(r"(?<!\w)(?:a\.k\.a|e\.g|i\.e|etc|viz|cf)\.", re.I)  # say nothing themselves
 
 
@@ -100,15 +101,14 @@ def stem(word: str) -> str:
     """A crude, consistent stem: the same for a word's inflections, used on both sides of every comparison."""
     w = word.lower().replace("’", "'")
     w = w[:-2] if w.endswith("'s") else w
-    if w in IRREGULAR:
-        return IRREGULAR[w]
+    w = IRREGULAR.get(w, w)
     if len(w) > 4 and w.endswith(("ies", "ied")):
         w = w[:-3] + "y"
     elif len(w) > 5 and w.endswith("ings"):
         w = w[:-4]
     elif len(w) > 5 and w.endswith("ing"):
         w = w[:-3]
-    elif len(w) > 4 and w.endswith("ed"):
+    elif len(w) > 3 and w.endswith("ed"):
         w = w[:-2]
     elif len(w) > 4 and w.endswith("es") and (w[-3] in "sxz" or w[-4:-2] in ("ch", "sh")):
         w = w[:-2]
@@ -118,7 +118,7 @@ def stem(word: str) -> str:
         w = w[:-4]
     if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeious":
         w = w[:-1]
-    if len(w) > 3 and w.endswith("e"):
+    if len(w) > 2 and w.endswith("e"):
         w = w[:-1]
     return w
 
@@ -362,6 +362,7 @@ def _role(number: Number, previous: str, following: list[str], types: set[str], 
         return 1
     if singular in DURATIONS:
         number.role, number.unit = ("within" if previous == "within" else "duration"), DURATIONS[singular]
+        number.text += " " + following[0]
         if len(following) > 1 and following[1].lower() in APART:
             return 2
         if len(following) > 1 and following[1].lower() in ORDERING:
@@ -381,6 +382,15 @@ def _classify(word: str, claim: Claim, known: set[str], local: set[str], types: 
         return
     if base in known or base in local:
         claim.entities.add(base)
+        return
+    parts = [p for p in re.split(r"[^a-z]+", base) if p]
+    if len(parts) != 1 or parts[0] != base:  # coordinated_threat, co-occurred, x1: judged by their letters
+        if not parts:
+            claim.claim_words = True
+            claim.relations.setdefault(base, word)
+        for part in parts:
+            _classify(part if word[0].islower() else part.capitalize() if part == parts[0] else part, claim,
+                      known, local, types, first and part == parts[0])
         return
     singular = base[:-1] if base.endswith("s") else base
     if base in types or singular in types or (base.endswith("es") and base[:-2] in types):

@@ -2,8 +2,8 @@
 
 A sentence ends at `.`, `!` or `?` (with any closing quotes or brackets) followed by white
 space, except after an abbreviation (Mr., e.g., a.k.a., i.e., etc., …) or an initial (J.),
-inside parentheses, brackets or double quotes, or before a plain word in lower case (a
-sentence does not start so; a `type:id` name may). Decimals (0.8) never split, having no space after the point. Every line
+or inside parentheses, brackets or double quotes. Sentences may start in lower case (a bare
+name like "admin" often does). Decimals (0.8) never split, having no space after the point. Every line
 is its own unit at least, so list items and table rows are judged one by one. Citation tags
 that open a unit ("… sector:q. [HEDGE-3] Next") belong to the sentence before them."""
 
@@ -32,12 +32,6 @@ def _ends_abbreviation(text: str) -> bool:
     return token.lower() in ABBREVIATIONS or re.fullmatch(r"(?:[A-Za-z]\.)+[A-Za-z]", token) is not None
 
 
-def _continues(following: str) -> bool:
-    """Text after a period that goes on the same sentence: a plain word in lower case (not a type:id name)."""
-    first = following.split(None, 1)[0]
-    return first[0].islower() and ":" not in first
-
-
 def _split_line(line: str) -> list[str]:
     parts: list[str] = []
     depth, quoted, start, i = 0, False, 0, 0
@@ -56,8 +50,7 @@ def _split_line(line: str) -> list[str]:
                 end += 1
             rest = line[end:]
             following = rest.lstrip()
-            if rest[:1].isspace() and following and not (ch == "." and _ends_abbreviation(line[start:i + 1])) \
-                    and not _continues(following):
+            if rest[:1].isspace() and following and not (ch == "." and _ends_abbreviation(line[start:i + 1])):
                 parts.append(line[start:end].strip())
                 start = end
             i = end

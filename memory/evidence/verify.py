@@ -18,7 +18,9 @@ it is stripped with the first reason that failed:
    expresses is stripped, however harmless it looks: the vocabulary is closed;
 4. every date, time, number and relation word must be carried by cited items that, together,
    involve every entity and type the sentence names (a time of one drone's observation does
-   not vouch for another drone);
+   not vouch for another drone); a date, time or number must also be carried by items that
+   express every relation word of the sentence (a sighting's weight of 0.9 is not the threat's
+   confidence). A conclusion's times are those of the observations it rests on;
 5. numbers by role: a plain number is a weight, confidence (STEP-n's proved value), timestamp,
    member count or fact argument, exactly or rounded to the written precision when that is two
    decimals or more; a percentage is a weight or confidence (80 % = 0.8); "2 drones" counts the
@@ -121,7 +123,11 @@ def items_by_tag(recalled: list[dict], proofs: dict, proofs_only: bool) -> dict[
                 below[node["id"]] = [item]
             elif node["kind"] == "conclusion":
                 item = conclusion_item(node, children)
-                below[node["id"]] = [item, *children]
+                # The conclusion's observations, saying its words too, carry its times: "converged at 20:26"
+                # is the time of the sightings it rests on. They carry no numbers: a weight is no confidence.
+                supports = [Item("support", o.entities, o.types, set(), o.moments, o.words | item.words, o.edges,
+                                 o.says) for o in children if o.kind == "observation"]
+                below[node["id"]] = [item, *children, *supports]
                 add(node["step_tag"], below[node["id"]])
                 add(node["rule_tag"], below[node["id"]])
             else:
@@ -137,6 +143,11 @@ def _involving(items: list[Item], claim: Claim) -> bool:
 
 def _named(claim: Claim) -> str:
     return ", ".join(sorted(claim.entities | claim.types)) or "the subject"
+
+
+def _saying(items: list[Item], claim: Claim) -> list[Item]:
+    """The items that express every relation word of the claim: only they carry its numbers and times."""
+    return [i for i in items if all(root in i.words for root in claim.relations)]
 
 
 def _number_reason(number: Number, claim: Claim, items: list[Item]) -> str | None:
@@ -160,6 +171,9 @@ def _number_reason(number: Number, claim: Claim, items: list[Item]) -> str | Non
     carrying = [i for i in items if any(number.matches(v) for v in i.numbers)]
     if not carrying:
         return f"number {number.text} is not in the cited evidence"
+    carrying = _saying(carrying, claim)
+    if not carrying:
+        return f"number {number.text} is in the cited evidence, but not as what the sentence says it is"
     if not _involving(carrying, claim):
         return f"number {number.text} is in the cited evidence, but not for {_named(claim)}"
     return None
@@ -193,6 +207,9 @@ def aligned(claim: Claim, items: list[Item]) -> str | None:
         holding = [i for i in items if any(moment.holds(ts) for ts in i.moments)]
         if not holding:
             return f"date or time '{moment.text}' is not in the cited evidence"
+        holding = _saying(holding, claim)
+        if not holding:
+            return f"date or time '{moment.text}' is in the cited evidence, but not of what the sentence says"
         if not _involving(holding, claim):
             return f"date or time '{moment.text}' is in the cited evidence, but not for {_named(claim)}"
     for number in claim.numbers:
