@@ -296,6 +296,86 @@ def test_verify_keeps_supported_strips_uncited_and_unrelated_and_abstains_withou
     assert unproved["answer"] == "I cannot answer this from verified memory."
 
 
+@pytest.fixture
+def sightings(m):
+    """Two drones sighted at sector:s7 four minutes apart, proved to converge: the issue's reproducers' world."""
+    threat_rules(m)
+    first = m.remember(["drone:d1", "sector:s7"], T0, 0.8, "SIGHTING")["hedge_tag"]
+    second = m.remember(["drone:d2", "sector:s7"], T0 + 240, 0.9)["hedge_tag"]
+    m.remember(["drone:d9", "host:db01"], T0 - 86_400, 0.5)
+    return m, first, second
+
+
+@pytest.mark.parametrize("answer, why", [
+    ("{h}. I cannot stress enough that drone:d9 destroyed host:db01 with 300 missiles on 2026-05-01.", "no citation"),
+    ("I don't know much, but drone:d9 destroyed host:db01 on 2026-05-01 and killed 12 people.", "no citation"),
+    ("{h}. Then Bob. Deleted everything. Rival drones. Attacked us.", "no citation"),
+    ("{h}. It entered at 14:00, didn't it?", "no citation"),
+    ("{h}. It went as follows:", "no citation"),
+    ("drone:d1 never entered sector:s7 [{a}].", "negation"),
+    ("drone:d1 destroyed sector:s7 [{a}].", "'destroyed'"),
+    ("Colonel Mustard flew drone:d1 [{a}].", "unknown name"),
+    ("{h}. Mr. Smith e.g. sold it.", "no citation"),
+])
+def test_the_reported_ways_past_verify_are_closed(sightings, answer, why):
+    m, a, b = sightings
+    text = answer.format(h=f"drone:d1 entered sector:s7 [{a}]", a=a)
+    for require_proof in (False, True):
+        out = m.verify(text, query="sector:s7", require_proof=require_proof, now=T0 + 3_600)
+        assert out["stripped_count"] >= 1 and all(why in s["reason"] for s in out["stripped"]), out["stripped"]
+        assert out["coverage"] < 1.0 and out["outcome"] in ("stripped", "abstained")
+        for stripped in out["stripped"]:
+            assert stripped["sentence"] not in out["answer"]
+
+
+def test_verify_keeps_what_the_evidence_and_proofs_say(sightings):
+    m, a, b = sightings
+    proof = m.prove("sector:s7", goal_pred="coordinated_threat", now=T0 + 3_600)["proofs"][0]
+    step = proof["nodes"][-1]["step_tag"]
+    answer = (f"Here is what I found. drone:d1 (the first sighting's drone) entered sector:s7 [{a}]. "
+              f"drone:d1 (see above) entered sector:s7 [{a}]. "
+              f"Its sighting had 80% confidence [{a}]. "
+              f"coordinated_threat('sector:s7') has confidence {proof['confidence']:g} [{step}]. "
+              "Should we alert the team?")
+    out = m.verify(answer, query="sector:s7", now=T0 + 3_600)
+    assert [(s["text"], s["kept"], s["factual"]) for s in out["sentences"]] == [
+        ("Here is what I found.", True, False),
+        (f"drone:d1 (the first sighting's drone) entered sector:s7 [{a}].", False, True),  # 'first': an ordering
+        (f"drone:d1 (see above) entered sector:s7 [{a}].", True, True),
+        (f"Its sighting had 80% confidence [{a}].", True, True),  # 80 % is the weight 0.8
+        (f"coordinated_threat('sector:s7') has confidence {proof['confidence']:g} [{step}].", True, True),
+        ("Should we alert the team?", True, False)]
+
+
+@given(st.lists(st.sampled_from(["drone:d1 entered sector:s7 [HEDGE-1].", "Mr. Smith (a.k.a. J. R.) sold it.",
+                                 "It has weight 0.8, i.e. 80%.", 'He said "Go. Now." Then left.', "e.g. this!",
+                                 "- item one", "1. item two", "Why?", "[STEP-2]", "etc. and so on.", "\n"]),
+                min_size=1, max_size=8))
+def test_splitting_loses_and_invents_no_text(parts):
+    """Law: the units, in order, hold exactly the answer's non-space characters."""
+    from memory.evidence.sentences import split_units
+
+    answer = " ".join(parts)
+    units = split_units(answer)
+    assert "".join("".join(u.split()) for u in units) == "".join(answer.split())
+    assert all(u == u.strip() and u for u in units)
+
+
+@pytest.mark.parametrize("text, units", [
+    ("drone:d1 (a.k.a. the scout) entered sector:s7 [HEDGE-1]. Mr. Smith e.g. sold it.",
+     ["drone:d1 (a.k.a. the scout) entered sector:s7 [HEDGE-1].", "Mr. Smith e.g. sold it."]),
+    ("J. R. Smith flew it. The weight was 0.8. Fine.", ["J. R. Smith flew it.", "The weight was 0.8.", "Fine."]),
+    ('He said "It moved. Then it stopped." Next.', ['He said "It moved. Then it stopped."', "Next."]),
+    ("It converged. [HEDGE-3] Then it left.", ["It converged. [HEDGE-3]", "Then it left."]),
+    ("Seen (twice. maybe.) there. admin logged in.", ["Seen (twice. maybe.) there.", "admin logged in."]),
+    ("In summary:\n- one [HEDGE-1]\n2. two", ["In summary:", "- one [HEDGE-1]", "2. two"]),
+])
+def test_sentences_split_past_abbreviations_initials_decimals_parentheses_and_quotes(text, units):
+    from memory.evidence.sentences import split_units
+
+    assert split_units(text) == units
+
+
 # --- detect ----------------------------------------------------------------------------------
 
 def test_detect_finds_every_planted_pattern(scenario):
