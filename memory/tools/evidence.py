@@ -148,11 +148,14 @@ def prove(api, **kw) -> ToolResult:
     "verify",
     title="Verify an answer",
     description=(
-        "Gate an answer against evidence: split it into sentences, keep every non-factual one, and keep a "
-        "factual one only if it cites an allowed tag (HEDGE-n, RULE-n, STEP-n from this query's recall and "
-        "proofs) and the entities, numbers, dates and times it names appear in the cited evidence. Returns "
-        "the sanitized answer, outcome (supported, stripped, abstained), coverage and what was stripped and "
-        "why. require_proof abstains when nothing is proved and allows only tags from proofs."
+        "Gate an answer against evidence: split it into sentences and list items; keep a sentence that makes "
+        "no claim at all, and keep a factual one only if it cites an allowed tag (HEDGE-n, RULE-n, STEP-n from "
+        "this query's recall and proofs) and what it asserts is carried by the cited evidence: its entities "
+        "and types, numbers (percentages, counts, durations), dates and times, and relation words (the cited "
+        "observation's formation or the proved conclusion's predicate and rule names); negation, ordering "
+        "and words outside that vocabulary are stripped. Returns the sanitized answer, outcome (supported, "
+        "stripped, abstained), coverage and each stripped sentence with its reason. require_proof abstains "
+        "when nothing is proved and allows only tags from proofs."
     ),
     input_schema=obj({
         "answer": text("The answer to gate", MAX_ANSWER_CHARS),
