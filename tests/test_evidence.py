@@ -347,6 +347,53 @@ def test_verify_keeps_what_the_evidence_and_proofs_say(sightings):
         ("Should we alert the team?", True, False)]
 
 
+def test_what_a_proof_rests_on_and_concludes_is_evidence_when_its_step_is_cited(m):
+    m.remember(["account:admin", "host:db01"], T0, 0.7)
+    m.remember_fact("owner('host:db01', alice)")
+    m.define_rule("exposed(H, P)", "owner(H, P), member(E, H), hedge(E, 'AUTH_EVENT', _, _)", name="exposure",
+                  confidence=0.5)
+    step = m.prove("host:db01", now=T0 + 60)["proofs"][0]["nodes"][-1]["step_tag"]
+    out = m.verify(f"host:db01 of Alice is exposed with confidence 0.35 [{step}]. "
+                   f"host:db01 of Bob is exposed [{step}]. "
+                   f"host:db01 of Alice is exposed with confidence 0.7 [{step}].", query="host:db01", now=T0 + 60)
+    assert [s["kept"] for s in out["sentences"]] == [True, False, False]
+    assert "unknown name 'Bob'" in out["stripped"][0]["reason"]
+    assert "0.7" in out["stripped"][1]["reason"]  # the login's weight is not the conclusion's confidence
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10 ** 6), st.sampled_from(["drone:d1 entered sector:s7 [{a}].",
+                                                 "drone:d1 was seen at sector:s7 with weight 0.8 [{a}].",
+                                                 "drone:d1 and drone:d2 were sighted at sector:s7 [{a}] [{b}].",
+                                                 "drone:d1 and drone:d2 converged on sector:s7 [STEP-1].",
+                                                 "Both drones were at sector:s7 4 minutes apart [{a}] [{b}]."]),
+       st.sampled_from(["entity", "number", "name", "negation", "uncited"]))
+def test_a_kept_claim_changed_in_any_checked_part_is_stripped(number, sentence, change):
+    """Law: a sentence verify keeps is stripped once one thing it asserts no longer matches the evidence."""
+    import re
+
+    with Memory(":memory:") as m:
+        threat_rules(m)
+        a = m.remember(["drone:d1", "sector:s7"], T0, 0.8)["hedge_tag"]
+        b = m.remember(["drone:d2", "sector:s7"], T0 + 240, 0.9)["hedge_tag"]
+        text = sentence.format(a=a, b=b)
+        assert m.verify(text, query="sector:s7", now=T0 + 600)["supported_count"] == 1
+        if change == "entity":
+            text = text.replace("drone:d1", f"drone:n{number}", 1) if "drone:d1" in text else \
+                text.replace("sector:s7", f"sector:n{number}")
+        elif change == "number":
+            text = text.replace("sector:s7", f"sector:s7 at {number % 24}:{number % 60:02d} on 2027-{number % 12 + 1:02d}-"
+                                              f"{number % 28 + 1:02d}", 1)
+        elif change == "name":
+            text = text.replace("sector:s7", f"sector:s7 for Zed{number}", 1)
+        elif change == "negation":
+            text = re.sub(r" (entered|was|were|converged) ", r" never \1 ", text, count=1)
+        else:
+            text = re.sub(r" ?\[[^\]]+\]", "", text)
+        out = m.verify(text, query="sector:s7", now=T0 + 600)
+        assert out["supported_count"] == 0 and out["stripped_count"] == 1, (text, out["stripped"])
+
+
 @given(st.lists(st.sampled_from(["drone:d1 entered sector:s7 [HEDGE-1].", "Mr. Smith (a.k.a. J. R.) sold it.",
                                  "It has weight 0.8, i.e. 80%.", 'He said "Go. Now." Then left.', "e.g. this!",
                                  "- item one", "1. item two", "Why?", "[STEP-2]", "etc. and so on.", "\n"]),

@@ -79,6 +79,10 @@ def test_cli_remember_recall_and_detect(db_path):
     assert human.returncode == 0 and stored["hedge_tag"] in human.stdout
     assert cli(db_path, "remember", "--members", "[]").returncode == 2
     assert cli_json(db_path, "detect", "--full-scan", "true")["summary"]["findings"] == 0
+    impossible = cli(db_path, "recall", "--query", "admin since 2026-13-45")
+    assert impossible.returncode != 0 and "not a real date" in impossible.stderr
+    scoped = cli_json(db_path, "detect", "--window", "last 2 days", "--sensitivity", "2", "--now", str(T + 60))
+    assert scoped["summary"]["sensitivity"] == 2 and scoped["summary"]["edges_scanned"] == 1
 
 
 def test_cli_import_observations_is_all_or_nothing(db_path, tmp_path):

@@ -194,7 +194,6 @@ class Claim:
     relations: dict[str, str] = field(default_factory=dict)  # stem -> the word as written
     negation: str | None = None
     unknown_names: list[str] = field(default_factory=list)
-    unknown_words: list[str] = field(default_factory=list)
     ordering: str | None = None
     invalid: str | None = None  # an impossible date, say
     claim_words: bool = False  # any word beyond FUNCTION, META and HEDGING
@@ -202,7 +201,7 @@ class Claim:
     @property
     def is_factual(self) -> bool:
         return bool(self.entities or self.types or self.numbers or self.moments or self.relations
-                    or self.unknown_names or self.unknown_words or self.ordering or self.invalid or self.claim_words)
+                    or self.unknown_names or self.ordering or self.invalid or self.claim_words)
 
 
 def _number_words(words: list[str]) -> tuple[float | None, int]:
@@ -407,7 +406,6 @@ def _classify(word: str, claim: Claim, known: set[str], local: set[str], types: 
     if word[0].isupper() and not first and root not in GENERIC_STEMS and not any(
             root in s for s in RELATION_STEMS.values()) and root not in PROOF_STEMS:
         claim.unknown_names.append(word)  # a name the vocabulary does not know: an actor the evidence must name
-        return
     claim.relations.setdefault(root, word)
 
 

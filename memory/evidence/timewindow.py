@@ -41,7 +41,7 @@ _SINCE = re.compile(rf"\b(since|after|from|before|until|in|during|on)\s+{_POINT}
 _LATEST_MONTH = re.compile(rf"\b(?:in|during)\s+({MONTH})\b(?!\.?,?\s+\d)", re.I)
 _BARE = re.compile(rf"(?<![\w:-])({_POINT_BODY})(?![\w:-])", re.I)
 # Anything that looks like a date, checked before parsing: an impossible one is an error, not "no window".
-_DATE_LIKE = re.compile(r"(?<![\w-])(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2}))?)?(?![\d])")
+_DATE_LIKE = re.compile(r"(?<![\w:-])(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2}))?)?(?![\d])")
 _MONTH_DAY = re.compile(rf"\b({MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b|\b(\d{{1,2}})(?:st|nd|rd|th)?"
                         rf"\s+({MONTH})\.?,?\s+(\d{{4}})\b", re.I)
 

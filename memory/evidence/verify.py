@@ -39,7 +39,7 @@ from ..terms import Compound, parse_term
 from ..terms.codec import to_json
 from ..validation import require_name, require_text
 from .claims import (GENERIC_STEMS, PROOF_STEMS, RELATION_STEMS, Claim, Number, is_question_to_user, plain_words,
-                     read_claim, stems)
+                     read_claim, stem, stems)
 from .observations import entity_type
 from .reasoning import proofs_of, run
 from .recall import check_now
@@ -77,8 +77,9 @@ def observation_item(edge: dict) -> Item:
                 frozenset((edge.get("id", edge.get("edge_id")),)), formation)
 
 
-def conclusion_item(node: dict, below: list[Item]) -> Item:
-    item = Item("conclusion", says=node["fact"])
+def fact_item(node: dict, kind: str) -> Item:
+    """What a proof node's fact says: its predicate's words, and its arguments as entities or numbers."""
+    item = Item(kind, says=node["fact"])
     term = parse_term(node["fact"])
     if isinstance(term, Compound):
         item.words |= stems(term.functor)
@@ -92,6 +93,12 @@ def conclusion_item(node: dict, below: list[Item]) -> Item:
                 name = (value if isinstance(value, str) else json.dumps(value)).lower()
                 item.entities.add(name)
                 item.types.add(entity_type(name))
+                item.words |= stems(name) if entity_type(name) == "entity" else set()  # an atom's own words
+    return item
+
+
+def conclusion_item(node: dict, below: list[Item]) -> Item:
+    item = fact_item(node, "conclusion")
     item.words |= stems(node.get("rule_id", "").removeprefix("rule:")) | PROOF_STEMS | GENERIC_STEMS
     item.numbers.add(float(node["confidence"]))
     for child in below:  # what a conclusion is about includes who its evidence involves
@@ -130,6 +137,8 @@ def items_by_tag(recalled: list[dict], proofs: dict, proofs_only: bool) -> dict[
                 below[node["id"]] = [item, *children, *supports]
                 add(node["step_tag"], below[node["id"]])
                 add(node["rule_tag"], below[node["id"]])
+            elif node["kind"] == "fact":  # a stored fact the proof rests on: what it says is evidence too
+                below[node["id"]] = [fact_item(node, "fact"), *children]
             else:
                 below[node["id"]] = children
     return tags
@@ -185,8 +194,9 @@ def aligned(claim: Claim, items: list[Item]) -> str | None:
         return claim.invalid
     if claim.negation:
         return f"negation ('{claim.negation}'): the evidence records what happened, not what did not"
-    if claim.unknown_names:
-        return f"unknown name '{claim.unknown_names[0]}': not in the cited evidence"
+    for name in claim.unknown_names:  # a proved fact may name one: owner('host:db01', alice)
+        if not any(stem(name) in i.words for i in items):
+            return f"unknown name '{name}': not in the cited evidence"
     if claim.ordering:
         return f"order of events ('{claim.ordering}') is not checked: state the times instead"
     for entity in sorted(claim.entities):
