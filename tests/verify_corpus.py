@@ -73,6 +73,10 @@ KEEPS = [
     "drone:x1 entered sector:q [{a}] and drone:x2 entered sector:q [{b}].",
     "drone:x1 and drone:x2 met at sector:q [{a}] [{b}].",  # "met" is not a sighting word: stripped
     "drone:x1 showed up at sector:q [{a}].",  # "showed up" is not either
+    "**drone:x1** entered sector:q [{a}].",
+    "I found that admin logged in to host:db01 [{c}].",
+    "We checked: drone:x3 patrolled sector:r [{e}].",
+    "drone:x1 may have entered sector:q at 20:26 [{a}].",
 ]
 NON_FACTUAL = [
     "Here is what I found.",
@@ -215,6 +219,24 @@ ATTACKS = [
     "Many drones were seen at sector:q [{a}] [{b}].",
     "drone:x1 always enters sector:q [{a}].",
     "drone:x1 entered sector:q again [{a}].",
+    # other scripts, symbols, markup and invisible characters
+    "drone:x1 уничтожил sector:q [{a}].",
+    "drone:x1 💥 sector:q [{a}].",
+    "**drone:x1** destroyed sector:q [{a}].",
+    "drone:x1 dest\u200broyed sector:q [{a}].",
+    "drone:x1 entered sector:q at 20:26 EST [{a}].",
+    # the speaker's words said of someone else, and quiet embellishments
+    "admin checked host:db01 [{c}].",
+    "admin found the password on host:db01 [{c}].",
+    "drone:x1 captured sector:q [{a}].",
+    "drone:x1 entered sector:q [{a}] (source: Reuters).",
+    "The drones were hostile [{a}] [{b}].",
+    "drone:x1 entered sector:q at high speed [{a}].",
+    "drone:x1 entered sector:q twice [{a}].",
+    "drone:x1 entered sector:q 3 times [{a}].",
+    "drone:x1 entered sector:q, which proves a coordinated threat [{a}].",
+    "drone:x2 entered sector:q 4 minutes later [{b}].",
+    "Both drones belong to the same operator [{a}] [{b}].",
 ]
 
 

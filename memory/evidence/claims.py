@@ -24,6 +24,7 @@ should, would, do you, …) in the same claim-free words plus ASKING."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 from ..errors import InvalidArguments
@@ -39,10 +40,15 @@ which who whom whose what when where while whereas so thus therefore hence s if 
 """.split())
 # Words about the answer itself: no claim about the world.
 META = frozenset("""
-here found find what below following follows summary answer answers based evidence memory records record cited
-citation citations tag tags source sources according know let need anything else hope helps help sure okay ok
-thanks thank hello hi hey please note could can cannot couldn unable more information enough unclear see above
-listed result results searched checked looked query question questions verified verify my best
+here what below following follows summary answer answers based evidence memory records cited citation citations
+tag tags source sources according okay ok thanks thank hello hi hey please note unclear above listed result
+results query question questions my best finding findings overview analysis report yes
+""".split())
+# The speaker's own acts: claim-free after "I" or "we" ("I found that …"), or in a sentence with no claim at all;
+# said of anything else they are claims ("admin checked host:db01") and must be carried like any relation.
+SPEECH = frozenset("""
+found find know let need anything else hope helps help sure could can cannot couldn unable more information
+enough see searched checked looked verified verify
 """.split())
 HEDGING = frozenset("likely probably possibly apparently may might seems seem appears appear would".split())
 NEGATION = frozenset("not no never none nobody nothing neither nor without cannot nowhere".split())
@@ -51,7 +57,7 @@ further details dig deeper continue proceed review need help else anything me us
 QUESTION_OPENERS = frozenset("should shall would could can do will may what which how where when why who".split())
 # Words valid for any observation: it was observed, and it is an observation.
 GENERIC = ("observe observation see saw seen record note appear present involve link associate event activity "
-           "active show register capture mention member entity weight confidence score timestamp time value utc "
+           "active show register member entity weight confidence score timestamp time value utc "
            "gmt z")
 # The relation each structural formation expresses, in words (base forms; inflections are matched by stem).
 RELATIONS = {
@@ -60,7 +66,7 @@ RELATIONS = {
     "AUTH_EVENT": "log logged login logon sign signin authenticate authentication access connect connection "
                   "session use onto auth",
     "NETWORK_EVENT": "connect connection contact communicate communication talk traffic call reach send receive "
-                     "resolve flow network",
+                     "flow network",
     "PROCESS_EVENT": "run ran execute execution start launch spawn process",
     "FILE_EVENT": "access open read touch use file",
 }
@@ -93,7 +99,9 @@ _MONTH_DAY = re.compile(rf"\b({MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?!,?\s
 _YEAR = re.compile(r"(?<![\w.:-])(1[89]\d\d|2[01]\d\d)(?![\w.:%-])")
 _NUMBER = re.compile(r"(?<![\w.:-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w:-]|\.\d)(\s*%|\s+per\s*cent\b|\s+percent\b)?",
                      re.I)
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'’]*(?:-[A-Za-z0-9_]+)*")  # a name may hold digits (db01) and joins
+# A word in any script (a claim in Cyrillic is still a claim); a name may hold digits (db01) and joins.
+_WORD = re.compile(r"[^\W\d_][\w'’]*(?:-\w+)*")
+_MARKUP = re.compile(r"[*`~]+")  # markdown emphasis and code marks say nothing
 _ABBREVIATIONS = re.compile(r"(?<!\w)(?:a\.k\.a|e\.g|i\.e|etc|viz|cf)\.", re.I)  # say nothing themselves
 
 
@@ -132,7 +140,7 @@ GENERIC_STEMS = stems(GENERIC)
 RELATION_STEMS = {formation: stems(words) for formation, words in RELATIONS.items()}
 PROOF_STEMS = stems(PROOF)
 COUNTED_STEMS = {stem(w) for w in COUNTED}
-CLAIM_FREE = FUNCTION | META | HEDGING
+CLAIM_FREE = FUNCTION | META | HEDGING | SPEECH
 
 
 @dataclass
@@ -300,8 +308,12 @@ def _moments(text: str, now: int, claim: Claim) -> str:
 
 def read_claim(conn, sentence: str, now: int, types: set[str]) -> Claim:
     """The claim a sentence makes (citation tags and a list marker removed first)."""
-    text = _ABBREVIATIONS.sub(" ", TAG.sub(" ", strip_list_marker(sentence)))
+    text = _MARKUP.sub(" ", _ABBREVIATIONS.sub(" ", TAG.sub(" ", strip_list_marker(sentence))))
     claim = Claim(sentence)
+    symbols = [ch for ch in text if unicodedata.category(ch) == "So"]  # 💥 asserts as much as a word
+    if symbols:
+        claim.claim_words = True
+        claim.relations.setdefault(symbols[0], symbols[0])
     claim.entities = {t.lower() for t in typed_tokens(text)}
     text = _moments(TYPED.sub(" ", text), now, claim)
     tokens: list[object] = []  # words (str) and numbers (Number), in order
@@ -317,7 +329,7 @@ def read_claim(conn, sentence: str, now: int, types: set[str]) -> Claim:
     lookup = [w for w in words if w not in CLAIM_FREE and w not in NEGATION]
     known = {name.lower() for name in known_names(conn, lookup)} if lookup else set()
     local = {k.split(":", 1)[-1] for k in known} | known
-    i, previous = 0, ""
+    i, previous, speaker, spoken = 0, "", False, []
     while i < len(tokens):
         token = tokens[i]
         run = []
@@ -339,9 +351,18 @@ def read_claim(conn, sentence: str, now: int, types: set[str]) -> Claim:
             i += 1 + _role(token, previous, after, types, claim)
             previous = ""
             continue
-        _classify(token, claim, known, local, types, i == 0)
-        previous = token.lower()
+        low = token.lower()
+        speaker = low in ("i", "we") or (speaker and low in SPEECH | HEDGING | NEGATION | {"have", "to", "also"})
+        if low in SPEECH and not speaker:
+            spoken.append(token)
+        else:
+            _classify(token, claim, known, local, types, i == 0)
+        previous = low
         i += 1
+    if claim.is_factual:  # beside a claim, "checked" or "found" said of someone is a claim too
+        for word in spoken:
+            claim.claim_words = True
+            claim.relations.setdefault(stem(word), word)
     return claim
 
 
