@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 
 from ..errors import InvalidArguments
 from .recall import TYPED, known_names, typed_tokens
@@ -42,7 +43,7 @@ which who whom whose what when where while whereas so thus therefore hence s if 
 META = frozenset("""
 here what below following follows summary answer answers based evidence memory records cited citation citations
 tag tags source sources according okay ok thanks thank hello hi hey please note unclear above listed result
-results query question questions my best finding findings overview analysis report yes
+results query question questions my best finding findings overview analysis report
 """.split())
 # The speaker's own acts: claim-free after "I" or "we" ("I found that …"), or in a sentence with no claim at all;
 # said of anything else they are claims ("admin checked host:db01") and must be carried like any relation.
@@ -148,12 +149,10 @@ class Moment:
     """A date or time the sentence states, as a test on an event's timestamp."""
 
     text: str
-    kind: str  # day, minute, second, clock, month_day, month, year, weekday, window
+    kind: str  # window (a day, a month, …), second, minute, clock (time of day), month_day, weekday, year
     value: object
 
     def holds(self, ts: int) -> bool:
-        from datetime import datetime, timezone
-
         t = datetime.fromtimestamp(ts, timezone.utc)
         if self.kind == "window":
             return self.value.contains(ts)
@@ -204,7 +203,7 @@ class Claim:
     unknown_names: list[str] = field(default_factory=list)
     ordering: str | None = None
     invalid: str | None = None  # an impossible date, say
-    claim_words: bool = False  # any word beyond FUNCTION, META and HEDGING
+    claim_words: bool = False  # any word beyond the claim-free ones (FUNCTION, META, HEDGING, SPEECH)
 
     @property
     def is_factual(self) -> bool:
@@ -238,8 +237,6 @@ def _moments(text: str, now: int, claim: Claim) -> str:
     """Dates and times out of the text into the claim; the text without them."""
     def cut(match: re.Match) -> str:
         return " " * (match.end() - match.start())
-
-    from datetime import datetime, timezone, timedelta
 
     def iso(match: re.Match) -> str:
         year, month, day, hour, minute, second, zone = match.groups()
@@ -326,6 +323,8 @@ def read_claim(conn, sentence: str, now: int, types: set[str]) -> Claim:
         position = found.end()
     tokens += _WORD.findall(text[position:])
     words = [t.lower() for t in tokens if isinstance(t, str)]
+    if words in (["yes"], ["no"]):  # a bare answer to a question is a claim
+        claim.claim_words = True
     lookup = [w for w in words if w not in CLAIM_FREE and w not in NEGATION]
     known = {name.lower() for name in known_names(conn, lookup)} if lookup else set()
     local = {k.split(":", 1)[-1] for k in known} | known
