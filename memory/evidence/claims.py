@@ -303,7 +303,27 @@ def _moments(text: str, now: int, claim: Claim) -> str:
     return _YEAR.sub(year, text)
 
 
-def read_claim(conn, sentence: str, now: int, types: set[str]) -> Claim:
+class Names:
+    """Stored entity names that bare words name ("admin" for account:admin), looked up once per word."""
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+        self.cache: dict[str, set[str]] = {}
+
+    def of(self, words: list[str]) -> set[str]:
+        missing = [w for w in dict.fromkeys(words) if w not in self.cache]
+        if missing:
+            for w in missing:
+                self.cache[w] = set()
+            for name in known_names(self.conn, missing):
+                low = name.lower()
+                for key in {low, low.split(":", 1)[-1]}:
+                    if key in self.cache:
+                        self.cache[key].add(low)
+        return set().union(*(self.cache[w] for w in words)) if words else set()
+
+
+def read_claim(names: Names, sentence: str, now: int, types: set[str]) -> Claim:
     """The claim a sentence makes (citation tags and a list marker removed first)."""
     text = _MARKUP.sub(" ", _ABBREVIATIONS.sub(" ", TAG.sub(" ", strip_list_marker(sentence))))
     claim = Claim(sentence)
@@ -326,13 +346,13 @@ def read_claim(conn, sentence: str, now: int, types: set[str]) -> Claim:
     if words in (["yes"], ["no"]):  # a bare answer to a question is a claim
         claim.claim_words = True
     lookup = [w for w in words if w not in CLAIM_FREE and w not in NEGATION]
-    known = {name.lower() for name in known_names(conn, lookup)} if lookup else set()
+    known = names.of(lookup)
     local = {k.split(":", 1)[-1] for k in known} | known
     i, previous, speaker, spoken = 0, "", False, []
     while i < len(tokens):
         token = tokens[i]
         run = []
-        for t in tokens[i:]:
+        for t in tokens[i:i + 8]:  # a quantity in words is a few words long
             if not isinstance(t, str):
                 break
             run.append(t)

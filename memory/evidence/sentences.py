@@ -21,12 +21,12 @@ _LEADING_TAGS = re.compile(r"^(?:\s*\[?\s*(?:HEDGE|RULE|STEP)-\d+\s*(?:[,;]\s*(?
 _LIST_MARKER = re.compile(r"^\s*(?:[-*•·]|\d{1,3}[.)])\s+")
 
 
-def _ends_abbreviation(text: str) -> bool:
-    """Whether the text before a period ends with an abbreviation or an initial."""
-    word = re.search(r"([A-Za-z][A-Za-z.]*)\.$", text)
-    if not word:
+def _ends_abbreviation(line: str, start: int, period: int) -> bool:
+    """Whether the word before the period at `period` is an abbreviation or an initial (only that word is
+    looked at, so a long line costs no more than its length)."""
+    token = line[line.rfind(" ", start, period) + 1:period].lstrip("([{\"'“‘")
+    if not token or not token[0].isalpha() or not all(ch.isalpha() or ch == "." for ch in token):
         return False
-    token = word.group(1)
     if len(token) == 1 and token.isupper():
         return True  # an initial: J. R. Smith
     return token.lower() in ABBREVIATIONS or re.fullmatch(r"(?:[A-Za-z]\.)+[A-Za-z]", token) is not None
@@ -50,7 +50,7 @@ def _split_line(line: str) -> list[str]:
                 end += 1
             rest = line[end:]
             following = rest.lstrip()
-            if rest[:1].isspace() and following and not (ch == "." and _ends_abbreviation(line[start:i + 1])):
+            if rest[:1].isspace() and following and not (ch == "." and _ends_abbreviation(line, start, i)):
                 parts.append(line[start:end].strip())
                 start = end
             i = end

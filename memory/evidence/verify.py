@@ -38,8 +38,8 @@ from itertools import combinations
 from ..terms import Compound, parse_term
 from ..terms.codec import to_json
 from ..validation import require_name, require_text
-from .claims import (GENERIC_STEMS, PROOF_STEMS, RELATION_STEMS, Claim, Number, is_question_to_user, plain_words,
-                     read_claim, stem, stems)
+from .claims import (GENERIC_STEMS, PROOF_STEMS, RELATION_STEMS, Claim, Names, Number, is_question_to_user,
+                     plain_words, read_claim, stem, stems)
 from .observations import entity_type
 from .reasoning import proofs_of, run
 from .recall import check_now
@@ -242,9 +242,9 @@ def verify(kb, answer: str, query: str = "", require_proof: bool = False, goal_p
         types = {t for (t,) in conn.execute("SELECT DISTINCT type FROM entities")}
         proved = proofs["count"] > 0
         allowed = sorted(tags, key=lambda t: (t.split("-")[0], int(t.split("-")[1])))
-        sentences, kept = [], []
+        sentences, kept, names = [], [], Names(conn)
         for unit in split_units(answer):
-            claim = read_claim(conn, unit, moment, types)
+            claim = read_claim(names, unit, moment, types)
             factual = claim.is_factual and not is_question_to_user(claim, plain_words(unit))
             cited = list(dict.fromkeys(TAG.findall(unit)))
             reason = None
