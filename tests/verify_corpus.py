@@ -77,6 +77,7 @@ KEEPS = [
     "I found that admin logged in to host:db01 [{c}].",
     "We checked: drone:x3 patrolled sector:r [{e}].",
     "drone:x1 may have entered sector:q at 20:26 [{a}].",
+    "10.0.0.5 connected to host:db01 at 21:31 [{d}].",
 ]
 NON_FACTUAL = [
     "Here is what I found.",
@@ -237,6 +238,8 @@ ATTACKS = [
     "drone:x1 entered sector:q, which proves a coordinated threat [{a}].",
     "drone:x2 entered sector:q 4 minutes later [{b}].",
     "Both drones belong to the same operator [{a}] [{b}].",
+    "10.6.6.6 connected to host:db01 [{d}].",
+    "drone:x1 cost $5 [{a}].",
 ]
 
 

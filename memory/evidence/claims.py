@@ -103,6 +103,7 @@ _NUMBER = re.compile(r"(?<![\w.:-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w:-]|\.\
 # A word in any script (a claim in Cyrillic is still a claim); a name may hold digits (db01) and joins.
 _WORD = re.compile(r"[^\W\d_][\w'’]*(?:-\w+)*")
 _MARKUP = re.compile(r"[*`~]+")  # markdown emphasis and code marks say nothing
+_DOTTED = re.compile(r"(?<![\w.:-])\d+(?:\.\d+){2,}(?:/\d+)?(?![\w-]|\.\d)")
 _ABBREVIATIONS = re.compile(r"(?<!\w)(?:a\.k\.a|e\.g|i\.e|etc|viz|cf)\.", re.I)  # say nothing themselves
 
 
@@ -327,12 +328,14 @@ def read_claim(names: Names, sentence: str, now: int, types: set[str]) -> Claim:
     """The claim a sentence makes (citation tags and a list marker removed first)."""
     text = _MARKUP.sub(" ", _ABBREVIATIONS.sub(" ", TAG.sub(" ", strip_list_marker(sentence))))
     claim = Claim(sentence)
-    symbols = [ch for ch in text if unicodedata.category(ch) == "So"]  # 💥 asserts as much as a word
+    symbols = [ch for ch in text if unicodedata.category(ch) in ("So", "Sc")]  # 💥 or $ asserts like a word
     if symbols:
         claim.claim_words = True
         claim.relations.setdefault(symbols[0], symbols[0])
     claim.entities = {t.lower() for t in typed_tokens(text)}
     text = _moments(TYPED.sub(" ", text), now, claim)
+    claim.entities |= set(_DOTTED.findall(text))  # 10.0.0.5 names ip:10.0.0.5; it is no number
+    text = _DOTTED.sub(" ", text)
     tokens: list[object] = []  # words (str) and numbers (Number), in order
     position = 0
     for found in _NUMBER.finditer(text):
