@@ -81,6 +81,7 @@ NUMBER_WORDS.update({w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty 
                                                             .split())})
 SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000, "dozen": 12}
 DURATIONS = {"second": 1, "sec": 1, "minute": 60, "min": 60, "hour": 3_600, "day": 86_400, "week": 604_800}
+MAX_WINDOWS = 16
 COUNTED = frozenset("observation event record sighting login time occurrence".split())
 APART = frozenset("apart".split())
 ORDERING = frozenset("after before later earlier first last then previously subsequently next".split())
@@ -259,7 +260,7 @@ def _moments(text: str, now: int, claim: Claim) -> str:
         return cut(match)
 
     text = _ISO_MOMENT.sub(iso, text)
-    while True:  # recall's window phrases: yesterday, last 3 days, in May 2026, since …, May 3, 2026
+    for _ in range(MAX_WINDOWS + 1):  # recall's window phrases: yesterday, last 3 days, in May 2026, since …
         try:
             window, rest = next_window(text, now)
         except (InvalidArguments, ValueError, OverflowError):
@@ -269,6 +270,8 @@ def _moments(text: str, now: int, claim: Claim) -> str:
             break
         claim.moments.append(Moment(window.text, "window", window))
         text = rest
+    else:  # each phrase costs a scan of the sentence: a sentence stuffed with them is not read, and not kept
+        claim.invalid = f"more than {MAX_WINDOWS} time phrases in one sentence"
 
     def clock(match: re.Match) -> str:
         hour = int(match.group(1) or match.group(5))
