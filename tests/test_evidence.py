@@ -414,6 +414,7 @@ def test_splitting_loses_and_invents_no_text(parts):
     ("J. R. Smith flew it. The weight was 0.8. Fine.", ["J. R. Smith flew it.", "The weight was 0.8.", "Fine."]),
     ('He said "It moved. Then it stopped." Next.', ['He said "It moved. Then it stopped."', "Next."]),
     ("It converged. [HEDGE-3] Then it left.", ["It converged. [HEDGE-3]", "Then it left."]),
+    ("It converged [HEDGE-3]. [HEDGE-4] Then it left.", ["It converged [HEDGE-3].", "[HEDGE-4] Then it left."]),
     ("Seen (twice. maybe.) there. admin logged in.", ["Seen (twice. maybe.) there.", "admin logged in."]),
     ("In summary:\n- one [HEDGE-1]\n2. two", ["In summary:", "- one [HEDGE-1]", "2. two"]),
 ])

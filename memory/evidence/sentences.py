@@ -5,7 +5,8 @@ space, except after an abbreviation (Mr., e.g., a.k.a., i.e., etc., …) or an i
 or inside parentheses, brackets or double quotes. Sentences may start in lower case (a bare
 name like "admin" often does). Decimals (0.8) never split, having no space after the point. Every line
 is its own unit at least, so list items and table rows are judged one by one. Citation tags
-that open a unit ("… sector:q. [HEDGE-3] Next") belong to the sentence before them."""
+that open a unit ("… sector:q. [HEDGE-3] Next") belong to the sentence before them when it
+cites nothing itself."""
 
 from __future__ import annotations
 
@@ -70,7 +71,7 @@ def split_units(answer: str) -> list[str]:
             parts[0] = marker.group(0).strip() + " " + parts[0]
         for part in parts:
             leading = _LEADING_TAGS.match(part)
-            if leading and leading.group(0).strip() and units:
+            if leading and leading.group(0).strip() and units and not TAG.search(units[-1]):
                 units[-1] += " " + leading.group(0).strip()  # "…converged. [HEDGE-3]": the tag is the sentence's
                 part = part[leading.end():].strip()
             if part:
