@@ -110,10 +110,14 @@ def conclusion_item(node: dict, below: list[Item]) -> Item:
 
 def items_by_tag(recalled: list[dict], proofs: dict, proofs_only: bool) -> dict[str, list[Item]]:
     tags: dict[str, list[Item]] = {}
+    held: dict[str, set[int]] = {}  # per tag, the items it already holds (by identity)
 
     def add(tag: str, items: list[Item]) -> None:
-        held = tags.setdefault(tag, [])
-        held.extend(i for i in items if all(i is not h for h in held))
+        ids = held.setdefault(tag, set())
+        for item in items:
+            if id(item) not in ids:
+                ids.add(id(item))
+                tags.setdefault(tag, []).append(item)
 
     observations: dict[str, Item] = {}
     if not proofs_only:
