@@ -239,6 +239,9 @@ ATTACKS = [
     "drone:x2 entered sector:q 4 minutes later [{b}].",
     "Both drones belong to the same operator [{a}] [{b}].",
     "10.6.6.6 connected to host:db01 [{d}].",
+    "drone:x1 was seen with admin [{a}] [{c}].",
+    "drone:x1 is linked to host:db01 [{a}] [{c}].",
+    "drone:x3 and drone:x1 were observed at sector:q [{a}] [{e}].",
     "drone:x1 cost $5 [{a}].",
 ]
 

@@ -9,7 +9,10 @@ it is stripped with the first reason that failed:
 
 1. no impossible date, no negation (evidence records what happened, never what did not), no
    unknown name, no ordering word (before, after, first, …: not checked, state the times);
-2. every entity and entity type it names is in the cited evidence;
+2. every entity and entity type it names is in the cited evidence, and the entities it names
+   are related by the cited items: each pair joined by an item holding both, or by a chain
+   of such items ("drone:x1 and drone:x2 were at sector:q" cites two sightings, each with
+   sector:q; "drone:x1 was seen with admin" citing a sighting and a login is stripped);
 3. every relation word is expressed by a cited item: an observation expresses the generic words
    (seen, observed, recorded, …), its formation's words (DRONE_EVENT: entered, flew, sighted,
    …; AUTH_EVENT: logged in, accessed, …; see claims.RELATIONS) and its own label's words; a
@@ -154,6 +157,26 @@ def _involving(items: list[Item], claim: Claim) -> bool:
         all(any(t in i.types for i in items) for t in claim.types)
 
 
+def _unrelated(claim: Claim, items: list[Item]) -> list[list[str]]:
+    """The groups of named entities that no cited item (nor chain of items) relates, when there are several:
+    "drone:x1 was seen with admin" cites a sighting and a login, and neither holds both."""
+    group = {e: e for e in claim.entities}
+
+    def root(e: str) -> str:
+        while group[e] != e:
+            e = group[e]
+        return e
+
+    for item in items:
+        held = [e for e in claim.entities if item.involves(e)]
+        for e in held[1:]:
+            group[root(e)] = root(held[0])
+    groups: dict[str, list[str]] = {}
+    for e in sorted(claim.entities):
+        groups.setdefault(root(e), []).append(e)
+    return list(groups.values()) if len(groups) > 1 else []
+
+
 def _named(claim: Claim) -> str:
     return ", ".join(sorted(claim.entities | claim.types)) or "the subject"
 
@@ -209,6 +232,9 @@ def aligned(claim: Claim, items: list[Item]) -> str | None:
     for kind in sorted(claim.types):
         if not any(kind in i.types for i in items):
             return f"no {kind} in the cited evidence"
+    apart = _unrelated(claim, items)
+    if apart:
+        return f"no cited evidence relates {' and '.join(', '.join(group) for group in apart)}"
     for root, word in claim.relations.items():
         saying = [i for i in items if root in i.words]
         if not saying:
