@@ -289,7 +289,7 @@ def test_verify_keeps_supported_strips_uncited_and_unrelated_and_abstains_withou
     assert clean["outcome"] == "supported" and clean["coverage"] == 1.0
     wrong_date = scenario.verify(f"{CONVERGING[0]} was seen at {TARGET_SECTOR} on 2020-01-01 [{tags[0]}].",
                                  query=TARGET_SECTOR, now=NOW)
-    assert wrong_date["outcome"] == "abstained" and "'2020-01-01' is not in the cited evidence" in wrong_date["stripped"][0]["reason"]
+    assert wrong_date["outcome"] == "abstained" and "'on 2020-01-01' is not in the cited evidence" in wrong_date["stripped"][0]["reason"]
     unproved = scenario.verify(f"{BEACON[0]} called {BEACON[1]} [{beacon_tag}].", query=BEACON[0],
                                require_proof=True, now=NOW)
     assert unproved["outcome"] == "abstained" and unproved["proved"] is False

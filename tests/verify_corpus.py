@@ -78,6 +78,8 @@ KEEPS = [
     "We checked: drone:x3 patrolled sector:r [{e}].",
     "drone:x1 may have entered sector:q at 20:26 [{a}].",
     "10.0.0.5 connected to host:db01 at 21:31 [{d}].",
+    "Since 2026-05-01, drone:x1 was seen at sector:q [{a}].",
+    "Between 2026-05-27 and 2026-05-29, admin logged in to host:db01 [{c}].",
 ]
 NON_FACTUAL = [
     "Here is what I found.",
@@ -181,6 +183,8 @@ ATTACKS = [
     "drone:x1 entered sector:q at 2026-05-28T14:00Z [{a}].",
     "drone:x1 was seen at sector:q on 2026-02-30 [{a}].",
     "drone:x1 was seen at sector:q on May 32 [{a}].",
+    "Since 2026-05-29, drone:x1 was seen at sector:q [{a}].",
+    "Between 2026-05-01 and 2026-05-27, admin logged in to host:db01 [{c}].",
     "drone:x3 patrolled sector:r on 2026-05-28 [{a}] [{e}].",
     # order of events
     "drone:x2 arrived at sector:q before drone:x1 [{a}] [{b}].",

@@ -246,20 +246,20 @@ def _moments(text: str, now: int, claim: Claim) -> str:
             moment = datetime(int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0),
                               tzinfo=timezone.utc)
         except ValueError:
-            claim.invalid = f"{match.group(0)} is not a real date"
+            claim.invalid = claim.invalid or f"{match.group(0)} is not a real date"
             return cut(match)
+        if hour is None:
+            return match.group(0)  # a day: a window phrase ("on 2026-05-28", "since 2026-05-01") reads it
         if zone and zone != "Z":
             sign = 1 if zone[0] == "+" else -1
             digits = zone[1:].replace(":", "")
             moment -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
-        ts = int(moment.timestamp())
-        if hour is None:
-            claim.moments.append(Moment(match.group(0), "window", Window(ts, ts + 86_400, match.group(0))))
-        else:
-            claim.moments.append(Moment(match.group(0), "second" if second else "minute", ts))
+        claim.moments.append(Moment(match.group(0), "second" if second else "minute", int(moment.timestamp())))
         return cut(match)
 
     text = _ISO_MOMENT.sub(iso, text)
+    if claim.invalid:
+        return text
     for _ in range(MAX_WINDOWS + 1):  # recall's window phrases: yesterday, last 3 days, in May 2026, since …
         try:
             window, rest = next_window(text, now)
