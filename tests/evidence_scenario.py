@@ -1,4 +1,5 @@
-"""A synthetic observation stream: a clean background, and known patterns planted into it.
+"""A synthetic observation stream: a clean background (uniform, or heavy-tailed like real logs), and known patterns
+planted into it.
 
 Shared by the evidence tests and benchmarks/evidence.py. Everything is seeded, so a
 scenario is the same on every machine."""
