@@ -2,11 +2,13 @@
 
 A sentence ends at `.`, `!` or `?` (with any closing quotes or brackets) followed by white
 space, except after an abbreviation (Mr., e.g., a.k.a., i.e., etc., …) or an initial (J.),
-or inside parentheses, brackets or double quotes. Sentences may start in lower case (a bare
-name like "admin" often does). Decimals (0.8) never split, having no space after the point. Every line
-is its own unit at least, so list items and table rows are judged one by one. Citation tags
-that open a unit ("… sector:q. [HEDGE-3] Next") belong to the sentence before them when it
-cites nothing itself."""
+or inside parentheses, brackets or double quotes. Sentences may start in lower case (a
+bare name like "admin" often does). Decimals (0.8) never split, having no space after the
+point. Every line is its own unit at least, so list items and table rows are judged one by
+one. Citation tags that open a unit ("… sector:q. [HEDGE-3] Next") belong to the sentence
+before them when it cites nothing itself. When in doubt the text stays in one unit: a unit
+is kept only if all of it is supported, so a missed split can cost a kept sentence, never
+let a claim through."""
 
 from __future__ import annotations
 
