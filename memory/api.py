@@ -88,8 +88,9 @@ class Memory:
     def query_logic(self, goal: str, memory: str | None = None, limit: int | None = None, offset: int = 0) -> QueryResult:
         return self._kb(memory).query_logic(goal, memory, limit, offset)
 
-    def explain_why(self, fact: str, max_depth: int | None = None, memory: str | None = None) -> Explanation:
-        explanation = self._kb(memory).explain_why(fact, max_depth, memory)
+    def explain_why(self, fact: str, max_depth: int | None = None, memory: str | None = None,
+                    record_proof: bool = False) -> Explanation:
+        explanation = self._kb(memory, write=record_proof).explain_why(fact, max_depth, memory, record_proof)
         if explanation.detailed_tree is not None:
             self.sources.annotate_proof(explanation.detailed_tree)
         return explanation

@@ -8,7 +8,6 @@ from typing import Any
 
 from ..datalog import Budget, Normalizer, Program, analyze, explain, solve
 from ..datalog.program import Lit
-from ..datalog.relations import RULE_BITS, RULE_MASK
 from ..datalog.engine import evaluate
 from ..errors import Conflict, InvalidArguments, NotFound
 from ..store import Store, record_audit, utc_now
@@ -18,6 +17,7 @@ from ..terms import Compound, Term, format_term, indicator, parse_term
 from ..terms.codec import decode_args, encode_args, to_json
 from ..validation import require_name
 from .parsing import parse_fact, parse_goal, parse_rule
+from .proof_edges import derived_row, model_conclusions, proof_conclusions, record_proof, write_edges
 from .rows import support_fact
 from .segments import DEFAULT, Segment, bump_generation, resolve
 
@@ -75,6 +75,7 @@ class Explanation:
     proven: bool
     proof_tree: dict | None  # the reference shape: goal, rule_applied, children
     detailed_tree: dict | None = None  # plus kind, rule_id and the supports of every stored fact
+    recorded: dict | None = None  # with record_proof: what was written to derived and proof_edges
 
 
 @dataclass
@@ -83,6 +84,7 @@ class Materialization:
     generation: int
     tuples: int
     seconds: float
+    proof_edges: int = 0
 
 
 def _check_page(limit: Any, offset: Any, default: int | None) -> tuple[int | None, int]:
@@ -343,10 +345,15 @@ class KnowledgeBase:
         return QueryResult(answers.goal, answers.memory, answers.variables, bindings, values,
                            answers.total, limit, offset, answers.truncated)
 
-    def explain_why(self, fact: str, max_depth: int | None = None, memory: str | None = None) -> Explanation:
+    def explain_why(self, fact: str, max_depth: int | None = None, memory: str | None = None,
+                    record_proof: bool = False) -> Explanation:
+        """The proof tree of a ground fact; with `record_proof`, its conclusions and their premises are also
+        written to `derived` and `proof_edges` at the current generation (one audited transaction)."""
         term = parse_fact(fact)
         if max_depth is not None and (type(max_depth) is not int or max_depth < 1):
             raise InvalidArguments("'max_depth' must be a positive integer", argument="max_depth")
+        if type(record_proof) is not bool:
+            raise InvalidArguments("'record_proof' must be true or false", argument="record_proof")
         with self.store.read() as conn:
             segment = resolve(conn, memory)
             program = self._program(conn, segment)
@@ -354,7 +361,22 @@ class KnowledgeBase:
             tree = proof.to_dict() if proof else None
             detailed = self._with_supports(conn, segment, proof) if proof else None
         text = format_term(term)
-        return Explanation(text, segment.name, proof is not None, tree, detailed)
+        recorded = self._record_proof(segment, proof, text) if record_proof and proof is not None else None
+        return Explanation(text, segment.name, proof is not None, tree, detailed, recorded)
+
+    def _record_proof(self, segment: Segment, proof, text: str) -> dict:
+        conclusions, complete = proof_conclusions(proof, self._computed_preds(segment))
+        with self.store.write() as conn:
+            current = resolve(conn, segment.name)
+            if current.generation != segment.generation:
+                raise Conflict(f"memory '{segment.name}' changed while the proof was built; try again",
+                               memory=segment.name)
+            written = record_proof(conn, current, conclusions)
+            record_audit(conn, self.actor, "record_proof", current.name,
+                         {"fact": text, "generation": current.generation, "conclusions": written,
+                          "complete": complete})
+        return {"generation": segment.generation, "conclusions": len(conclusions), "written": written,
+                "complete": complete}
 
     def _with_supports(self, conn, segment: Segment, node) -> dict:
         """The proof tree with each stored fact's supports (asserted, assumption:…) on its leaf."""
@@ -387,31 +409,22 @@ class KnowledgeBase:
             return self._supports(conn, row[0]) if row else []
 
     def materialize(self, memory: str | None = None) -> Materialization:
-        """Write every derived conclusion with its rule and stamp, under the current generation."""
+        """Write every derived conclusion with its rule and stamp, and the premises of its derivation
+        (proof_edges), under the current generation."""
         started = time.perf_counter()
         with self.store.write() as conn:
             segment = resolve(conn, memory)
             program = self._program(conn, segment)
-            model = self.evaluate_all(program, self._loader(conn, segment))
+            budget = self._budget()
+            model = self.evaluate_all(program, self._loader(conn, segment), budget)
+            conclusions = model_conclusions(program, model, budget, self._computed_preds(segment))
             conn.execute("DELETE FROM derived WHERE segment_id = ?", (segment.id,))
-            count = 0
-            for pred, relation in model.relations.rel.items():
-                if len(pred) != 2 or pred[0].startswith("$"):
-                    continue
-                name, arity = pred
-                rows = []
-                for args, code in relation.items():
-                    if not code:
-                        continue
-                    rule = model.rules[(code & RULE_MASK) - 1].meaning
-                    term = Compound(name, args) if args else name
-                    rows.append((segment.id, name, arity, format_term(term), encode_args(args),
-                                 program.sources[rule.source].rule_id, code >> RULE_BITS, segment.generation))
-                conn.executemany(
-                    "INSERT INTO derived (segment_id, functor, arity, text, args, rule_id, stamp, generation) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows,
-                )
-                count += len(rows)
+            conn.executemany(
+                "INSERT INTO derived (segment_id, functor, arity, text, args, rule_id, stamp, generation) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [derived_row(segment, c) for c in conclusions],
+            )
+            edges = write_edges(conn, segment, conclusions)
+            count = len(conclusions)
             seconds = time.perf_counter() - started
             conn.execute(
                 "INSERT INTO materializations (segment_id, generation, materialized_at, tuples, seconds) "
@@ -420,8 +433,12 @@ class KnowledgeBase:
                 (segment.id, segment.generation, utc_now(), count, seconds),
             )
             record_audit(conn, self.actor, "materialize", segment.name,
-                         {"generation": segment.generation, "tuples": count})
-        return Materialization(segment.name, segment.generation, count, seconds)
+                         {"generation": segment.generation, "tuples": count, "proof_edges": edges})
+        return Materialization(segment.name, segment.generation, count, seconds, edges)
+
+    def _computed_preds(self, segment: Segment) -> set:
+        """Predicates computed from observations: they join the default segment only."""
+        return set(self.computed.preds) if self.computed is not None and segment.name == DEFAULT else set()
 
     def evaluate_all(self, program: Program, load, budget: Budget | None = None):
         """The whole model of a program: every stored relation its rules mention, loaded and evaluated."""

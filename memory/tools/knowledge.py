@@ -125,21 +125,31 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
         "in stored facts and are finite even for recursive rules. proven is false when no proof exists. "
         "The structured result adds detailed_tree: the same tree with each node's kind, the rule id, and "
         "the supports of every stored fact (asserted, assumption:<name>, source:<memory id>, ...); a fact "
-        "projected from a source memory also lists that memory with its exact text under memories."
+        "projected from a source memory also lists that memory with its exact text under memories. "
+        "With record_proof, the proof's conclusions and their premises are also written to the SQLite tables "
+        "`derived` and `proof_edges` (as materialize writes them for every conclusion), and recorded says what "
+        "was written."
     ),
     input_schema=obj({
         "fact": text('The Prolog term to explain (e.g. "risky(deploy_v3)")'),
         "max_depth": integer("Optional maximum proof tree depth (truncates deeper levels)", 1, 100_000),
         "memory": memory_arg(),
+        "record_proof": {"type": "boolean", "description": "Also write the proof to the derived and proof_edges "
+                                                             "tables for sqlite3 readers (default: false)"},
     }, ["fact"]),
     output_schema=out({"fact": STRING, "memory": STRING, "proven": BOOLEAN,
-                       "proof_tree": {"type": ["object", "null"]}, "detailed_tree": {"type": ["object", "null"]}}),
+                       "proof_tree": {"type": ["object", "null"]}, "detailed_tree": {"type": ["object", "null"]},
+                       "recorded": {"type": "object"}},
+                      ["fact", "memory", "proven", "proof_tree", "detailed_tree"]),
     annotations=Annotations(read_only=True),
 )
 def explain_why(api, fact: str, **kw) -> ToolResult:
-    result = api.explain_why(fact, kw.get("max_depth"), kw.get("memory"))
+    result = api.explain_why(fact, kw.get("max_depth"), kw.get("memory"), kw.get("record_proof", False))
     body = {"fact": result.fact, "proven": result.proven, "proof_tree": result.proof_tree}
-    return ToolResult(compact_json(body), {**body, "memory": result.memory, "detailed_tree": result.detailed_tree})
+    structured = {**body, "memory": result.memory, "detailed_tree": result.detailed_tree}
+    if result.recorded is not None:
+        structured["recorded"] = result.recorded
+    return ToolResult(compact_json(body), structured)
 
 
 def _page(page) -> dict:
@@ -197,18 +207,21 @@ def list_rules(api, **kw) -> ToolResult:
     title="Materialize conclusions",
     description=(
         "Evaluate every rule of a memory segment and write the derived facts, each with the rule that first "
-        "derived it, into the SQLite table `derived`, stamped with the current generation of the inputs. "
-        "The view `current_derived` shows only rows that are still current."
+        "derived it, into the SQLite table `derived`, and the premises of that derivation into `proof_edges`, "
+        "stamped with the current generation of the inputs. The view `current_derived` shows only rows that "
+        "are still current; `proof_steps` shows the proof edges in words."
     ),
     input_schema=obj({"memory": memory_arg()}),
-    output_schema=out({"memory": STRING, "generation": INTEGER, "tuples": INTEGER, "seconds": {"type": "number"}}),
+    output_schema=out({"memory": STRING, "generation": INTEGER, "tuples": INTEGER, "seconds": {"type": "number"},
+                       "proof_edges": INTEGER}),
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def materialize(api, **kw) -> ToolResult:
     result = api.materialize(kw.get("memory"))
     return ToolResult(
         f"Materialized {result.tuples} conclusion(s) in memory '{result.memory}' at generation {result.generation}.",
-        {"memory": result.memory, "generation": result.generation, "tuples": result.tuples, "seconds": result.seconds},
+        {"memory": result.memory, "generation": result.generation, "tuples": result.tuples, "seconds": result.seconds,
+         "proof_edges": result.proof_edges},
     )
 
 
