@@ -328,9 +328,9 @@ CREATE TABLE proof_edges (
     PRIMARY KEY (conclusion_id, position)
 ) WITHOUT ROWID;
 
-CREATE INDEX proof_edges_by_derived ON proof_edges (derived_id) WHERE derived_id IS NOT NULL;
-CREATE INDEX proof_edges_by_fact ON proof_edges (fact_id) WHERE fact_id IS NOT NULL;
-CREATE INDEX proof_edges_by_observation ON proof_edges (observation_id) WHERE observation_id IS NOT NULL;
+CREATE INDEX proof_edges_by_derived ON proof_edges (derived_id);
+CREATE INDEX proof_edges_by_fact ON proof_edges (fact_id);
+CREATE INDEX proof_edges_by_observation ON proof_edges (observation_id);
 
 -- Facts with their memory (segment) name and why they are believed: `supports`
 -- lists them ('asserted', 'assumption:<name>', 'source:<memory id>', ...).
