@@ -11,7 +11,7 @@ from ..errors import DatalogMemoryError, InvalidArguments
 
 
 class ArgumentsRejected(InvalidArguments):
-    """Arguments that fail the tool's input schema (a protocol-level error on MCP: -32602)."""
+    """Arguments that fail the tool's input schema (a tool error the model can correct, as any other)."""
 
 
 class UnknownTool(DatalogMemoryError):
@@ -121,8 +121,13 @@ def call_tool(memory, name: str, arguments: Any) -> ToolResult:
     return spec.handler(memory, **checked)
 
 
+# The reference tools' error names; other errors keep the reference's exact wording (e.g. `Memory not mounted: x`).
+ERROR_TOKENS = {"invalid_arguments": "InvalidArguments", "syntax_error": "SyntaxError",
+                "internal_error": "InternalError"}
+
+
 def error_result(error: DatalogMemoryError) -> ToolResult:
     """A tool failure as a result: the reference's error token first, then the reason."""
-    token = {"invalid_arguments": "InvalidArguments", "syntax_error": "SyntaxError"}.get(error.code, None)
+    token = ERROR_TOKENS.get(error.code)
     text = f"{token}: {error.message}" if token and not error.plain else error.message
     return ToolResult(text, {"error": error.to_dict()})
