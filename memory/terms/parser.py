@@ -196,11 +196,15 @@ class Parser:
 
 
 def parse_term(text: str) -> Term:
-    """Parse exactly one term; a final `.` is optional."""
+    """Parse exactly one term; a final `.` is optional. Anything after it is a syntax error (never dropped)."""
     parser = Parser(text)
     if parser.at_end():
         raise parser.error("expected a term, found end of input", parser.peek())
-    return parser.clause(require_end=False)
+    term = parser.clause(require_end=False)
+    if not parser.at_end():
+        token = parser.peek()
+        raise parser.error(f"expected one term, found more text after it: {_describe(token)}", token)
+    return term
 
 
 def parse_clauses(text: str) -> list[Term]:
