@@ -101,7 +101,9 @@ def build_server(memory: Memory) -> Server:
 
     async def notify(ctx, level: str, data: dict) -> None:
         """A notifications/message to the client, when its level is wanted; never fails the call."""
-        if LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold["level"]):
+        # 2026-07-28: the request's own opt-in decides (the SDK filters); before, logging/setLevel's threshold.
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if not modern and LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold["level"]):
             return
         try:
             with warnings.catch_warnings():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .registry import Annotations, ToolResult, tool
-from .schemas import compact_json, name_arg, BOOLEAN, INTEGER, NULLABLE_INTEGER, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
+from .schemas import compact_json, name_arg, BOOLEAN, INTEGER, OBJECT, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
 
 MAX_LIMIT = 10_000
 MAX_OFFSET = 2 ** 62  # SQLite integers are 64-bit
@@ -46,7 +46,7 @@ def remember_fact(api, fact: str, **kw) -> ToolResult:
                        "description": "Confidence in (0, 1] that reason multiplies in (default 1)"},
     }, ["head", "body"]),
     output_schema=out({"rule": STRING, "memory": STRING, "created": BOOLEAN, "rule_id": INTEGER,
-                       "name": {"type": ["string", "null"]}, "confidence": {"type": "number"}}),
+                       "name": STRING, "confidence": {"type": "number"}}, optional=("name",)),
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def define_rule(api, head: str, body: str, **kw) -> ToolResult:
@@ -98,8 +98,8 @@ def forget_fact(api, fact: str, **kw) -> ToolResult:
     }, ["goal"]),
     output_schema=out({
         "goal": STRING, "memory": STRING, "variables": STRINGS, "bindings": ROWS, "values": ROWS,
-        "total": INTEGER, "truncated": BOOLEAN, "limit": NULLABLE_INTEGER, "offset": INTEGER,
-    }),
+        "total": INTEGER, "truncated": BOOLEAN, "limit": INTEGER, "offset": INTEGER,
+    }, optional=("limit",)),
     annotations=Annotations(read_only=True),
 )
 def query_logic(api, goal: str, **kw) -> ToolResult:
@@ -133,7 +133,7 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
         "memory": memory_arg(),
     }, ["fact"]),
     output_schema=out({"fact": STRING, "memory": STRING, "proven": BOOLEAN,
-                       "proof_tree": {"type": ["object", "null"]}, "detailed_tree": {"type": ["object", "null"]}}),
+                       "proof_tree": OBJECT, "detailed_tree": OBJECT}, optional=("proof_tree", "detailed_tree")),
     annotations=Annotations(read_only=True),
 )
 def explain_why(api, fact: str, **kw) -> ToolResult:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .registry import Annotations, ToolResult, tool
-from .schemas import name_arg, BOOLEAN, INTEGER, ROWS, STRING, memory_arg, obj, out
+from .schemas import name_arg, BOOLEAN, INTEGER, OBJECT, ROWS, STRING, memory_arg, obj, out
 
 COUNTS = {"facts": INTEGER, "rules": INTEGER, "assumptions": INTEGER}
 
@@ -68,8 +68,8 @@ def list_snapshots(api, **kw) -> ToolResult:
                                           "description": "Run PRAGMA quick_check now and record it (default: false)"}}),
     output_schema=out({"status": STRING, "database": STRING, "directory": STRING, "journal_mode": STRING,
                        "synchronous": STRING, "wal_bytes": INTEGER, "schema_version": INTEGER,
-                       "last_snapshot": {"type": ["object", "null"]}, "last_checkpoint": {"type": ["object", "null"]},
-                       "integrity": {"type": ["object", "null"]}}),
+                       "last_snapshot": OBJECT, "last_checkpoint": OBJECT, "integrity": OBJECT},
+                      optional=("last_snapshot", "last_checkpoint", "integrity")),
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def get_persistence_status(api, **kw) -> ToolResult:

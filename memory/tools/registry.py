@@ -118,7 +118,12 @@ def call_tool(memory, name: str, arguments: Any) -> ToolResult:
     """Validate and run one tool call. Raises ArgumentsRejected, UnknownTool or the tool's own typed error."""
     spec = get_tool(name)
     checked = spec.check_arguments(arguments)
-    return spec.handler(memory, **checked)
+    result = spec.handler(memory, **checked)
+    # An optional output property with no value is left out (output schemas declare no null types).
+    required = spec.output_schema.get("required", ())
+    for key in [k for k, v in result.structured.items() if v is None and k not in required]:
+        del result.structured[key]
+    return result
 
 
 # The reference tools' error names; other errors keep the reference's exact wording (e.g. `Memory not mounted: x`).

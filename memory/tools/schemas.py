@@ -37,15 +37,18 @@ def obj(properties: dict[str, Any], required: list[str] | None = None) -> dict[s
     return {"type": "object", "properties": properties, "required": required or [], "additionalProperties": False}
 
 
-def out(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-    """Output schemas list what is always there; they stay open to additions."""
-    return {"type": "object", "properties": properties, "required": required or list(properties)}
+def out(properties: dict[str, Any], required: list[str] | None = None, *, optional: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Output schemas list what is always there; they stay open to additions. A value that may be missing is an
+    `optional` property, left out of the result when it has none (never `"type": [X, "null"]`, which some hosts'
+    schema subsets reject)."""
+    return {"type": "object", "properties": properties,
+            "required": required or [name for name in properties if name not in optional]}
 
 
 STRING = {"type": "string"}
 INTEGER = {"type": "integer"}
 BOOLEAN = {"type": "boolean"}
-NULLABLE_INTEGER = {"type": ["integer", "null"]}
+OBJECT = {"type": "object"}
 STRINGS = {"type": "array", "items": {"type": "string"}}
 ROWS = {"type": "array", "items": {"type": "object"}}
 

@@ -1,0 +1,176 @@
+"""The MCP contract over the whole registry and the in-process server: schemas hosts accept, error results
+every client accepts, resources, logging, and discover agreeing with initialize."""
+
+import anyio
+import jsonschema
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from memory import Memory
+from memory.mcp_server import ERROR_META, build_server
+from memory.sources import CallerContext
+from memory.tools import REGISTRY
+from surfaces import ERAS, MODERN_META, RawServer
+
+
+def _walk(schema, path="$"):
+    yield path, schema
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            yield from _walk(value, f"{path}.{key}")
+    elif isinstance(schema, list):
+        for i, value in enumerate(schema):
+            yield from _walk(value, f"{path}[{i}]")
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_no_schema_uses_a_type_list_with_null(name):
+    """`"type": [X, "null"]` is rejected by some hosts' schema subsets: optional properties instead."""
+    spec = REGISTRY[name]
+    for which, schema in (("input", spec.input_schema), ("output", spec.output_schema)):
+        for path, node in _walk(schema):
+            if isinstance(node, dict) and isinstance(node.get("type"), list):
+                pytest.fail(f"{name} {which} schema {path} has a type list {node['type']}")
+
+
+def _in_process(memory, era, scenario, **client_options):
+    async def main():
+        async with Client(build_server(memory), mode=era, **client_options) as client:
+            return await scenario(client)
+    return anyio.run(main)
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_optional_outputs_are_left_out_and_results_match_their_schemas(db_path, era):
+    memory = Memory(db_path)
+
+    async def scenario(client):
+        return (await client.call_tool("explain_why", {"fact": "p(a)"}),
+                await client.call_tool("get_persistence_status", {}),
+                await client.call_tool("define_rule", {"head": "h(X)", "body": "p(X)"}))
+    unproven, status, rule = _in_process(memory, era, scenario)
+    assert unproven.content[0].text == '{"fact":"p(a)","proven":false,"proof_tree":null}'
+    assert "proof_tree" not in unproven.structured_content and "detailed_tree" not in unproven.structured_content
+    assert "name" not in rule.structured_content
+    for name, result in (("explain_why", unproven), ("get_persistence_status", status), ("define_rule", rule)):
+        jsonschema.validate(result.structured_content, REGISTRY[name].output_schema)
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_internal_failures_are_error_results_and_the_server_keeps_serving(db_path, era, monkeypatch):
+    memory = Memory(db_path)
+    monkeypatch.setattr(Memory, "list_memories", lambda self: 1 / 0)
+
+    async def scenario(client):
+        return await client.call_tool("list_memories", {}), await client.call_tool("echo", {"message": "on"})
+    failed, echoed = _in_process(memory, era, scenario)
+    assert failed.is_error and failed.structured_content is None
+    assert failed.content[0].text == "InternalError: ZeroDivisionError: division by zero"
+    assert failed.meta[ERROR_META]["code"] == "internal_error"
+    assert echoed.content[0].text == "on"
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_unknown_tools_stay_protocol_errors(db_path, era):
+    async def scenario(client):
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("no_such_tool", {})
+        return info.value
+    assert _in_process(Memory(db_path), era, scenario).error.code == -32602
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_resources_list_and_read_only_what_the_caller_may_read(db_path, era):
+    mine = CallerContext.from_env({"DATALOG_MEMORY_SESSION_ID": "mine"})
+    theirs = CallerContext.from_env({"DATALOG_MEMORY_SESSION_ID": "theirs"})
+    with Memory(db_path, context=theirs) as other:
+        hidden = other.memory_remember("their secret")["id"]
+    memory = Memory(db_path, context=mine)
+    exact = "  exact  text,\nwith 'quotes' and ünïcode  "
+    ident = memory.memory_remember(exact)["id"]
+    memory.remember_fact("p(a)")
+    memory.define_rule("q(X)", "p(X)")
+
+    async def scenario(client):
+        listed = await client.list_resources()
+        templates = await client.list_resource_templates()
+        texts = {uri: (await client.read_resource(uri)).contents[0]
+                 for uri in ("datalog-memory://segment/default", f"datalog-memory://memory/{ident}",
+                             "datalog-memory://schema")}
+        refused = []
+        for uri in (f"datalog-memory://memory/{hidden}", "datalog-memory://memory/mem_nope",
+                    "datalog-memory://segment/nowhere", "datalog-memory://other"):
+            with pytest.raises(MCPError) as info:
+                await client.read_resource(uri)
+            refused.append((info.value.error.code, info.value.error.message))
+        return listed, templates, texts, refused
+    listed, templates, texts, refused = _in_process(memory, era, scenario)
+    uris = [str(r.uri) for r in listed.resources]
+    assert uris == ["datalog-memory://schema", "datalog-memory://segment/default", f"datalog-memory://memory/{ident}"]
+    assert listed.next_cursor is None
+    assert {t.uri_template for t in templates.resource_templates} == {
+        "datalog-memory://segment/{name}", "datalog-memory://memory/{id}"}
+    assert texts[f"datalog-memory://memory/{ident}"].text == exact
+    assert texts["datalog-memory://segment/default"].text.splitlines()[1:] == ["p(a).", "q(X) :- p(X)."]
+    assert texts["datalog-memory://segment/default"].mime_type == "text/x-prolog"
+    assert "CREATE TABLE source_memories" in texts["datalog-memory://schema"].text
+    assert [code for code, _ in refused] == [-32002] * 4
+    # an invisible memory and an unknown one are refused alike: no existence oracle
+    assert refused[0][1].replace(hidden, "ID") == refused[1][1].replace("mem_nope", "ID")
+
+
+def test_resource_listing_pages_through_many_memories(db_path):
+    from memory.resources import PAGE, list_resources
+    memory = Memory(db_path)
+    for i in range(PAGE + 5):
+        memory.memory_remember(f"note {i}")
+    first, cursor = list_resources(memory, None)
+    second, end = list_resources(memory, cursor)
+    assert len([r for r in first if "/memory/" in r.uri]) == PAGE and end is None
+    assert len(second) == 5 and {r.uri for r in first}.isdisjoint(r.uri for r in second)
+
+
+def test_logging_capability_in_the_handshake_era(db_path):
+    messages = []
+
+    async def collect(params):
+        messages.append((params.level, params.data))
+
+    async def scenario(client):
+        await client.call_tool("remember_fact", {"fact": "p("})  # a tool error: info, below the default warning
+        await client.set_logging_level("debug")
+        await client.call_tool("remember_fact", {"fact": "p(a)"})
+        await client.call_tool("remember_fact", {"fact": "p("})
+        await client.set_logging_level("error")
+        await client.call_tool("remember_fact", {"fact": "p("})
+    _in_process(Memory(db_path), "legacy", scenario, logging_callback=collect)
+    assert [(level, data["tool"]) for level, data in messages] == [("debug", "remember_fact"), ("info", "remember_fact")]
+    assert messages[1][1]["error"] == "syntax_error" and messages[1][1]["message"].startswith("SyntaxError: ")
+
+
+def test_logging_in_the_stateless_era_is_a_per_request_opt_in(db_path):
+    messages = []
+
+    async def collect(params):
+        messages.append(params.level)
+
+    async def scenario(client):
+        await client.call_tool("remember_fact", {"fact": "p("})
+    _in_process(Memory(db_path), "2026-07-28", scenario, logging_callback=collect, log_level="info")
+    assert messages == ["info"]
+
+
+def test_discover_and_initialize_agree(db_path):
+    server = RawServer(db_path)
+    discover = server.request({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": MODERN_META}})
+    server.close()
+    server = RawServer(db_path)
+    init = server.request({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+    server.close()
+    versions = discover["result"]["supportedVersions"]
+    assert "2025-11-25" in versions and "2026-07-28" in versions and init["result"]["protocolVersion"] in versions
+    assert discover["result"]["capabilities"] == init["result"]["capabilities"]
+    assert init["result"]["capabilities"]["tools"] == {"listChanged": False}
+    assert "resources" in init["result"]["capabilities"] and "logging" in init["result"]["capabilities"]
