@@ -174,3 +174,54 @@ def test_discover_and_initialize_agree(db_path):
     assert discover["result"]["capabilities"] == init["result"]["capabilities"]
     assert init["result"]["capabilities"]["tools"] == {"listChanged": False}
     assert "resources" in init["result"]["capabilities"] and "logging" in init["result"]["capabilities"]
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_failed_folder_is_reopened_on_the_next_call_and_status_tells_the_truth(tmp_path, era):
+    """Reproducer: a file named .datalog-memory where the folder should be broke every later call."""
+    blocker = tmp_path / ".datalog-memory"
+    blocker.write_text("not a folder")
+    memory = Memory(str(blocker / "memory.db"))
+
+    async def scenario(client):
+        out = [await client.call_tool("get_persistence_status", {}),
+               await client.call_tool("remember_fact", {"fact": "p(a)"}),
+               await client.call_tool("remember_fact", {"fact": "p(a)"})]
+        blocker.unlink()  # the user fixes the folder: the server carries on without a restart
+        out += [await client.call_tool("remember_fact", {"fact": "p(a)"}),
+                await client.call_tool("query_logic", {"goal": "p(X)"}),
+                await client.call_tool("get_persistence_status", {})]
+        return out
+    degraded, failed, again, stored, queried, healthy = _in_process(memory, era, scenario)
+    assert degraded.structured_content["status"] == "degraded"
+    assert "is a file where the database's folder should be" in degraded.structured_content["problem"]
+    for result in (failed, again):
+        assert result.meta[ERROR_META]["code"] == "storage_error" and "FileExistsError" in result.content[0].text
+    assert stored.content[0].text == "Asserted: p(a)" and queried.content[0].text == '[{"X":"a"}]'
+    assert healthy.structured_content["status"] == "active" and "problem" not in healthy.structured_content
+
+
+def test_kb_overview_reports_real_snapshots_and_health_and_clamps_sample_size(db_path):
+    from memory.tools import call_tool
+    memory = Memory(db_path)
+    memory.remember_fact("p(a)")
+    memory.remember_fact("p(b)")
+    memory.remember_fact("p(c)")
+    empty = call_tool(memory, "get_kb_overview", {}).structured
+    assert empty["snapshots"] == {"count": 0, "latest": None, "latest_at": None}
+    assert empty["persistence"]["healthy"] is True
+    memory.save_snapshot("first")
+    memory.save_snapshot("second")
+    memory.save_snapshot("a_last")  # the latest is the last taken, not the last by name
+    for size, samples in ((-5, 0), (1000, 3), (1, 1)):
+        view = call_tool(memory, "get_kb_overview", {"sample_size": size}).structured
+        assert len(view["predicates"][0]["samples"]) == samples
+    assert view["snapshots"]["count"] == 3 and view["snapshots"]["latest"] == "a_last"
+    assert view["snapshots"]["latest_at"] == memory.list_snapshots()["snapshots"][-1]["created_at"]
+    import os
+    os.chmod(os.path.dirname(db_path), 0o500)  # the folder becomes read-only: no longer healthy
+    try:
+        if not os.access(os.path.dirname(db_path), os.W_OK):  # (root ignores permissions: nothing to see then)
+            assert call_tool(memory, "get_kb_overview", {}).structured["persistence"]["healthy"] is False
+    finally:
+        os.chmod(os.path.dirname(db_path), 0o700)

@@ -216,13 +216,14 @@ def persistence_status(kb, check_integrity: bool = False) -> dict:
     wal = path + "-wal"
     wal_bytes = os.path.getsize(wal) if on_disk and os.path.exists(wal) else 0
     checkpoint = kb.store.checkpoint()
-    writable = not on_disk or not os.path.exists(path) or os.access(path, os.W_OK)
+    problem = kb.store.writable()
     integrity = None
     if check:
         payload = json.loads(check[1])["result"]
         integrity = {"at": check[0], "ok": payload == ["ok"], "result": payload}
     return {
-        "status": "active" if writable else "degraded",
+        "status": "active" if problem is None else "degraded",
+        "problem": problem,
         "database": path,
         "directory": os.path.dirname(os.path.abspath(path)) if on_disk else ":memory:",
         "journal_mode": journal_mode,
