@@ -86,12 +86,20 @@ class Compound:
         return len(self.args)
 
     def __eq__(self, other: object) -> bool:
-        return (
-            type(other) is Compound
-            and other._hash == self._hash  # type: ignore[union-attr]
-            and other.functor == self.functor  # type: ignore[union-attr]
-            and other.args == self.args  # type: ignore[union-attr]
-        )
+        # With an explicit stack: comparing two 10,000-item lists must not recurse 10,000 deep.
+        stack = [(self, other)]
+        while stack:
+            a, b = stack.pop()
+            if a is b:
+                continue
+            if type(a) is Compound:
+                if (type(b) is not Compound or a._hash != b._hash or a.functor != b.functor  # type: ignore[union-attr]
+                        or len(a.args) != len(b.args)):  # type: ignore[union-attr]
+                    return False
+                stack.extend(zip(a.args, b.args))  # type: ignore[union-attr]
+            elif type(a) is not type(b) or a != b:
+                return False
+        return True
 
     def __hash__(self) -> int:
         return self._hash

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from ..datalog.proofs import flatten_tree, map_tree
 from .registry import Annotations, ToolResult, tool
 from .schemas import compact_json, name_arg, BOOLEAN, INTEGER, OBJECT, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
 
 MAX_LIMIT = 10_000
 MAX_OFFSET = 2 ** 62  # SQLite integers are 64-bit
 DEFAULT_QUERY_LIMIT = 1_000  # bounded by default; total and truncated say what was left out
+# One node of explain_why's flat proof_nodes list.
+PROOF_NODE = {"type": "object", "required": ["goal", "rule_applied", "kind", "children"], "properties": {
+    "goal": STRING, "rule_applied": STRING, "kind": STRING, "children": {"type": "array", "items": INTEGER},
+    "supports": STRINGS, "truncated": BOOLEAN, "rule_id": INTEGER, "memory": STRING, "memories": ROWS}}
 
 
 @tool(
@@ -123,9 +128,11 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
         "Return the proof tree of a ground fact: each node has goal, rule_applied (\"fact\" for stored "
         "facts, the rule text for derived ones, or builtin/negation/aggregate) and children. Proofs end "
         "in stored facts and are finite even for recursive rules. proven is false when no proof exists. "
-        "The structured result adds detailed_tree: the same tree with each node's kind, the rule id, and "
-        "the supports of every stored fact (asserted, assumption:<name>, source:<memory id>, ...); a fact "
-        "projected from a source memory also lists that memory with its exact text under memories."
+        "Each stored fact's leaf also names its supports (asserted, assumption:<name>, source:<memory id>, "
+        "observation supports). The structured result has proof_nodes: the same proof as a flat list (root "
+        "first, children as indexes into the list, so a proof of any depth stays shallow JSON) with each "
+        "node's kind, the rule id and supports; a fact projected from a source memory also lists that "
+        "memory with its exact text under memories."
     ),
     input_schema=obj({
         "fact": text('The Prolog term to explain (e.g. "risky(deploy_v3)")'),
@@ -133,13 +140,28 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
         "memory": memory_arg(),
     }, ["fact"]),
     output_schema=out({"fact": STRING, "memory": STRING, "proven": BOOLEAN,
-                       "proof_tree": OBJECT, "detailed_tree": OBJECT}, optional=("proof_tree", "detailed_tree")),
+                       "proof_nodes": {"type": "array", "items": PROOF_NODE}}, optional=("proof_nodes",)),
     annotations=Annotations(read_only=True),
 )
 def explain_why(api, fact: str, **kw) -> ToolResult:
     result = api.explain_why(fact, kw.get("max_depth"), kw.get("memory"))
-    body = {"fact": result.fact, "proven": result.proven, "proof_tree": result.proof_tree}
-    return ToolResult(compact_json(body), {**body, "memory": result.memory, "detailed_tree": result.detailed_tree})
+    tree = None if result.detailed_tree is None else map_tree(result.detailed_tree, _text_node, lambda n: n["children"])
+    text = compact_json({"fact": result.fact, "proven": result.proven, "proof_tree": tree})
+    nodes = None if result.detailed_tree is None else flatten_tree(result.detailed_tree)
+    return ToolResult(text, {"fact": result.fact, "memory": result.memory, "proven": result.proven,
+                             "proof_nodes": nodes})
+
+
+def _text_node(node: dict) -> dict:
+    """The reference's node (goal, rule_applied, children), plus the supports of a stored fact: the text is what
+    most hosts show the model, so it must say what each leaf rests on."""
+    out = {"goal": node["goal"], "rule_applied": node["rule_applied"], "children": []}
+    if node.get("truncated"):
+        out["truncated"] = True
+    if "supports" in node:
+        out["supports"] = node["supports"]
+    return out
+
 
 
 def _page(page) -> dict:
