@@ -69,7 +69,8 @@ def test_reference_session(db_path, era):
     assert out["explain_why"][0][0] == (
         '{"fact":"risky(deploy_v3)","proven":true,"proof_tree":{"goal":"risky(deploy_v3)",'
         '"rule_applied":"risky(X) :- untested(X), in_production(X)","children":[{"goal":"untested(deploy_v3)",'
-        '"rule_applied":"fact","children":[]},{"goal":"in_production(deploy_v3)","rule_applied":"fact","children":[]}]}}'
+        '"rule_applied":"fact","children":[],"supports":["asserted"]},{"goal":"in_production(deploy_v3)",'
+        '"rule_applied":"fact","children":[],"supports":["asserted"]}]}}'
     )
     assert out["forget_fact"][0][0] == "Retracted: untested(deploy_v3)"
     assert out["explain_why"][1][0] == '{"fact":"risky(deploy_v3)","proven":false,"proof_tree":null}'

@@ -42,7 +42,8 @@ SCENARIO = [
     ("explain_why", {"fact": "risky(deploy_v3)"},
      '{"fact":"risky(deploy_v3)","proven":true,"proof_tree":{"goal":"risky(deploy_v3)","rule_applied":'
      '"risky(X) :- untested(X), in_production(X)","children":[{"goal":"untested(deploy_v3)","rule_applied":"fact",'
-     '"children":[]},{"goal":"in_production(deploy_v3)","rule_applied":"fact","children":[]}]}}'),
+     '"children":[],"supports":["asserted"]},{"goal":"in_production(deploy_v3)","rule_applied":"fact","children":[],'
+     '"supports":["asserted"]}]}}'),
     ("explain_why", {"fact": "risky(deploy_v4)"}, '{"fact":"risky(deploy_v4)","proven":false,"proof_tree":null}'),
     ("remember_fact", {"fact": "project(beta, api)"}, "Asserted: project(beta, api)"),
     ("remember_fact", {"fact": "project(beta, web)"}, "Asserted: project(beta, web)"),

@@ -53,7 +53,9 @@ def test_remember_get_search_recall_forget_over_mcp(db_path, era):
     assert out["recall"].content[0].text.startswith("# Recalled memory")
     assert "## Source context" in out["recall"].content[0].text  # lossy: the source comes along
     assert out["query"].content[0].text == '[{"X":"prolog"}]'
-    leaf = out["explain"].structured_content["detailed_tree"]["children"][0]
+    nodes = out["explain"].structured_content["proof_nodes"]
+    leaf = nodes[nodes[0]["children"][0]]
+    assert f'"supports":["source:{ident}"]' in out["explain"].content[0].text  # the model sees what it rests on
     assert leaf["memories"][0]["id"] == ident and leaf["memories"][0]["source_text"] == TRICKY
     assert [t["id"] for t in out["dry"].structured_content["targets"]] == [ident]
     assert out["forget"].structured_content["removed_facts"] == ["uses(alpha, prolog)"]
