@@ -225,3 +225,20 @@ def test_kb_overview_reports_real_snapshots_and_health_and_clamps_sample_size(db
             assert call_tool(memory, "get_kb_overview", {}).structured["persistence"]["healthy"] is False
     finally:
         os.chmod(os.path.dirname(db_path), 0o700)
+
+
+def test_update_fact_on_a_fact_believed_only_through_an_assumption_agrees_with_forget_fact(db_path):
+    """Reproducer: update_fact said `No matching clause` where forget_fact said the fact is still believed."""
+    from memory.tools import call_tool
+    memory = Memory(db_path)
+    memory.assume_fact("server(alpha, v1)", "maintenance")
+    updated = call_tool(memory, "update_fact", {"old_fact": "server(alpha, v1)", "new_fact": "server(alpha, v2)"})
+    assert updated.text == ("Updated: server(alpha, v1) -> server(alpha, v2); "
+                            "still believed through other supports: server(alpha, v1)")
+    assert updated.structured["kept"] == ["server(alpha, v1)"] and updated.structured["removed"] == []
+    assert memory.query_logic("server(alpha, X)").total == 2
+    assert memory.get_belief_status("server(alpha, v1)")["justifications"] == ["maintenance"]
+    forgotten = memory.forget_fact("server(alpha, v1)")
+    assert not forgotten.removed  # forget_fact says the same: still believed through the assumption
+    memory.retract_assumption("maintenance")
+    assert [b["X"] for b in memory.query_logic("server(alpha, X)").bindings] == ["v2"]

@@ -271,8 +271,10 @@ def clear_context(api, category: str, **kw) -> ToolResult:
     "update_fact",
     title="Update fact",
     description=(
-        "Atomically replace an asserted fact with another in one transaction. Fails, changing nothing, "
-        "when old_fact is not asserted."
+        "Atomically replace a stored fact with another in one transaction: like forget_fact, it removes the "
+        "old fact's asserted support (a fact also believed through an assumption or a source memory stays "
+        "believed and is listed under kept), then asserts the new one. Fails, changing nothing, when "
+        "old_fact is not stored."
     ),
     input_schema=obj({
         "old_fact": text('The fact to replace (e.g. "server(alpha, \\"1.0\\")")'),
@@ -284,7 +286,7 @@ def clear_context(api, category: str, **kw) -> ToolResult:
 )
 def update_fact(api, old_fact: str, new_fact: str, **kw) -> ToolResult:
     result = api.update_fact(old_fact, new_fact, kw.get("memory"))
-    return ToolResult(f"Updated: {old_fact.strip()} -> {new_fact.strip()}",
+    return ToolResult(f"Updated: {old_fact.strip()} -> {new_fact.strip()}{_kept_note(result)}",
                       {"old_fact": old_fact.strip(), "new_fact": result.added, **_edit(result)})
 
 
