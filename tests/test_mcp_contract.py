@@ -242,3 +242,23 @@ def test_update_fact_on_a_fact_believed_only_through_an_assumption_agrees_with_f
     assert not forgotten.removed  # forget_fact says the same: still believed through the assumption
     memory.retract_assumption("maintenance")
     assert [b["X"] for b in memory.query_logic("server(alpha, X)").bindings] == ["v2"]
+
+
+def test_explain_why_text_names_every_leafs_supports(db_path):
+    """Reproducer: the text (what hosts show the model) dropped the supports; only structuredContent had them."""
+    import json as _json
+
+    from memory.tools import call_tool
+    memory = Memory(db_path)
+    tag = call_tool(memory, "remember", {"members": ["drone:a", "sector:1"], "event_ts": 1780000000}).structured
+    memory.assume_fact("hostile(sector1)", "intel")
+    memory.remember_fact("hostile(sector1)")
+    memory.define_rule("alert(E)", "member(E, 'drone:a'), hostile(sector1)")
+    ident = tag["hedge_tag"].split("-")[1]
+    explained = call_tool(memory, "explain_why", {"fact": f"alert({ident})"})
+    tree = _json.loads(explained.text)["proof_tree"]
+    leaves = {child["goal"]: child["supports"] for child in tree["children"]}
+    assert leaves == {f"member({ident}, 'drone:a')": [tag["hedge_tag"].replace("HEDGE", "observation:HEDGE")],
+                      "hostile(sector1)": ["assumption:intel", "asserted"]}  # in the order they were given
+    nodes = explained.structured["proof_nodes"]
+    assert [nodes[i]["supports"] for i in nodes[0]["children"]] == list(leaves.values())
