@@ -129,6 +129,15 @@ def test_nothing_depends_on_a_raised_recursion_limit(db_path):
             assert m.query_logic(f"big({LIST})").total == 1
             assert call_tool(m, "explain_why", {"fact": "reach(n1500)"}).structured["proven"]
             assert call_tool(m, "get_belief_status", {"fact": "reach(n1500)"}).structured["status"] == "in"
+            # the engine on big lists: standard order, patterns, rules holding one, proofs through them
+            assert m.query_logic("big(X), X @> [i0, i1]").total == 1
+            assert m.query_logic("big([i0, i1|T]), T @< [i3]").total == 1
+            m.define_rule("whole(Y)", f"big({LIST}), Y = 1")
+            m.define_rule("rest(T)", "big([_, _|T])")
+            assert m.query_logic("whole(1)").total == 1 and m.query_logic("rest(T)").total == 1
+            assert m.explain_why("whole(1)").proven
+            m.save_snapshot("big")  # its canonical text is longer than an argument may be: still restorable
+            assert m.restore_snapshot("big")["facts"] >= 1 and m.query_logic(f"big({LIST})").total == 1
     finally:
         sys.setrecursionlimit(limit)
 

@@ -20,7 +20,7 @@ from ..store import current_version, record_audit, utc_now
 from ..terms import NIL, Compound, Float, Term, format_term, indicator, list_items, parse_clauses
 from ..validation import require_name
 from .beliefs import check_assumption
-from .parsing import parse_fact
+from .parsing import check_fact
 from .rows import support_fact
 from .segments import bump_generation, resolve
 
@@ -51,7 +51,7 @@ def _split(text: str) -> tuple[list[Term], list[tuple[Term, str | None, float]],
             directive = clause.args[0]
             if type(directive) is Compound and directive.functor == "assume" and len(directive.args) == 2 \
                     and type(directive.args[1]) is str:
-                assumed.append((parse_fact(format_term(directive.args[0])), check_assumption(directive.args[1])))
+                assumed.append((check_fact(directive.args[0]), check_assumption(directive.args[1])))
                 continue
             if type(directive) is Compound and directive.functor == "rule" and len(directive.args) == 2:
                 rules.append(_rule_options(directive))
@@ -61,7 +61,7 @@ def _split(text: str) -> tuple[list[Term], list[tuple[Term, str | None, float]],
         if type(clause) is Compound and clause.functor == ":-":
             rules.append((clause, None, 1.0))
         else:
-            facts.append(parse_fact(format_term(clause)))
+            facts.append(check_fact(clause))
     return facts, rules, assumed
 
 

@@ -24,6 +24,7 @@ from .model import (
     is_number,
     list_items,
     make_list,
+    map_leaves,
     variables,
     variant,
 )
@@ -33,5 +34,5 @@ from .printer import format_atom, format_term
 __all__ = [
     "LIST_FUNCTOR", "NIL", "Compound", "Float", "String", "Term", "Var", "format_atom",
     "format_term", "indicator", "is_atom", "is_callable", "is_ground", "is_number",
-    "list_items", "make_list", "parse_clauses", "parse_term", "variables", "variant",
+    "list_items", "make_list", "map_leaves", "parse_clauses", "parse_term", "variables", "variant",
 ]

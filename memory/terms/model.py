@@ -127,6 +127,28 @@ def list_items(term: Term) -> tuple[list, Term]:
     return items, term
 
 
+def map_leaves(term: Term, convert) -> Term:
+    """The term with every non-compound subterm replaced by `convert(subterm)`, rebuilt bottom-up with an
+    explicit stack: a 10,000-item list is a 10,000-deep chain of cells."""
+    if type(term) is not Compound:
+        return convert(term)
+    done: list = []  # finished subterms, in order
+    stack: list = [(term, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if type(node) is not Compound:
+            done.append(convert(node))
+        elif expanded:
+            count = len(node.args)
+            args = tuple(done[len(done) - count:]) if count else ()
+            del done[len(done) - count:]
+            done.append(Compound(node.functor, args))
+        else:
+            stack.append((node, True))
+            stack.extend((arg, False) for arg in reversed(node.args))
+    return done[0]
+
+
 def is_number(term: object) -> bool:
     return (type(term) is int) or (type(term) is Float)
 
