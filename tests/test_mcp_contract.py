@@ -131,6 +131,7 @@ def test_resource_listing_pages_through_many_memories(db_path):
     assert len(second) == 5 and {r.uri for r in first}.isdisjoint(r.uri for r in second)
 
 
+@pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
 def test_logging_capability_in_the_handshake_era(db_path):
     messages = []
 
