@@ -155,7 +155,7 @@ def build_server(memory: Memory) -> Server:
         uri = str(params.uri)
         try:
             text, mime = await anyio.to_thread.run_sync(resources.read_resource, memory, uri)
-        except (NotFound, InvalidArguments) as exc:  # one answer for unknown and invisible: no existence oracle
+        except (NotFound, InvalidArguments):  # one answer for unknown and invisible: no existence oracle
             raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri[:200]}", {"uri": uri[:200]}) from None
         except DatalogMemoryError as exc:
             raise MCPError(INVALID_PARAMS, exc.message, exc.to_dict()) from None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..datalog.proofs import flatten_tree, map_tree
 from .registry import Annotations, ToolResult, tool
-from .schemas import compact_json, name_arg, BOOLEAN, INTEGER, OBJECT, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
+from .schemas import compact_json, name_arg, BOOLEAN, INTEGER, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
 
 MAX_LIMIT = 10_000
 MAX_OFFSET = 2 ** 62  # SQLite integers are 64-bit
