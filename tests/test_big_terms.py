@@ -56,7 +56,7 @@ def test_python_api_stores_queries_and_explains_big_terms(db_path):
         assert again.query_logic("big(X)").total == 1 and again.query_logic("deep(X)").total == 1
         with again.store.read() as conn:
             stored = [r[0] for r in conn.execute("SELECT args FROM facts ORDER BY functor")]
-    assert all(_json_depth(json.loads(args)) <= MAX_JSON_DEPTH + 2 for args in stored)
+    assert all(_json_depth(json.loads(args)) <= MAX_JSON_DEPTH + 4 for args in stored)  # + the args array
 
 
 def test_a_proof_a_thousand_steps_deep_over_the_api(db_path):
@@ -163,6 +163,24 @@ def test_the_json_codec_round_trips_every_term(term):
 
 def test_the_codec_keeps_json_shallow_and_reads_the_old_nested_lists():
     deep = parse_term(NESTED)
-    assert _json_depth(to_json(deep)) <= MAX_JSON_DEPTH + 2 and from_json(to_json(deep)) == deep
+    assert _json_depth(to_json(deep)) <= MAX_JSON_DEPTH + 3 and from_json(to_json(deep)) == deep
     old = {"functor": ".", "args": ["a", {"functor": ".", "args": ["b", "[]"]}]}  # stored before lists were flat
     assert from_json(old) == parse_term("[a, b]")
+
+
+def test_terms_deeper_than_the_parser_accepts_print_encode_and_store(db_path):
+    """The engine can build terms deeper than text may nest: printing and the codec handle them without recursion."""
+    from memory.terms import Compound
+    term = "x"
+    for _ in range(20_000):
+        term = Compound("f", (term,))
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1_000)
+    try:
+        text = format_term(term)
+        encoded = to_json(term)
+        assert from_json(json.loads(json.dumps(encoded))) == term
+    finally:
+        sys.setrecursionlimit(limit)
+    assert text == "f(" * 20_000 + "x" + ")" * 20_000
+    assert _json_depth(encoded) <= MAX_JSON_DEPTH + 3

@@ -6,9 +6,11 @@ compound -> {"functor": "f", "args": [...]}, list -> {"list": [...]} (plus
 "tail" when it is not `[]`). Variables are not encodable.
 
 Lists are flat, so a 10,000-item list is one JSON array, not 10,000 nested
-objects. A term nested deeper than MAX_JSON_DEPTH is kept as {"text": canonical
-text} from that point on: JSON stays shallow for SQLite's json functions (depth
-limit 1000) and for protocol serializers, whatever the size of the term.
+objects. Past MAX_JSON_DEPTH levels a subterm is written in postfix order,
+{"postfix": [leaf, ..., {"functor": "f", "arity": 2}, ...]}, one flat array: JSON
+stays shallow for SQLite's json functions (depth limit 1000) and for protocol
+serializers, whatever the depth of the term (the engine can build terms deeper
+than the parser accepts), and both directions run without recursion there.
 """
 
 from __future__ import annotations
@@ -31,8 +33,7 @@ def to_json(term: Term, _depth: int = 0) -> Any:
         return {"string": term.value}  # type: ignore[union-attr]
     if kind is Compound:
         if _depth >= MAX_JSON_DEPTH:
-            from .printer import format_term  # the printer imports nothing from here; lazy to keep layers plain
-            return {"text": format_term(term)}
+            return {"postfix": _postfix(term)}
         if term.functor == LIST_FUNCTOR and len(term.args) == 2:  # type: ignore[union-attr]
             items, tail = list_items(term)
             encoded: dict[str, Any] = {"list": [to_json(item, _depth + 2) for item in items]}
@@ -57,11 +58,40 @@ def from_json(value: Any) -> Term:
         if "list" in value:
             tail = from_json(value["tail"]) if "tail" in value else NIL
             return make_list([from_json(item) for item in value["list"]], tail)
-        if "text" in value:
-            from .parser import parse_term
-            return parse_term(value["text"])
+        if "postfix" in value:
+            return _from_postfix(value["postfix"])
         return Compound(value["functor"], tuple(from_json(a) for a in value["args"]))
     raise ValueError(f"not an encoded term: {value!r}")
+
+
+def _postfix(term: Term) -> list:
+    out: list = []
+    stack: list = [(term, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if type(node) is not Compound:
+            out.append(to_json(node))
+        elif expanded:
+            out.append({"functor": node.functor, "arity": len(node.args)})  # type: ignore[union-attr]
+        else:
+            stack.append((node, True))
+            stack.extend((arg, False) for arg in reversed(node.args))  # type: ignore[union-attr]
+    return out
+
+
+def _from_postfix(items: list) -> Term:
+    built: list = []
+    for item in items:
+        if type(item) is dict and "arity" in item:
+            count = item["arity"]
+            args = tuple(built[len(built) - count:])
+            del built[len(built) - count:]
+            built.append(Compound(item["functor"], args))
+        else:
+            built.append(from_json(item))
+    if len(built) != 1:
+        raise ValueError("not an encoded term: unbalanced postfix sequence")
+    return built[0]
 
 
 def encode_args(args: tuple) -> str:
