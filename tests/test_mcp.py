@@ -100,8 +100,7 @@ def test_tool_errors_are_results_with_a_stable_code(db_path, era):
     assert results["segment"].content[0].text == "Memory not mounted: nowhere"
 
 
-@pytest.mark.parametrize("era", ERAS)
-@pytest.mark.parametrize("name, args", [
+SCHEMA_FAILURES = [
     ("remember_fact", {}),
     ("remember_fact", {"fact": None}),
     ("remember_fact", {"fact": ""}),
@@ -113,19 +112,26 @@ def test_tool_errors_are_results_with_a_stable_code(db_path, era):
     ("explain_why", {"fact": "p(a)", "max_depth": 0}),
     ("define_rule", {"head": "p(X)"}),
     ("echo", {"message": ["not", "a", "string"]}),
-])
-def test_schema_failures_are_tool_errors_the_model_reads(db_path, era, name, args):
-    """SEP-1303: a schema failure is an isError result, so the model sees what to change."""
+]
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_schema_failures_are_tool_errors_the_model_reads(db_path, era):
+    """SEP-1303: a schema failure is an isError result, so the model sees what to change (one server per era)."""
     async def scenario(client):
-        failed = await client.call_tool(name, args)
+        failed = [await client.call_tool(name, args) for name, args in SCHEMA_FAILURES]
         # the server is still serving
         assert (await client.call_tool("echo", {"message": "still here"})).content[0].text == "still here"
         return failed
-    failed = run(db_path, era, scenario)
-    text = failed.content[0].text
-    assert text.startswith("InvalidArguments: Invalid arguments for tool " + name + ": ")
-    assert error_of(failed)["code"] == "invalid_arguments"
-    assert len(text) < 2000
+    for (name, args), result in zip(SCHEMA_FAILURES, run(db_path, era, scenario)):
+        text = result.content[0].text
+        assert text.startswith("InvalidArguments: Invalid arguments for tool " + name + ": "), text
+        assert error_of(result)["code"] == "invalid_arguments"
+        assert len(text) < 2000
+        if "extra" in args:
+            assert text.endswith("('extra' was unexpected); the arguments are: fact, memory")
+        if len(str(args)) > 65536:
+            assert text.endswith("'fact': too long (1048579 characters; the limit is 65536)")
 
 
 @pytest.mark.parametrize("era", ERAS)

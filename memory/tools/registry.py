@@ -68,7 +68,7 @@ class Tool:
             raise ArgumentsRejected(f"Invalid arguments for tool {self.name}: arguments must be an object")
         errors = sorted(self.validator.iter_errors(arguments), key=lambda e: list(e.path))
         if errors:
-            details = [_describe(e) for e in errors]
+            details = [_describe(e, self.input_schema) for e in errors]
             raise ArgumentsRejected(f"Invalid arguments for tool {self.name}: {'; '.join(details)}",
                                     tool=self.name, errors=details)
         return {name: _as_declared(self.input_schema["properties"].get(name, {}), value)
@@ -84,9 +84,15 @@ def _as_declared(schema: dict, value: Any) -> Any:
     return value
 
 
-def _describe(error) -> str:
+def _describe(error, schema: dict) -> str:
+    """One schema failure, worded so the caller knows what to change."""
     where = ".".join(str(p) for p in error.path)
     message = error.message
+    if error.validator == "maxLength" and isinstance(error.instance, str):
+        message = f"too long ({len(error.instance)} characters; the limit is {error.validator_value})"
+    elif error.validator == "additionalProperties" and not error.path:
+        allowed = ", ".join(schema.get("properties", {})) or "none"
+        message = f"{message}; the arguments are: {allowed}"
     if len(message) > 200:
         message = message[:200] + "…"
     return f"'{where}': {message}" if where else message
