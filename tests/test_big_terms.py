@@ -127,6 +127,8 @@ def test_nothing_depends_on_a_raised_recursion_limit(db_path):
             _chain(m, 1_500)
             m.remember_fact(f"big({LIST})")
             assert m.query_logic(f"big({LIST})").total == 1
+            m.remember_fact(f"deep({NESTED})")  # parsed and printed 1,000 levels deep with 1,000 frames to spare
+            assert format_term(parse_term(m.query_logic("deep(X)").bindings[0]["X"])) == format_term(parse_term(NESTED))
             assert call_tool(m, "explain_why", {"fact": "reach(n1500)"}).structured["proven"]
             assert call_tool(m, "get_belief_status", {"fact": "reach(n1500)"}).structured["status"] == "in"
             # the engine on big lists: standard order, patterns, rules holding one, proofs through them
