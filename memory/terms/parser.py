@@ -9,6 +9,8 @@ from .operators import INFIX, PREFIX, infix_argument_limits, prefix_argument_lim
 
 MAX_NESTING = 1000
 _CLOSERS = {")", "]", "}", ",", "|"}
+_ARGUMENT_ENDS = frozenset({",", ")", "]", "|"})
+_NOT_LEAF = object()
 
 
 def _describe(token: Token) -> str:
@@ -165,17 +167,50 @@ class Parser:
             return name, 0
         raise self.error(f"expected a term, found {_describe(token)}", token)
 
+    def _leaf_argument(self, depth: int):
+        """An argument or list item that is one plain token (most are): read it here instead of starting a
+        nested term, which is what makes parsing fast. _NOT_LEAF when anything else follows."""
+        if depth + 1 > MAX_NESTING:
+            return _NOT_LEAF
+        tokens, i = self.tokens, self.i
+        following = tokens[i + 1] if i + 1 < len(tokens) else None
+        if following is None or following.kind != "punct" or following.value not in _ARGUMENT_ENDS:
+            return _NOT_LEAF
+        token = tokens[i]
+        kind = token.kind
+        if kind == "int":
+            value = token.value
+        elif kind == "var":
+            value = self.variable(token.value)  # type: ignore[arg-type]
+        elif kind == "qname" or (kind == "name" and token.value not in INFIX and token.value not in PREFIX):
+            value = token.value
+        elif kind == "float":
+            value = Float(token.value)  # type: ignore[arg-type]
+        elif kind == "string":
+            value = String(token.value)  # type: ignore[arg-type]
+        else:
+            return _NOT_LEAF
+        self.i = i + 1
+        return value
+
+    def _argument(self, depth: int):
+        """One argument (priority 999) of a compound or list."""
+        value = self._leaf_argument(depth)
+        if value is _NOT_LEAF:
+            value = (yield (999, depth + 1))[0]
+        return value
+
     def after_name(self, name: str, depth: int):
         """A name already read; read `(args)` if they follow directly."""
         nxt = self.peek()
         if not (nxt.kind == "punct" and nxt.value == "(" and not nxt.layout_before):
             return name, 0
         self.advance()
-        args = [(yield (999, depth + 1))[0]]
+        args = [(yield from self._argument(depth))]
         while True:
             token = self.advance()
             if token.kind == "punct" and token.value == ",":
-                args.append((yield (999, depth + 1))[0])
+                args.append((yield from self._argument(depth)))
             elif token.kind == "punct" and token.value == ")":
                 return Compound(name, tuple(args)), 0
             else:
@@ -187,14 +222,14 @@ class Parser:
             self.advance()
             term, _ = yield from self.after_name(NIL, depth)
             return term
-        items = [(yield (999, depth + 1))[0]]
+        items = [(yield from self._argument(depth))]
         tail: Term = NIL
         while True:
             token = self.advance()
             if token.kind == "punct" and token.value == ",":
-                items.append((yield (999, depth + 1))[0])
+                items.append((yield from self._argument(depth)))
             elif token.kind == "punct" and token.value == "|":
-                tail = (yield (999, depth + 1))[0]
+                tail = yield from self._argument(depth)
                 self.expect_punct("]", "to close the list")
                 break
             elif token.kind == "punct" and token.value == "]":
