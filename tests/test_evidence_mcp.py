@@ -1,11 +1,10 @@
 """The evidence tools over the real surfaces: the MCP server in both protocol eras, and the CLI."""
 
 import pytest
-from mcp.shared.exceptions import MCPError
 
 from evidence_scenario import CONVERGE_RULE, THREAT_RULE
 from memory.tools import REGISTRY
-from surfaces import ERAS, call_checked, cli, cli_json, run_client
+from surfaces import ERAS, call_checked, cli, cli_json, error_of, run_client
 
 EVIDENCE_TOOLS = {"remember", "recall", "reason", "prove", "verify", "detect", "forget_observation"}
 T = 1_780_000_000
@@ -46,10 +45,7 @@ def test_the_six_tools_over_mcp(db_path, era):
                                                       "now": T + 600})
         out["forget"] = await call(client, "forget_observation", {"hedge_tags": [tags[1]], "reason": "glitch"})
         out["after"] = await call(client, "reason", {"query": "sector:q", "now": T + 600})
-        try:
-            await client.call_tool("remember", {"members": []})
-        except MCPError as exc:
-            out["bad"] = exc.error.code
+        out["bad"] = error_of(await client.call_tool("remember", {"members": []}))["code"]
         return a, tags, out
     a, tags, out = run(db_path, era, scenario)
     assert a.content[0].text == f"Stored observation {tags[0]} (DRONE_EVENT) at {T}: drone:x1, sector:q"
@@ -67,7 +63,7 @@ def test_the_six_tools_over_mcp(db_path, era):
     assert summary["sensitivity"] == 1.5 and summary["window"]["end"] == T + 601 and summary["edges_scanned"] == 2
     assert out["forget"].content[0].text == f"Retracted 1 observation(s): {tags[1]}"
     assert out["after"].structured_content["derived"] == []
-    assert out["bad"] == -32602
+    assert out["bad"] == "invalid_arguments"
 
 
 def test_cli_remember_recall_and_detect(db_path):

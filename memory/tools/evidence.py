@@ -35,7 +35,7 @@ def _top_k(default: int) -> dict:
         "members": {"type": "array", "minItems": 1, "maxItems": MAX_MEMBERS,
                     "items": {"type": "string", "minLength": 1, "maxLength": MAX_ENTITY_CHARS},
                     "description": "Entity names to link, e.g. [\"account:admin\", \"host:db01\"]"},
-        "event_ts": {"type": ["integer", "null"], "minimum": FIRST_SECOND, "maximum": LAST_SECOND,
+        "event_ts": {"type": "integer", "minimum": FIRST_SECOND, "maximum": LAST_SECOND,
                      "description": "Epoch seconds of the event (default now)"},
         "weight": {"type": "number", "exclusiveMinimum": 0, "maximum": 1,
                    "description": "Strength of the observation in (0, 1] (default 1.0)"},

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from ..datalog.proofs import flatten_tree, map_tree
 from .registry import Annotations, ToolResult, tool
-from .schemas import compact_json, name_arg, BOOLEAN, INTEGER, NULLABLE_INTEGER, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
+from .schemas import compact_json, name_arg, BOOLEAN, INTEGER, OBJECT, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
 
 MAX_LIMIT = 10_000
 MAX_OFFSET = 2 ** 62  # SQLite integers are 64-bit
 DEFAULT_QUERY_LIMIT = 1_000  # bounded by default; total and truncated say what was left out
+# One node of explain_why's flat proof_nodes list.
+PROOF_NODE = {"type": "object", "required": ["goal", "rule_applied", "kind", "children"], "properties": {
+    "goal": STRING, "rule_applied": STRING, "kind": STRING, "children": {"type": "array", "items": INTEGER},
+    "supports": STRINGS, "truncated": BOOLEAN, "rule_id": INTEGER, "memory": STRING, "memories": ROWS}}
 
 
 @tool(
@@ -46,7 +51,7 @@ def remember_fact(api, fact: str, **kw) -> ToolResult:
                        "description": "Confidence in (0, 1] that reason multiplies in (default 1)"},
     }, ["head", "body"]),
     output_schema=out({"rule": STRING, "memory": STRING, "created": BOOLEAN, "rule_id": INTEGER,
-                       "name": {"type": ["string", "null"]}, "confidence": {"type": "number"}}),
+                       "name": STRING, "confidence": {"type": "number"}}, optional=("name",)),
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def define_rule(api, head: str, body: str, **kw) -> ToolResult:
@@ -98,8 +103,8 @@ def forget_fact(api, fact: str, **kw) -> ToolResult:
     }, ["goal"]),
     output_schema=out({
         "goal": STRING, "memory": STRING, "variables": STRINGS, "bindings": ROWS, "values": ROWS,
-        "total": INTEGER, "truncated": BOOLEAN, "limit": NULLABLE_INTEGER, "offset": INTEGER,
-    }),
+        "total": INTEGER, "truncated": BOOLEAN, "limit": INTEGER, "offset": INTEGER,
+    }, optional=("limit",)),
     annotations=Annotations(read_only=True),
 )
 def query_logic(api, goal: str, **kw) -> ToolResult:
@@ -123,9 +128,11 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
         "Return the proof tree of a ground fact: each node has goal, rule_applied (\"fact\" for stored "
         "facts, the rule text for derived ones, or builtin/negation/aggregate) and children. Proofs end "
         "in stored facts and are finite even for recursive rules. proven is false when no proof exists. "
-        "The structured result adds detailed_tree: the same tree with each node's kind, the rule id, and "
-        "the supports of every stored fact (asserted, assumption:<name>, source:<memory id>, ...); a fact "
-        "projected from a source memory also lists that memory with its exact text under memories. "
+        "Each stored fact's leaf also names its supports (asserted, assumption:<name>, source:<memory id>, "
+        "observation supports). The structured result has proof_nodes: the same proof as a flat list (root "
+        "first, children as indexes into the list, so a proof of any depth stays shallow JSON) with each "
+        "node's kind, the rule id and supports; a fact projected from a source memory also lists that "
+        "memory with its exact text under memories. "
         "With record_proof, the proof's conclusions and their premises are also written to the SQLite tables "
         "`derived` and `proof_edges` (as materialize writes them for every conclusion), and recorded says what "
         "was written."
@@ -138,18 +145,32 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
                                                              "tables for sqlite3 readers (default: false)"},
     }, ["fact"]),
     output_schema=out({"fact": STRING, "memory": STRING, "proven": BOOLEAN,
-                       "proof_tree": {"type": ["object", "null"]}, "detailed_tree": {"type": ["object", "null"]},
-                       "recorded": {"type": "object"}},
-                      ["fact", "memory", "proven", "proof_tree", "detailed_tree"]),
-    annotations=Annotations(read_only=True),
+                       "proof_nodes": {"type": "array", "items": PROOF_NODE}, "recorded": OBJECT},
+                      optional=("proof_nodes", "recorded")),
+    # not read-only: with record_proof it writes (derived, proof_edges and an audit row); without, it reads
+    annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def explain_why(api, fact: str, **kw) -> ToolResult:
     result = api.explain_why(fact, kw.get("max_depth"), kw.get("memory"), kw.get("record_proof", False))
-    body = {"fact": result.fact, "proven": result.proven, "proof_tree": result.proof_tree}
-    structured = {**body, "memory": result.memory, "detailed_tree": result.detailed_tree}
+    tree = None if result.detailed_tree is None else map_tree(result.detailed_tree, _text_node, lambda n: n["children"])
+    text = compact_json({"fact": result.fact, "proven": result.proven, "proof_tree": tree})
+    nodes = None if result.detailed_tree is None else flatten_tree(result.detailed_tree)
+    structured = {"fact": result.fact, "memory": result.memory, "proven": result.proven, "proof_nodes": nodes}
     if result.recorded is not None:
         structured["recorded"] = result.recorded
-    return ToolResult(compact_json(body), structured)
+    return ToolResult(text, structured)
+
+
+def _text_node(node: dict) -> dict:
+    """The reference's node (goal, rule_applied, children), plus the supports of a stored fact: the text is what
+    most hosts show the model, so it must say what each leaf rests on."""
+    out = {"goal": node["goal"], "rule_applied": node["rule_applied"], "children": []}
+    if node.get("truncated"):
+        out["truncated"] = True
+    if "supports" in node:
+        out["supports"] = node["supports"]
+    return out
+
 
 
 def _page(page) -> dict:
@@ -262,8 +283,10 @@ def clear_context(api, category: str, **kw) -> ToolResult:
     "update_fact",
     title="Update fact",
     description=(
-        "Atomically replace an asserted fact with another in one transaction. Fails, changing nothing, "
-        "when old_fact is not asserted."
+        "Atomically replace a stored fact with another in one transaction: like forget_fact, it removes the "
+        "old fact's asserted support (a fact also believed through an assumption or a source memory stays "
+        "believed and is listed under kept), then asserts the new one. Fails, changing nothing, when "
+        "old_fact is not stored."
     ),
     input_schema=obj({
         "old_fact": text('The fact to replace (e.g. "server(alpha, \\"1.0\\")")'),
@@ -275,7 +298,7 @@ def clear_context(api, category: str, **kw) -> ToolResult:
 )
 def update_fact(api, old_fact: str, new_fact: str, **kw) -> ToolResult:
     result = api.update_fact(old_fact, new_fact, kw.get("memory"))
-    return ToolResult(f"Updated: {old_fact.strip()} -> {new_fact.strip()}",
+    return ToolResult(f"Updated: {old_fact.strip()} -> {new_fact.strip()}{_kept_note(result)}",
                       {"old_fact": old_fact.strip(), "new_fact": result.added, **_edit(result)})
 
 
