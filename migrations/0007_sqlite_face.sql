@@ -91,7 +91,7 @@ SELECT
     a.actor,
     a.operation,
     a.segment AS memory,
-    CASE a.operation
+    coalesce(CASE a.operation
         WHEN 'remember_fact' THEN 'remembered ' || json_extract(a.payload, '$.fact')
         WHEN 'forget_fact' THEN 'forgot ' || json_extract(a.payload, '$.fact')
             || CASE WHEN json_extract(a.payload, '$.removed') THEN ' (no support left: removed)' ELSE ' (still supported)' END
@@ -108,8 +108,9 @@ SELECT
         WHEN 'upsert_fact' THEN 'upserted ' || json_extract(a.payload, '$.fact')
         WHEN 'import_facts' THEN 'imported ' || json_extract(a.payload, '$.facts') || ' fact(s), '
             || json_extract(a.payload, '$.added') || ' new'
-        WHEN 'import_program' THEN 'imported a program: ' || json_extract(a.payload, '$.facts_added') || ' fact(s), '
-            || json_extract(a.payload, '$.rules_added') || ' rule(s)'
+        WHEN 'import_program' THEN 'imported a program: '
+            || coalesce(json_extract(a.payload, '$.facts_added'), json_extract(a.payload, '$.added')) || ' new fact(s)'
+            || coalesce(', ' || json_extract(a.payload, '$.rules_added') || ' new rule(s)', '')
         WHEN 'materialize' THEN 'materialized ' || json_extract(a.payload, '$.tuples') || ' conclusion(s) at generation '
             || json_extract(a.payload, '$.generation')
         WHEN 'record_proof' THEN 'recorded the proof of ' || json_extract(a.payload, '$.fact')
@@ -131,8 +132,7 @@ SELECT
         WHEN 'forget_observation' THEN 'retracted ' || json_extract(a.payload, '$.hedge_tags')
         WHEN 'integrity_check' THEN 'integrity check: ' || json_extract(a.payload, '$.result')
         WHEN 'invariant_check' THEN 'invariant check: ' || json_extract(a.payload, '$.problems') || ' problem(s)'
-        ELSE a.operation
-    END AS summary,
+    END, a.operation) AS summary,
     a.payload
 FROM audit_log AS a;
 

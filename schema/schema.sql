@@ -412,7 +412,8 @@ SELECT
 FROM hyperedges AS h;
 
 -- The audit log with a one-line summary of each operation (the payload stays
--- alongside; operations this view does not know show their name).
+-- alongside; an operation this view does not know, or whose payload was
+-- redacted, shows its name).
 CREATE VIEW audit_events AS
 SELECT
     a.id,
@@ -420,7 +421,7 @@ SELECT
     a.actor,
     a.operation,
     a.segment AS memory,
-    CASE a.operation
+    coalesce(CASE a.operation
         WHEN 'remember_fact' THEN 'remembered ' || json_extract(a.payload, '$.fact')
         WHEN 'forget_fact' THEN 'forgot ' || json_extract(a.payload, '$.fact')
             || CASE WHEN json_extract(a.payload, '$.removed') THEN ' (no support left: removed)' ELSE ' (still supported)' END
@@ -437,8 +438,9 @@ SELECT
         WHEN 'upsert_fact' THEN 'upserted ' || json_extract(a.payload, '$.fact')
         WHEN 'import_facts' THEN 'imported ' || json_extract(a.payload, '$.facts') || ' fact(s), '
             || json_extract(a.payload, '$.added') || ' new'
-        WHEN 'import_program' THEN 'imported a program: ' || json_extract(a.payload, '$.facts_added') || ' fact(s), '
-            || json_extract(a.payload, '$.rules_added') || ' rule(s)'
+        WHEN 'import_program' THEN 'imported a program: '
+            || coalesce(json_extract(a.payload, '$.facts_added'), json_extract(a.payload, '$.added')) || ' new fact(s)'
+            || coalesce(', ' || json_extract(a.payload, '$.rules_added') || ' new rule(s)', '')
         WHEN 'materialize' THEN 'materialized ' || json_extract(a.payload, '$.tuples') || ' conclusion(s) at generation '
             || json_extract(a.payload, '$.generation')
         WHEN 'record_proof' THEN 'recorded the proof of ' || json_extract(a.payload, '$.fact')
@@ -460,8 +462,7 @@ SELECT
         WHEN 'forget_observation' THEN 'retracted ' || json_extract(a.payload, '$.hedge_tags')
         WHEN 'integrity_check' THEN 'integrity check: ' || json_extract(a.payload, '$.result')
         WHEN 'invariant_check' THEN 'invariant check: ' || json_extract(a.payload, '$.problems') || ' problem(s)'
-        ELSE a.operation
-    END AS summary,
+    END, a.operation) AS summary,
     a.payload
 FROM audit_log AS a;
 
