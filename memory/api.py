@@ -8,7 +8,7 @@ from typing import Callable
 from .datalog import Budget
 from .knowledge import Explanation, FactChange, KnowledgeBase, Materialization, Page, QueryResult, RuleChange
 from .errors import ReadOnly
-from .knowledge import beliefs, edits, inspect, mounts, programs, refactor
+from .knowledge import beliefs, edits, inspect, integrity, mounts, programs, refactor
 from .knowledge.refactor import ALL
 from .knowledge.segments import DEFAULT
 from .knowledge.edits import EditResult
@@ -140,6 +140,10 @@ class Memory:
 
     def get_persistence_status(self, check_integrity: bool = False) -> dict:
         return programs.persistence_status(self.knowledge, check_integrity)
+
+    def check_invariants(self, record: bool = True) -> integrity.CheckReport:
+        """Rows that bypass the tools' invariants (see `datalog-memory check`); recorded in the audit log."""
+        return integrity.check(self.store, self.actor, record)
 
     # --- fact edits, inspection and refactoring (zpm parity) ------------------------
     def clear_context(self, category: str, memory: str | None = None) -> EditResult:
