@@ -94,6 +94,7 @@ class ProofBuilder:
         self.rules = rules  # evaluated rules; code index i -> rules[i - 1]
         self.relations = relations  # original pred -> {tuple: code}
         self.indexes: dict = {}
+        self.ready: dict = {}  # (rule, remaining literals, bound variables) -> the literal to try next
         self.nodes = 0
 
     def candidates(self, pred: tuple, args: tuple, binding: dict) -> list:
@@ -184,8 +185,11 @@ class ProofBuilder:
         def step(remaining: list, binding: dict) -> bool:
             if not remaining:
                 return True
-            ready = order_body(Rule(rule.head, tuple(rule.body[i] for i in remaining), rule.source),
-                               set(binding), lambda p: 0)[0]
+            key = (id(rule), tuple(remaining), frozenset(binding))
+            ready = self.ready.get(key)
+            if ready is None:  # the order depends only on which literals remain and which variables are bound
+                ready = self.ready[key] = order_body(
+                    Rule(rule.head, tuple(rule.body[i] for i in remaining), rule.source), set(binding), lambda p: 0)[0]
             i = remaining[ready]
             lit = rule.body[i]
             if isinstance(lit, Lit):

@@ -18,7 +18,7 @@ from ..terms import Compound, Term, format_term, indicator, parse_term
 from ..terms.codec import decode_args, encode_args, to_json
 from ..validation import require_name
 from .parsing import parse_fact, parse_goal, parse_rule
-from .proof_edges import derived_row, model_conclusions, proof_conclusions, record_proof, write_edges
+from .proof_edges import model_conclusions, proof_conclusions, record_proof, write_conclusions
 from .rows import support_fact
 from .segments import DEFAULT, Segment, bump_generation, resolve
 
@@ -422,11 +422,7 @@ class KnowledgeBase:
             model = self.evaluate_all(program, self._loader(conn, segment), budget)
             conclusions = model_conclusions(program, model, budget, self._computed_preds(segment))
             conn.execute("DELETE FROM derived WHERE segment_id = ?", (segment.id,))
-            conn.executemany(
-                "INSERT INTO derived (segment_id, functor, arity, text, args, rule_id, stamp, generation) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [derived_row(segment, c) for c in conclusions],
-            )
-            edges = write_edges(conn, segment, conclusions)
+            edges = write_conclusions(conn, segment, conclusions)
             count = len(conclusions)
             seconds = time.perf_counter() - started
             conn.execute(

@@ -33,13 +33,10 @@ class Premise:
 class Conclusion:
     pred: tuple
     args: tuple
+    text: str  # canonical text, as derived.text holds it
     rule_id: int | None
     stamp: int
     premises: tuple  # of Premise, in the order of the rule's body
-
-    @property
-    def text(self) -> str:
-        return fact_text(self.pred, self.args)
 
 
 def fact_text(pred: tuple, args: tuple) -> str:
@@ -47,8 +44,32 @@ def fact_text(pred: tuple, args: tuple) -> str:
     return format_term(Compound(pred[0], args) if args else pred[0])
 
 
-def _premise(pred: tuple, args: tuple, derived: bool, computed: set) -> Premise:
-    text = format_term(literal_term(Lit(pred, args)))
+class _Texts:
+    """Canonical texts of tuples, each printed once: a tuple is the premise of many conclusions."""
+
+    def __init__(self) -> None:
+        self.plain: dict = {}
+        self.goals: dict = {}
+
+    def fact(self, pred: tuple, args: tuple) -> str:
+        key = (pred, args)
+        text = self.plain.get(key)
+        if text is None:
+            text = self.plain[key] = fact_text(pred, args)
+        return text
+
+    def goal(self, pred: tuple, args: tuple) -> str:
+        if len(pred) == 2:
+            return self.fact(pred, args)
+        key = (pred, args)
+        text = self.goals.get(key)
+        if text is None:
+            text = self.goals[key] = format_term(literal_term(Lit(pred, args)))
+        return text
+
+
+def _premise(texts: _Texts, pred: tuple, args: tuple, derived: bool, computed: set) -> Premise:
+    text = texts.goal(pred, args)
     if derived:
         return Premise("derived", text, pred, args)
     return Premise("observation" if len(pred) == 2 and pred in computed else "fact", text, pred, args)
@@ -59,6 +80,7 @@ def model_conclusions(program: Program, model, budget=None, computed: Iterable =
     relations = model.relations.rel
     builder = ProofBuilder(program, model.rules, relations)
     computed = set(computed)
+    texts = _Texts()
     out: list[Conclusion] = []
     for pred, relation in relations.items():
         if len(pred) != 2 or str(pred[0]).startswith("$"):
@@ -74,12 +96,12 @@ def model_conclusions(program: Program, model, budget=None, computed: Iterable =
             premises = []
             for kind, literal, value in found:
                 if kind == "lit":
-                    premises.append(_premise(literal.pred, value,
+                    premises.append(_premise(texts, literal.pred, value,
                                              bool(relations[literal.pred][value] & RULE_MASK), computed))
                 else:
                     premises.append(Premise(kind, value))
-            out.append(Conclusion(pred, args, program.sources[rule.source].rule_id, code >> RULE_BITS,
-                                  tuple(premises)))
+            out.append(Conclusion(pred, args, texts.fact(pred, args), program.sources[rule.source].rule_id,
+                                  code >> RULE_BITS, tuple(premises)))
             if budget is not None and not len(out) % BUDGET_STEP:
                 budget.tick(0)
     return out
@@ -90,6 +112,7 @@ def proof_conclusions(root, computed: Iterable = ()) -> tuple[list[Conclusion], 
     was complete (no node cut by max_depth or the node limit). Stamps are derivation heights: a leaf is 0,
     a conclusion one more than its highest premise, so they order premises below conclusions."""
     computed = set(computed)
+    texts = _Texts()
     order, stack, seen = [], [root], set()
     complete = True
     while stack:  # no recursion: proofs can be thousands of steps deep
@@ -109,33 +132,35 @@ def proof_conclusions(root, computed: Iterable = ()) -> tuple[list[Conclusion], 
             continue
         seen.add(key)
         premises = tuple(
-            _premise(c.pred, c.args, c.kind == "rule", computed) if c.pred is not None
+            _premise(texts, c.pred, c.args, c.kind == "rule", computed) if c.pred is not None
             else Premise(c.kind, c.goal) for c in node.children)
-        out.append(Conclusion(node.pred, node.args, node.rule_id, heights[id(node)], premises))
+        out.append(Conclusion(node.pred, node.args, texts.fact(node.pred, node.args), node.rule_id,
+                              heights[id(node)], premises))
     return out, complete
 
 
 _EDGE_SQL = (
     "INSERT INTO proof_edges (conclusion_id, position, kind, premise, memory, fact_id, derived_id, observation_id, "
-    "generation) VALUES ((SELECT id FROM derived WHERE segment_id = ?1 AND text = ?2), ?3, ?4, ?5, ?6, "
-    "(SELECT id FROM facts WHERE segment_id = ?7 AND text = ?8), "
-    "(SELECT id FROM derived WHERE segment_id = ?1 AND text = ?9), "
-    "(SELECT id FROM hyperedges WHERE id = ?10), ?11)"
+    "generation) VALUES (?, ?, ?, ?, ?, (SELECT id FROM facts WHERE segment_id = ? AND text = ?), ?, "
+    "(SELECT id FROM hyperedges WHERE id = ?), ?)"
 )
+_DERIVED_SQL = ("INSERT INTO derived (id, segment_id, functor, arity, text, args, rule_id, stamp, generation) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
-def edge_rows(conn, segment: Segment, conclusions: Iterable[Conclusion]) -> list[tuple]:
-    """Parameters of `_EDGE_SQL` for the premises of the given conclusions."""
+def edge_rows(conn, segment: Segment, conclusions: Iterable[Conclusion], ids: dict) -> list[tuple]:
+    """Parameters of `_EDGE_SQL` for the premises of the given conclusions; `ids` maps the text of every
+    conclusion (and of every derived premise) to its row in `derived`."""
     others: dict = {}  # segment name -> id in this file (None for a global segment in its own file)
     rows = []
     for conclusion in conclusions:
-        text = conclusion.text
+        conclusion_id = ids[conclusion.text]
         for position, premise in enumerate(conclusion.premises):
             memory = fact_segment = stored = derived = observation = None
             if premise.pred is not None:
-                stored = fact_text(premise.pred, premise.args)
+                stored = premise.text if len(premise.pred) == 2 else fact_text(premise.pred, premise.args)
                 if premise.kind == "derived":
-                    derived, stored = stored, None
+                    derived, stored = ids.get(stored), None
                 elif len(premise.pred) == 3:
                     memory = premise.pred[2]
                     if memory not in others:  # a mounted global segment keeps its facts in the global file
@@ -147,13 +172,18 @@ def edge_rows(conn, segment: Segment, conclusions: Iterable[Conclusion]) -> list
                 if premise.kind == "observation" and premise.pred in (("hedge", 4), ("member", 2)) \
                         and type(premise.args[0]) is int:
                     observation = premise.args[0]
-            rows.append((segment.id, text, position, premise.kind, premise.text, memory, fact_segment, stored,
+            rows.append((conclusion_id, position, premise.kind, premise.text, memory, fact_segment, stored,
                          derived, observation, segment.generation))
     return rows
 
 
-def write_edges(conn, segment: Segment, conclusions: Iterable[Conclusion]) -> int:
-    rows = edge_rows(conn, segment, conclusions)
+def write_conclusions(conn, segment: Segment, conclusions: list[Conclusion]) -> int:
+    """Insert the conclusions into `derived` (the segment's old rows must be gone) and their proof edges;
+    returns the number of edges. Ids are assigned here, so no edge has to look its rows up."""
+    first = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM derived").fetchone()[0]
+    ids = {c.text: first + i for i, c in enumerate(conclusions)}
+    conn.executemany(_DERIVED_SQL, [(ids[c.text], *derived_row(segment, c)) for c in conclusions])
+    rows = edge_rows(conn, segment, conclusions, ids)
     conn.executemany(_EDGE_SQL, rows)
     return len(rows)
 
@@ -168,19 +198,22 @@ def record_proof(conn, segment: Segment, conclusions: list[Conclusion]) -> int:
     """Write the conclusions of one proof and their edges at the segment's current generation; rows already
     current (a materialization or an earlier proof at this generation) are kept as they are. Returns the
     conclusions written."""
-    fresh = []
+    fresh, ids = [], {}
     for conclusion in conclusions:
         row = conn.execute("SELECT id, generation FROM derived WHERE segment_id = ? AND text = ?",
                            (segment.id, conclusion.text)).fetchone()
         if row is not None and row[1] == segment.generation:
+            ids[conclusion.text] = row[0]
             continue
         if row is not None:  # a stale row: its edges go, the row takes the new derivation
             conn.execute("DELETE FROM proof_edges WHERE conclusion_id = ?", (row[0],))
             conn.execute("UPDATE derived SET rule_id = ?, stamp = ?, generation = ? WHERE id = ?",
                          (conclusion.rule_id, conclusion.stamp, segment.generation, row[0]))
+            ids[conclusion.text] = row[0]
         else:
             conn.execute("INSERT INTO derived (segment_id, functor, arity, text, args, rule_id, stamp, generation) "
                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", derived_row(segment, conclusion))
+            ids[conclusion.text] = conn.last_insert_rowid()
         fresh.append(conclusion)
-    write_edges(conn, segment, fresh)
+    conn.executemany(_EDGE_SQL, edge_rows(conn, segment, fresh, ids))
     return len(fresh)
