@@ -14,6 +14,7 @@ from .knowledge.segments import DEFAULT
 from .knowledge.edits import EditResult
 from .knowledge.parsing import parse_fact
 from . import evidence
+from .sources.context import ADMIN, WRITE_GLOBAL
 from .sources import CallerContext, SourceMemories, recall, search, visible_facts_clause
 from .sources.derived import derived_recall
 from .sources.search import render_recall
@@ -62,6 +63,8 @@ class Memory:
             return self.knowledge
         if write and row[1] == "ro":
             raise ReadOnly("Memory is read-only", memory=memory)
+        if write:  # the global database is shared by every project
+            self.context.require(WRITE_GLOBAL, f"Writing the global memory '{memory}'")
         return self._global()
 
     def init(self) -> str:
@@ -104,6 +107,7 @@ class Memory:
     def add_fact_terms(self, terms: list, memory: str | None = None, chunk: int = 10_000,
                        progress: Callable[[int], None] | None = None) -> tuple[int, int]:
         """Assert parsed facts in one transaction, in chunks (progress gets each chunk's size)."""
+        self.context.require(ADMIN, "Importing facts")
         kb = self._kb(memory, write=True)
         added = 0
         with kb.store.write():
@@ -115,6 +119,7 @@ class Memory:
         return added, len(terms) - added
 
     def import_program(self, text: str, memory: str | None = None) -> dict:
+        self.context.require(ADMIN, "Importing a program")
         return programs.import_program(self._kb(memory, write=True), text, memory)
 
     def export_program(self, memory: str | None = None) -> str:

@@ -214,8 +214,7 @@ class SourceMemories:
             raise InvalidArguments("'valid_to' must be after 'valid_from'", argument="valid_to")
         digest = sha256(text)
         with self.store.write() as conn:
-            namespace = write_namespace(conn, self.context, scope)
-            capability = require_write(self.context, namespace)
+            namespace, capability = write_namespace(conn, self.context, scope)
             if key is not None:
                 receipt = self._replay(conn, namespace, key, digest)
                 if receipt is not None:

@@ -6,6 +6,7 @@ from ..evidence.observations import (FIRST_SECOND, LAST_SECOND, MAX_ENTITY_CHARS
                                      MAX_RETRACT, TAG)
 from ..evidence.recall import MAX_QUERY_CHARS, MAX_TOP_K
 from ..evidence.verify import MAX_ANSWER_CHARS
+from ..sources.context import READ, WRITE_OBSERVATIONS
 from .registry import Annotations, ToolResult, tool
 from .schemas import BOOLEAN, INTEGER, ROWS, STRING, STRINGS, compact_json, integer, memory_arg, name_arg, obj, out, text
 
@@ -43,6 +44,7 @@ def _top_k(default: int) -> dict:
     output_schema=out({"stored": BOOLEAN, "table": STRING, "id": INTEGER, "hedge_tag": STRING, "event_ts": INTEGER,
                        "formation": STRING, "structural_formation": STRING, "weight": NUMBER, "members": STRINGS,
                        "member_ids": {"type": "array", "items": INTEGER}, "source": STRING}),
+    capability=WRITE_OBSERVATIONS,
     annotations=Annotations(read_only=False, destructive=False, idempotent=False),
 )
 def remember(api, members: list, **kw) -> ToolResult:
@@ -65,6 +67,7 @@ def remember(api, members: list, **kw) -> ToolResult:
         "reason": text("Why (kept with the observation)", 4096),
     }, ["hedge_tags"]),
     output_schema=out({"retracted": STRINGS, "already_retracted": STRINGS}),
+    capability=WRITE_OBSERVATIONS,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def forget_observation(api, hedge_tags: list, **kw) -> ToolResult:
@@ -86,6 +89,7 @@ def forget_observation(api, hedge_tags: list, **kw) -> ToolResult:
     input_schema=obj({"query": QUERY, "top_k": _top_k(20), "now": NOW}),
     output_schema=out({"query": STRING, "now": INTEGER, "parsed": {"type": "object"}, "count": INTEGER,
                        "edges": ROWS, "abstained": BOOLEAN}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def recall(api, **kw) -> ToolResult:
@@ -109,6 +113,7 @@ def recall(api, **kw) -> ToolResult:
     input_schema=obj({"query": QUERY, "top_k": _top_k(40), "memory": memory_arg(), "now": NOW}),
     output_schema=out({"derived": ROWS, "rules_fired": STRINGS, "iterations": INTEGER, "timed_out": BOOLEAN,
                        "edges_considered": INTEGER}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def reason(api, **kw) -> ToolResult:
@@ -129,6 +134,7 @@ def reason(api, **kw) -> ToolResult:
     input_schema=obj({"query": QUERY, "goal_pred": name_arg("Only prove conclusions of this predicate"),
                       "top_k": _top_k(40), "memory": memory_arg(), "now": NOW}),
     output_schema=out({"count": INTEGER, "derived_count": INTEGER, "edges_considered": INTEGER, "proofs": ROWS}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def prove(api, **kw) -> ToolResult:
@@ -162,6 +168,7 @@ def prove(api, **kw) -> ToolResult:
                        "abstained": BOOLEAN, "coverage": NUMBER, "supported_count": INTEGER,
                        "stripped_count": INTEGER, "stripped": ROWS, "answer": STRING, "allowed_tags": STRINGS,
                        "proved": BOOLEAN, "derived_count": INTEGER}),
+    capability=READ,
     annotations=Annotations(read_only=True),
     stdin_argument="answer",
 )
@@ -183,6 +190,7 @@ def verify(api, answer: str, **kw) -> ToolResult:
     ),
     input_schema=obj({"full_scan": {"type": "boolean", "description": "Also run the heavier detectors"}}),
     output_schema=out({"findings": ROWS, "summary": {"type": "object"}}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def detect(api, **kw) -> ToolResult:

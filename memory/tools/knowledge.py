@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..sources.context import ADMIN, READ, WRITE_KNOWLEDGE
 from .registry import Annotations, ToolResult, tool
 from .schemas import compact_json, name_arg, BOOLEAN, INTEGER, NULLABLE_INTEGER, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
 
@@ -20,6 +21,7 @@ DEFAULT_QUERY_LIMIT = 1_000  # bounded by default; total and truncated say what 
     input_schema=obj({"fact": text('A Prolog fact to assert (e.g. "human(socrates)")'), "memory": memory_arg()},
                      ["fact"]),
     output_schema=out({"fact": STRING, "memory": STRING, "created": BOOLEAN, "supports": STRINGS}),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def remember_fact(api, fact: str, **kw) -> ToolResult:
@@ -47,6 +49,7 @@ def remember_fact(api, fact: str, **kw) -> ToolResult:
     }, ["head", "body"]),
     output_schema=out({"rule": STRING, "memory": STRING, "created": BOOLEAN, "rule_id": INTEGER,
                        "name": {"type": ["string", "null"]}, "confidence": {"type": "number"}}),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def define_rule(api, head: str, body: str, **kw) -> ToolResult:
@@ -66,6 +69,7 @@ def define_rule(api, head: str, body: str, **kw) -> ToolResult:
     ),
     input_schema=obj({"fact": text('The fact to forget (e.g. "human(socrates)")'), "memory": memory_arg()}, ["fact"]),
     output_schema=out({"fact": STRING, "memory": STRING, "removed": BOOLEAN, "remaining_supports": STRINGS}),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def forget_fact(api, fact: str, **kw) -> ToolResult:
@@ -100,6 +104,7 @@ def forget_fact(api, fact: str, **kw) -> ToolResult:
         "goal": STRING, "memory": STRING, "variables": STRINGS, "bindings": ROWS, "values": ROWS,
         "total": INTEGER, "truncated": BOOLEAN, "limit": NULLABLE_INTEGER, "offset": INTEGER,
     }),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def query_logic(api, goal: str, **kw) -> ToolResult:
@@ -134,6 +139,7 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
     }, ["fact"]),
     output_schema=out({"fact": STRING, "memory": STRING, "proven": BOOLEAN,
                        "proof_tree": {"type": ["object", "null"]}, "detailed_tree": {"type": ["object", "null"]}}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def explain_why(api, fact: str, **kw) -> ToolResult:
@@ -162,6 +168,7 @@ PAGE_SCHEMA = {"items": ROWS, "total": INTEGER, "limit": INTEGER, "offset": INTE
         "offset": integer("Facts to skip (default 0)", 0, MAX_OFFSET),
     }),
     output_schema=out(PAGE_SCHEMA),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def list_facts(api, **kw) -> ToolResult:
@@ -182,6 +189,7 @@ def list_facts(api, **kw) -> ToolResult:
         "offset": integer("Rules to skip (default 0)", 0, MAX_OFFSET),
     }),
     output_schema=out(PAGE_SCHEMA),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def list_rules(api, **kw) -> ToolResult:
@@ -202,6 +210,7 @@ def list_rules(api, **kw) -> ToolResult:
     ),
     input_schema=obj({"memory": memory_arg()}),
     output_schema=out({"memory": STRING, "generation": INTEGER, "tuples": INTEGER, "seconds": {"type": "number"}}),
+    capability=ADMIN,
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def materialize(api, **kw) -> ToolResult:
@@ -237,6 +246,7 @@ def _kept_note(result) -> str:
         "memory": memory_arg(),
     }, ["category"]),
     output_schema=out({"pattern": STRING, **EDIT_SCHEMA}),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def clear_context(api, category: str, **kw) -> ToolResult:
@@ -258,6 +268,7 @@ def clear_context(api, category: str, **kw) -> ToolResult:
         "memory": memory_arg(),
     }, ["old_fact", "new_fact"]),
     output_schema=out({"old_fact": STRING, "new_fact": STRING, **EDIT_SCHEMA}),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=False),
 )
 def update_fact(api, old_fact: str, new_fact: str, **kw) -> ToolResult:
@@ -277,6 +288,7 @@ def update_fact(api, old_fact: str, new_fact: str, **kw) -> ToolResult:
     input_schema=obj({"fact": text('The fact to upsert (e.g. "deploy(prod, v2)")'), "memory": memory_arg()},
                      ["fact"]),
     output_schema=out({"fact": STRING, "created": BOOLEAN, **EDIT_SCHEMA}),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def upsert_fact(api, fact: str, **kw) -> ToolResult:
@@ -297,6 +309,7 @@ def upsert_fact(api, fact: str, **kw) -> ToolResult:
         "memory": memory_arg(),
     }, ["start_node"]),
     output_schema=out({"start_node": STRING, "memory": STRING, "nodes": {"type": "array"}, "total": INTEGER}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def trace_dependency(api, start_node: str, **kw) -> ToolResult:
@@ -318,6 +331,7 @@ def trace_dependency(api, start_node: str, **kw) -> ToolResult:
     }),
     output_schema=out({"violations": {"type": "array"}, "memory": STRING, "checked": STRINGS, "details": ROWS,
                        "total": INTEGER}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def verify_consistency(api, **kw) -> ToolResult:
