@@ -15,7 +15,7 @@ from .knowledge.edits import EditResult
 from .knowledge.parsing import parse_fact
 from . import evidence
 from .sources.context import ADMIN, WRITE_GLOBAL
-from .sources import CallerContext, SourceMemories, recall, search, visible_facts_clause
+from .sources import CallerContext, SourceMemories, recall, search, visible_supports_clause
 from .sources.derived import derived_recall
 from .sources.search import render_recall
 from .store import IN_MEMORY, Store, global_db_path, resolve_db_path
@@ -33,8 +33,9 @@ class Memory:
         self.context = context or CallerContext.from_env(principal=actor)
         self.actor = self.context.principal
         self.knowledge = KnowledgeBase(self.store, self.actor, budget or Budget.from_env())
-        self.knowledge.fact_filter = lambda conn: visible_facts_clause(conn, self.context)
+        self.knowledge.support_filter = lambda conn: visible_supports_clause(conn, self.context)
         self.sources = SourceMemories(self.store, self.context)
+        self.knowledge.projection_guard = self.sources.guard_projections
         self.observations = evidence.Observations(self.store, self.context)
         self.knowledge.computed = evidence.ObservationRelations()
         self.global_path = global_path or global_db_path()
