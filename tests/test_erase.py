@@ -104,9 +104,10 @@ def test_erase_in_a_database_written_before_secure_delete(tmp_path):
         stored = remember_secret(m)
         with m.store.write() as c:  # leave stale copies in free space, as an old version would have
             c.execute("PRAGMA secure_delete=OFF")
-            c.execute("UPDATE sources SET text = text || ' ' WHERE id = ?", (stored["source_id"],))
-            c.execute("UPDATE sources SET text = substr(text, 1, length(text) - 1) WHERE id = ?",
-                      (stored["source_id"],))
+            c.execute("CREATE TABLE scratch (x TEXT)")
+            c.execute("INSERT INTO scratch SELECT s.text FROM sources AS s, json_each('[1,2,3,4,5,6,7,8,9,10]') "
+                      "WHERE s.id = ?", (stored["source_id"],))
+            c.execute("DROP TABLE scratch")
         m.store.close()
         out = m.memory_forget([stored["id"]], action="delete", erase=True)
         assert out["wal_truncated"] is True
