@@ -14,7 +14,7 @@ from .knowledge.segments import DEFAULT
 from .knowledge.edits import EditResult
 from .knowledge.parsing import parse_fact
 from . import evidence
-from .sources.context import ADMIN, WRITE_GLOBAL
+from .sources.context import ADMIN, READ, WRITE_GLOBAL, WRITE_KNOWLEDGE
 from .sources import CallerContext, SourceMemories, recall, search, visible_supports_clause
 from .sources.derived import derived_recall
 from .sources.search import render_recall
@@ -124,6 +124,7 @@ class Memory:
         return programs.import_program(self._kb(memory, write=True), text, memory)
 
     def export_program(self, memory: str | None = None) -> str:
+        self.context.require(READ, "Exporting a program")
         return programs.export_program(self._kb(memory), memory)
 
     # --- snapshots and persistence -------------------------------------------------------
@@ -137,10 +138,12 @@ class Memory:
         return programs.list_snapshots(self._kb(memory), memory)
 
     def export_snapshot(self, name: str, memory: str | None = None) -> str:
+        self.context.require(READ, "Exporting a snapshot")
         return programs.snapshot_content(self._kb(memory), name, memory)
 
     def import_snapshot(self, name: str, content: str, memory: str | None = None) -> dict:
         """Store Prolog text as a snapshot (without restoring it)."""
+        self.context.require(WRITE_KNOWLEDGE, "Importing a snapshot")
         return programs.save_snapshot(self._kb(memory), name, memory, content)
 
     def get_persistence_status(self, check_integrity: bool = False) -> dict:

@@ -24,10 +24,12 @@ ERASED = "[erased]"
 def erase_memory(conn, record, now: str) -> None:
     """Erase one memory's content inside the caller's write transaction (`record`: a MemoryRecord)."""
     strings = {record.text, record.sha256, record.idempotency_key}
+    facts: set[str] = set()
     for statement, fact, arguments in conn.execute(
             "SELECT statement, fact, arguments FROM memory_projections WHERE memory_id = ?", (record.id,)):
-        strings |= {statement, fact}
-        strings |= {value for value in json.loads(arguments) if isinstance(value, str) and len(value) > 3}
+        strings.add(statement)
+        facts.add(fact)
+        facts |= {value for value in json.loads(arguments) if isinstance(value, str) and len(value) > 3}
     conn.execute("UPDATE sources SET text = NULL, sha256 = '', erased_at = ? WHERE id = ?", (now, record.source_id))
     conn.execute("UPDATE memory_projections SET predicate = '', statement = NULL, arguments = '[]', fact = '' "
                  "WHERE memory_id = ?", (record.id,))
@@ -40,6 +42,10 @@ def erase_memory(conn, record, now: str) -> None:
     # Which conclusions rest on the memory is a question about proofs; the cache is cheaper to drop than to
     # search, and nothing but `materialize` writes it.
     conn.execute("DELETE FROM derived")
+    # A fact text or argument still held by a stored fact (asserted, or projected by another memory) is not
+    # this memory's alone: it stays where it is, and so do the audit rows of whoever stored it.
+    strings |= {t for t in facts if t and conn.execute(
+        "SELECT 1 FROM facts WHERE instr(text, ?) > 0 LIMIT 1", (t,)).fetchone() is None}
     redact_audit(conn, {s for s in strings if isinstance(s, str) and s.strip()}, now)
 
 

@@ -1,4 +1,5 @@
-"""docs/tools.md, generated from the registry (`python -m memory.tools.docs > docs/tools.md`)."""
+"""docs/tools.md, generated from the registry (`python -m memory.tools.docs > docs/tools.md`), and the README's
+tool x capability table (`python -m memory.tools.docs --capabilities`)."""
 
 from __future__ import annotations
 
