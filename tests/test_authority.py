@@ -107,6 +107,13 @@ def worlds(tmp_path_factory):
     return {"absent": absent, "present": present, "names": names, "base": base}
 
 
+def audit_of(path: str, actor: str = "outsider") -> list:
+    """What a caller's calls wrote to the audit log, normalized like their answers."""
+    with Memory(path, context=OWNER) as m, m.store.read() as conn:
+        return [(operation, segment, normalized(json.loads(payload))) for operation, segment, payload in conn.execute(
+            "SELECT operation, segment, payload FROM audit_log WHERE actor = ? ORDER BY id", (actor,))]
+
+
 def copy_world(worlds, which: str, into: Path) -> str:
     target = str(into / f"{which}.db")
     shutil.copy(worlds[which], target)
@@ -437,6 +444,8 @@ VOCABULARY = {
     "scope": ["session", "project", "all_visible", "global", "current", "auto", "hr"],
     "sample_size": [2],
     "weight": [0.5],
+    "event_ts": [1_700_000_100],
+    "now": [1_700_000_200],
     "confidence": [0.5],
 }
 SECRETS = ["250000", "Carol earns", "Frank", "frank", "payroll-key", "Dave earns 10 too", "integrity_violation(carol)",
@@ -489,8 +498,9 @@ def arguments_for(spec, names: dict):
             return st.booleans()
         return st.integers(0, 3)
 
-    fixed = {n: value(n, s) for n, s in properties.items() if n in required}
-    optional = {n: value(n, s) for n, s in properties.items() if n not in required}
+    # Arguments whose default is the clock are always given: answers must depend on the data, not the second.
+    fixed = {n: value(n, s) for n, s in properties.items() if n in required or n in CLOCK}
+    optional = {n: value(n, s) for n, s in properties.items() if n not in fixed}
     return st.fixed_dictionaries(fixed, optional=optional)
 
 
@@ -499,6 +509,7 @@ def call_strategy(names: dict, tool_name: str | None = None):
     return tools.flatmap(lambda n: st.tuples(st.just(n), arguments_for(REGISTRY[n], names)))
 
 
+CLOCK = {"event_ts", "now"}
 CAPABILITY_SETS = [DEFAULT_CAPABILITIES, KNOWN_CAPABILITIES, frozenset({READ}), frozenset()]
 FOLLOW_UPS = [("list_facts", {}), ("query_logic", {"goal": "salary(X, Y)"}), ("memory_search", {"query": "earns"}),
               ("get_kb_overview", {})]
@@ -527,6 +538,7 @@ def test_no_oracle_law(worlds, tool_name):
                 assert (secret in raw_present) == (secret in raw_absent), secret
             assert normalized(answers["present"]) == normalized(answers["absent"])
             assert hidden_rows(paths["present"], hidden_ids) == kept
+            assert audit_of(paths["present"]) == audit_of(paths["absent"])  # audit payloads reveal nothing either
 
     law()
 
@@ -544,8 +556,9 @@ def test_mcp_server_refuses_without_capabilities_and_hides_others(worlds, tmp_pa
     host = {"DATALOG_MEMORY_PRINCIPAL": "outsider", "DATALOG_MEMORY_SESSION_ID": "s1",
             "DATALOG_MEMORY_PROJECT_REMOTE": "https://example.org/other", "XDG_DATA_HOME": str(tmp_path / "xdg")}
 
-    async def scenario(extra):
-        async with stdio_client(server_params(path, {**host, **extra})) as (read, write):
+    async def scenario():
+        limited = {**host, "DATALOG_MEMORY_CAPABILITIES": "memory_read,memory_write_knowledge"}  # no memory_admin
+        async with stdio_client(server_params(path, limited)) as (read, write):
             async with ClientSession(read, write) as session:
                 await session.initialize()
                 renamed = await session.call_tool("rename_predicate", {"old_functor": "salary", "new_functor": "pay",
@@ -553,11 +566,10 @@ def test_mcp_server_refuses_without_capabilities_and_hides_others(worlds, tmp_pa
                 cleared = await session.call_tool("clear_context", {"category": "salary(_, _)"})
                 return renamed, cleared
 
-    renamed, cleared = anyio.run(scenario, {"DATALOG_MEMORY_CAPABILITIES": ""})
-    assert renamed.isError and "permission_denied" in json.dumps(renamed.structuredContent)
-    assert cleared.isError
-    renamed, cleared = anyio.run(scenario, {})
-    assert not cleared.isError and "250000" not in cleared.content[0].text
-    assert "250000" not in json.dumps(cleared.structuredContent)
+    renamed, cleared = anyio.run(scenario)
+    assert renamed.is_error and renamed.structured_content["error"]["code"] == "permission_denied"
+    assert "memory_admin" in renamed.content[0].text
+    assert not cleared.is_error and "250000" not in cleared.content[0].text
+    assert "250000" not in json.dumps(cleared.structured_content)
     with Memory(path, context=OWNER) as m:
         assert m.memory_recall("salary", ["carol", None])["total"] == 1
