@@ -114,3 +114,17 @@ def test_erase_in_a_database_written_before_secure_delete(tmp_path):
         with m.store.read() as c:
             assert c.execute("SELECT count(*) FROM maintenance").fetchone()[0] == 0
     assert leftovers(path, SECRETS) == []
+
+
+def test_erase_keeps_what_is_not_the_memorys_alone(db_path):
+    """Fact texts and arguments another fact still holds stay, with the audit rows of whoever stored them."""
+    with Memory(db_path, context=OWNER) as m:
+        m.remember_fact("keeper(zanzibarquux_person)")  # asserted independently of the memory
+        stored = remember_secret(m)
+        m.memory_forget([stored["id"]], action="delete", erase=True)
+        assert [f["fact"] for f in m.list_facts(functor="keeper").items] == ["keeper(zanzibarquux_person)"]
+        with m.store.read() as conn:
+            payload = json.loads(conn.execute("SELECT payload FROM audit_log WHERE operation = 'remember_fact'"
+                                              ).fetchone()[0])
+    assert payload == {"fact": "keeper(zanzibarquux_person)", "created": True}
+    assert leftovers(db_path, [TEXT, STATEMENT, KEY, "qwertyplugh", "plughroom"]) == []
