@@ -76,9 +76,10 @@ CREATE INDEX rules_by_head ON rules (segment_id, head_functor, head_arity);
 CREATE UNIQUE INDEX rules_by_name ON rules (segment_id, name) WHERE name IS NOT NULL;  -- (0005)
 
 -- Append-only audit log: every mutation writes one row in its own transaction.
--- Payloads hold ids and counts, never the text of a source memory or a digest of
--- it. The one change allowed (0006) is an erase redacting a payload: it replaces
--- strings holding the erased content with "[erased]" and adds "redacted_at".
+-- memory_remember and memory_forget payloads hold ids and counts, never a
+-- memory's text, digest, idempotency key or facts. The one change allowed
+-- (0006) is an erase redacting a payload: it replaces strings holding the
+-- erased content with "[erased]" and adds "redacted_at".
 CREATE TABLE audit_log (
     id INTEGER PRIMARY KEY,            -- also the order of events
     at TEXT NOT NULL,                  -- UTC with microseconds

@@ -11,7 +11,7 @@ from ..terms import Compound, Term, format_term, indicator
 from ..terms.codec import encode_args
 from .segments import Segment
 
-EVERYTHING = ("1", [])
+EVERYTHING = ("1", [])  # the filter of a caller that sees every support
 
 
 def visible_supports(conn, fact_id: int, seen: tuple[str, list] = EVERYTHING) -> list[str]:

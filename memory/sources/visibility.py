@@ -9,10 +9,11 @@ hidden projections did not exist and leaves them as they were."""
 
 from __future__ import annotations
 
+from ..knowledge.rows import EVERYTHING
 from .context import READ, CallerContext
 from .namespaces import readable_namespaces
 
-EVERYTHING = ("1", [])
+__all__ = ["EVERYTHING", "visible_facts_clause", "visible_supports_clause"]
 
 
 def visible_supports_clause(conn, context: CallerContext) -> tuple[str, list] | None:
