@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memory import Memory
-from memory.errors import DatalogMemoryError, PermissionDenied
+from memory.errors import DatalogMemoryError
 from memory.sources import CallerContext
-from memory.sources.context import (ADMIN, DEFAULT_CAPABILITIES, KNOWN_CAPABILITIES, READ, WRITE_GLOBAL,
-                                    WRITE_KNOWLEDGE, WRITE_OBSERVATIONS, WRITE_PROJECT, WRITE_SESSION)
+from memory.sources.context import (DEFAULT_CAPABILITIES, KNOWN_CAPABILITIES, READ, WRITE_GLOBAL, WRITE_PROJECT,
+                                    WRITE_SESSION)
 from memory.tools import REGISTRY, call_tool
 from memory.tools.docs import capability_table
 
@@ -31,7 +31,7 @@ SESSION_SECRET = "Frank earns 7 in cash"
 OWNER = CallerContext(principal="owner", session_id="s1", project_remote="https://example.org/payroll",
                       capabilities=KNOWN_CAPABILITIES)
 INTRUDER = CallerContext(principal="intruder", session_id="s1", project_remote=None, capabilities=KNOWN_CAPABILITIES)
-EVERYTHING = KNOWN_CAPABILITIES
+ALL_CAPABILITIES = KNOWN_CAPABILITIES
 
 
 def outsider(capabilities=DEFAULT_CAPABILITIES) -> CallerContext:
@@ -43,7 +43,7 @@ def outsider(capabilities=DEFAULT_CAPABILITIES) -> CallerContext:
 
 def build_visible(path: str, global_path: str) -> dict:
     """The outsider's world: its facts, rules, assumptions, memories, observations and segments."""
-    with Memory(path, context=outsider(EVERYTHING), global_path=global_path) as m:
+    with Memory(path, context=outsider(ALL_CAPABILITIES), global_path=global_path) as m:
         for fact in ("person(carol)", "person(dave)", "salary(dave, 10)", "depends_on(a, b)", "depends_on(b, c)"):
             m.remember_fact(fact)
         m.define_rule("rich(X)", "salary(X, S), S > 100")
@@ -264,7 +264,7 @@ def test_refused_remember_creates_no_project_row(db_path):
 
 def test_global_segment_writes_need_the_global_capability(tmp_path):
     g = str(tmp_path / "global.db")
-    with Memory(str(tmp_path / "a.db"), context=outsider(EVERYTHING), global_path=g) as m:
+    with Memory(str(tmp_path / "a.db"), context=outsider(ALL_CAPABILITIES), global_path=g) as m:
         m.create_memory("shared", scope="global")
         m.mount_memory("shared")
     with Memory(str(tmp_path / "a.db"), context=outsider(), global_path=g) as m:
@@ -361,7 +361,7 @@ def stocked(worlds, tmp_path_factory):
     base = tmp_path_factory.mktemp("stocked")
     path, g = str(base / "stocked.db"), str(base / "global.db")
     shutil.copy(worlds["absent"], path)
-    with Memory(path, context=outsider(EVERYTHING), global_path=g) as m:
+    with Memory(path, context=outsider(ALL_CAPABILITIES), global_path=g) as m:
         m.create_memory("shared", scope="global")
         m.mount_memory("shared")
     return {"path": path, "global": g, "names": worlds["names"]}
