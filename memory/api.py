@@ -14,7 +14,7 @@ from .knowledge.segments import DEFAULT
 from .knowledge.edits import EditResult
 from .knowledge.parsing import parse_fact
 from . import evidence
-from .sources.context import ADMIN, READ, WRITE_GLOBAL, WRITE_KNOWLEDGE
+from .sources.context import ADMIN, READ, WRITE_GLOBAL, WRITE_KNOWLEDGE, WRITE_OBSERVATIONS
 from .sources import CallerContext, SourceMemories, recall, search, visible_supports_clause
 from .sources.derived import derived_recall
 from .sources.search import render_recall
@@ -238,6 +238,7 @@ class Memory:
 
     def remember_observations(self, observations: list[dict]) -> dict:
         """Many observations ({members, event_ts?, weight?, formation?}) in one transaction."""
+        self.context.require(WRITE_OBSERVATIONS, "Importing observations")
         return self.observations.remember_many(observations)
 
     def forget_observation(self, hedge_tags: list[str], reason: str | None = None) -> dict:

@@ -276,6 +276,23 @@ def test_global_segment_writes_need_the_global_capability(tmp_path):
         assert conn.execute("SELECT count(*) FROM segments WHERE name = 'other'").fetchone()[0] == 0
 
 
+def test_admin_commands_outside_the_registry_need_their_capabilities(db_path):
+    """The CLI's import and export commands call Memory directly: the same capabilities guard them."""
+    with Memory(db_path, context=outsider({READ})) as m:
+        m.store.ensure_created()
+        before = snapshot(db_path)
+        for attempt in (lambda: m.import_program("p(1)."), lambda: m.add_facts(["p(1)"]),
+                        lambda: m.remember_observations([{"members": ["host:a"], "event_ts": 1}]),
+                        lambda: m.import_snapshot("s", "p(1).")):
+            with pytest.raises(DatalogMemoryError) as refused:
+                attempt()
+            assert refused.value.code == "permission_denied"
+    assert snapshot(db_path) == before
+    with Memory(db_path, context=outsider(set())) as m:
+        with pytest.raises(DatalogMemoryError, match="memory_read"):
+            m.export_program()
+
+
 # --- the capability table is generated from the registry -------------------------------------------------
 
 def test_readme_holds_the_generated_capability_table():
