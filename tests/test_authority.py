@@ -585,7 +585,7 @@ def test_mcp_server_refuses_without_capabilities_and_hides_others(worlds, tmp_pa
                 return renamed, cleared
 
     renamed, cleared = anyio.run(scenario)
-    assert renamed.is_error and renamed.structured_content["error"]["code"] == "permission_denied"
+    assert renamed.is_error and renamed.meta["datalog-memory/error"]["code"] == "permission_denied"
     assert "memory_admin" in renamed.content[0].text
     assert not cleared.is_error and "250000" not in cleared.content[0].text
     assert "250000" not in json.dumps(cleared.structured_content)

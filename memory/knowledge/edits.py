@@ -14,7 +14,7 @@ from ..store import record_audit
 from ..terms import Compound, Term, Var, format_term, indicator
 from ..terms.codec import decode_args
 from .parsing import parse_fact, parse_pattern
-from .rows import release, support_fact
+from .rows import release, support_fact, visible_fact
 from .segments import Segment, bump_generation, resolve
 
 
@@ -76,9 +76,10 @@ def update_fact(kb, old_fact: str, new_fact: str, memory: str | None) -> EditRes
     with kb.store.write() as conn:
         segment = resolve(conn, memory, write=True)
         seen = kb.seen(conn)
-        row = conn.execute(  # an asserted support is always visible
-            "SELECT f.id FROM facts AS f JOIN supports AS s ON s.fact_id = f.id AND s.kind = 'asserted' "
-            "WHERE f.segment_id = ? AND f.text = ?", (segment.id, old_text)).fetchone()
+        # Any stored fact the caller sees matches, as for forget_fact: one believed only through an assumption
+        # is found too (it keeps that support and is reported under kept).
+        fact_id = visible_fact(conn, segment, old_text, seen)
+        row = None if fact_id is None else (fact_id,)
         if row is None:
             raise NotFound(f"No matching clause for: {old_text}", fact=old_text, memory=segment.name)
         result = EditResult(segment.name)
