@@ -465,6 +465,8 @@ VOCABULARY = {
     "event_ts": [1_700_000_100],
     "now": [1_700_000_200],
     "confidence": [0.5],
+    "window": ["last 7 days", "between 2023-11-01 and 2023-11-20"],
+    "sensitivity": [1.0, 2.0],
 }
 SECRETS = ["250000", "Carol earns", "Frank", "frank", "payroll-key", "Dave earns 10 too", "integrity_violation(carol)",
            "x, y", "pay(carol"]
