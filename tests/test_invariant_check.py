@@ -135,3 +135,24 @@ def test_the_cli_check_and_schema_commands(tmp_path):
     schema = cli(path, "schema", check=True)
     assert schema.stdout == schema_sql_path().read_text(encoding="utf-8")
     assert cli(path, "schema", "--sql", check=True).stdout == plain_ddl(schema.stdout)
+
+
+def test_check_and_recording_a_proof_are_an_admins(tmp_path):
+    from conftest import snapshot_counts
+    from memory import Memory
+    from memory.errors import PermissionDenied
+    from memory.sources import CallerContext
+    from memory.sources.context import READ
+    from memory.tools import call_tool
+
+    path = str(tmp_path / "memory.db")
+    build_scenario(path).close()
+    reader = Memory(path, context=CallerContext(principal="reader", capabilities=frozenset({READ})))
+    before = snapshot_counts(reader)
+    with pytest.raises(PermissionDenied):
+        reader.check_invariants()
+    with pytest.raises(PermissionDenied):
+        call_tool(reader, "explain_why", {"fact": "at_risk(web)", "record_proof": True})
+    assert call_tool(reader, "explain_why", {"fact": "at_risk(web)"}).structured["proven"] is True
+    assert snapshot_counts(reader) == before
+    reader.close()
