@@ -17,7 +17,7 @@ from . import evidence
 from .sources import CallerContext, SourceMemories, recall, search, visible_facts_clause
 from .sources.derived import derived_recall
 from .sources.search import render_recall
-from .store import IN_MEMORY, Store, global_db_path, resolve_db_path
+from .store import IN_MEMORY, DatabaseLocation, Store, global_db_path, resolve_location
 
 
 class Memory:
@@ -28,6 +28,7 @@ class Memory:
         """`context` is who calls (principal, session, project, capabilities); by default it comes from the
         environment (DATALOG_MEMORY_PRINCIPAL, ..._CAPABILITIES). `actor` overrides the principal."""
         self.path = path
+        self.location = DatabaseLocation(path, "given")  # Memory.open says where the path came from
         self.store = Store(path)
         self.context = context or CallerContext.from_env(principal=actor)
         self.actor = self.context.principal
@@ -42,8 +43,12 @@ class Memory:
 
     @classmethod
     def open(cls, db: str | None = None, **kwargs) -> "Memory":
-        """Open the database named by `db`, `$DATALOG_MEMORY_DB`, or the project default."""
-        return cls(resolve_db_path(db), **kwargs)
+        """Open the database named by `db`, `$DATALOG_MEMORY_DB`, or the project default (the global
+        database when the working directory cannot hold one); `location` says which and why."""
+        location = resolve_location(db)
+        memory = cls(location.path, **kwargs)
+        memory.location = location
+        return memory
 
     # --- which database serves a segment -----------------------------------------------
     def _global(self) -> KnowledgeBase:

@@ -1,10 +1,30 @@
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+# Where this run would otherwise read and write: recorded before anything is redirected, so a test can
+# prove that they were left alone.
+REAL_LOCATIONS = {"HOME": os.environ.get("HOME", ""), "XDG_DATA_HOME": os.environ.get("XDG_DATA_HOME", ""),
+                  "cwd": os.getcwd()}
+
+# Redirect the whole session before any test module (or module-scoped fixture) is imported or built:
+# the home folder, the XDG data folder (the global database) and the database path point at a
+# temporary folder, so nothing a test opens by default can be the user's own data. Every subprocess
+# a test starts inherits this environment; each test then gets its own folders (below).
+SESSION_HOME = Path(tempfile.mkdtemp(prefix="datalog-memory-tests-"))
+for prefix in ("DATALOG_MEMORY_", "SYMBOLIC_MEMORY_"):
+    for name in ("DB", "PRINCIPAL", "SESSION_ID", "PROJECT_REMOTE", "SOURCE_CLASS", "CAPABILITIES"):
+        os.environ.pop(prefix + name, None)
+os.environ["HOME"] = str(SESSION_HOME / "home")
+os.environ["XDG_DATA_HOME"] = str(SESSION_HOME / "xdg")
+os.environ["DATALOG_MEMORY_DB"] = str(SESSION_HOME / "project" / "memory.db")
+os.chdir(SESSION_HOME)
 
 from memory import Memory  # noqa: E402
 
@@ -23,11 +43,18 @@ def db_path(tmp_path):
 
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path, monkeypatch):
-    """No test reads the developer's own databases or environment."""
+    """No test reads the developer's own databases or environment: each one gets its own home, data folder,
+    database path and working directory (a subprocess started by the test inherits all four)."""
     for prefix in ("DATALOG_MEMORY_", "SYMBOLIC_MEMORY_"):
-        for name in ("DB", "PRINCIPAL", "SESSION_ID", "PROJECT_REMOTE", "SOURCE_CLASS", "CAPABILITIES"):
+        for name in ("PRINCIPAL", "SESSION_ID", "PROJECT_REMOTE", "SOURCE_CLASS", "CAPABILITIES"):
             monkeypatch.delenv(prefix + name, raising=False)
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    places = tmp_path / "isolated"
+    monkeypatch.setenv("HOME", str(places / "home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(places / "xdg"))
+    monkeypatch.setenv("DATALOG_MEMORY_DB", str(places / "default.db"))
+    work = places / "cwd"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)
     yield
 
 

@@ -9,10 +9,12 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMAND = [sys.executable, "-m", "cli.main"]
+COMMAND = [sys.executable, "-m", "memory.cli"]
 
 
 def env(extra: dict | None = None) -> dict:
+    """The test's own environment (conftest points HOME, XDG_DATA_HOME and DATALOG_MEMORY_DB at its
+    temporary folders), with this checkout importable."""
     e = dict(os.environ)
     e["PYTHONPATH"] = str(ROOT) + os.pathsep + e.get("PYTHONPATH", "")
     e.update(extra or {})
@@ -21,7 +23,7 @@ def env(extra: dict | None = None) -> dict:
 
 def cli(db: str, *args: str, check: bool = False, input: str | None = None,
         extra_env: dict | None = None) -> subprocess.CompletedProcess:
-    proc = subprocess.run([*COMMAND, "--db", db, *args], capture_output=True, text=True, cwd=ROOT, env=env(extra_env),
+    proc = subprocess.run([*COMMAND, "--db", db, *args], capture_output=True, text=True, cwd=os.getcwd(), env=env(extra_env),
                           input=input, timeout=120)
     if check and proc.returncode != 0:
         raise AssertionError(f"exit {proc.returncode}: {proc.stdout}\n{proc.stderr}")
@@ -37,7 +39,7 @@ def server_params(db: str, extra_env: dict | None = None):
     from mcp.client.stdio import StdioServerParameters
 
     return StdioServerParameters(command=COMMAND[0], args=[*COMMAND[1:], "--db", db, "serve"], env=env(extra_env),
-                                 cwd=str(ROOT))
+                                 cwd=os.getcwd())
 
 
 class RawServer:
@@ -45,7 +47,7 @@ class RawServer:
 
     def __init__(self, db: str) -> None:
         self.proc = subprocess.Popen([*COMMAND, "--db", db, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env())
+                                     stderr=subprocess.PIPE, text=True, cwd=os.getcwd(), env=env())
 
     def send(self, message) -> None:
         assert self.proc.stdin
