@@ -20,6 +20,7 @@ from ..validation import require_name
 from .parsing import parse_fact, parse_goal, parse_rule
 from .rows import support_fact
 from .segments import DEFAULT, Segment, bump_generation, resolve
+from .undefined import known_predicates, undefined_warnings
 
 MAX_LIMIT = 10_000
 
@@ -41,6 +42,7 @@ class RuleChange:
     rule_id: int
     name: str | None = None
     confidence: float = 1.0
+    warnings: list[str] = field(default_factory=list)  # body calls that nothing defines
 
 
 @dataclass
@@ -66,6 +68,7 @@ class QueryResult:
     limit: int | None
     offset: int
     truncated: bool
+    warnings: list[str] = field(default_factory=list)  # goal calls that nothing defines
 
 
 @dataclass
@@ -75,6 +78,7 @@ class Explanation:
     proven: bool
     proof_tree: dict | None  # the reference shape: goal, rule_applied, children
     detailed_tree: dict | None = None  # plus kind, rule_id and the supports of every stored fact
+    warnings: list[str] = field(default_factory=list)  # calls that nothing defines
 
 
 @dataclass
@@ -221,6 +225,7 @@ class KnowledgeBase:
             raise InvalidArguments("'confidence' must be a number in (0, 1]", argument="confidence")
         with self.store.write() as conn:
             segment = resolve(conn, memory, write=True)
+            warnings = self.undefined_calls(conn, segment, clause.args[1], clause.args[0])  # type: ignore[union-attr]
             if name is not None:
                 other = conn.execute("SELECT text FROM rules WHERE segment_id = ? AND name = ? AND text <> ?",
                                      (segment.id, name, text)).fetchone()
@@ -238,7 +243,7 @@ class KnowledgeBase:
                     record_audit(conn, self.actor, "define_rule", segment.name, {
                         "rule": text, "created": False, "rule_id": rule_id, "name": new_name,
                         "confidence": new_confidence})
-                return RuleChange(text, segment.name, False, rule_id, new_name, new_confidence)
+                return RuleChange(text, segment.name, False, rule_id, new_name, new_confidence, warnings)
             program = self._build_program(conn, segment)
             normalizer = Normalizer(program)
             normalizer.aux_count = 1_000_000
@@ -254,7 +259,8 @@ class KnowledgeBase:
             bump_generation(conn, segment)
             record_audit(conn, self.actor, "define_rule", segment.name, {
                 "rule": text, "created": True, "rule_id": rule_id, "name": name, "confidence": confidence})
-        return RuleChange(text, segment.name, True, rule_id, name, 1.0 if confidence is None else float(confidence))
+        return RuleChange(text, segment.name, True, rule_id, name, 1.0 if confidence is None else float(confidence),
+                          warnings)
 
     def list_rules(self, memory: str | None = None, limit: int | None = None, offset: int = 0) -> Page:
         limit, offset = _check_page(limit, offset, 100)
@@ -331,6 +337,7 @@ class KnowledgeBase:
             segment = resolve(conn, memory)
             program = self._program(conn, segment)
             answers = solve(program, term, self._loader(conn, segment), limit=limit, offset=offset, budget=self._budget())
+            answers.warnings = self.undefined_calls(conn, segment, term)
         answers.memory = segment.name
         answers.goal = format_term(term)
         return answers
@@ -341,7 +348,7 @@ class KnowledgeBase:
         bindings = [{name: format_term(v) for name, v in zip(answers.variables, row)} for row in answers.rows]
         values = [{name: to_json(v) for name, v in zip(answers.variables, row)} for row in answers.rows]
         return QueryResult(answers.goal, answers.memory, answers.variables, bindings, values,
-                           answers.total, limit, offset, answers.truncated)
+                           answers.total, limit, offset, answers.truncated, answers.warnings)
 
     def explain_why(self, fact: str, max_depth: int | None = None, memory: str | None = None) -> Explanation:
         term = parse_fact(fact)
@@ -353,8 +360,16 @@ class KnowledgeBase:
             proof = explain(program, term, self._loader(conn, segment), max_depth=max_depth, budget=self._budget())
             tree = proof.to_dict() if proof else None
             detailed = self._with_supports(conn, segment, proof) if proof else None
+            warnings = self.undefined_calls(conn, segment, term)
         text = format_term(term)
-        return Explanation(text, segment.name, proof is not None, tree, detailed)
+        return Explanation(text, segment.name, proof is not None, tree, detailed, warnings)
+
+    def undefined_calls(self, conn, segment: Segment, body: Term, head: Term | None = None) -> list[str]:
+        """Warnings for the predicates `body` calls that have no visible facts or rules in `segment`
+        (a rule's own head counts as defined: it may call itself)."""
+        computed = self.computed.preds if self.computed is not None and segment.name == DEFAULT else ()
+        known = known_predicates(conn, segment.id, self.visible(conn), computed)
+        return undefined_warnings(body, known, [indicator(head)] if head is not None else ())
 
     def _with_supports(self, conn, segment: Segment, node) -> dict:
         """The proof tree with each stored fact's supports (asserted, assumption:…) on its leaf."""

@@ -20,14 +20,24 @@ def open_connection(path: str, *, create: bool = True) -> apsw.Connection:
     """Open (and migrate) a database with the pragmas every connection needs."""
     flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
     if path != IN_MEMORY and create:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # e.g. a file where the folder should be
+            raise StorageError(f"cannot create the folder of database {path}: {exc.strerror or exc}") from exc
     try:
         conn = apsw.Connection(path, flags=flags)
     except apsw.Error as exc:
         raise StorageError(f"cannot open database {path}: {exc}") from exc
     conn.setbusytimeout(BUSY_TIMEOUT_MS)
     if path != IN_MEMORY:
-        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        try:  # the first statement reads the header: a file that is not SQLite fails here
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        except apsw.NotADBError as exc:
+            conn.close()
+            raise StorageError(f"{path} is not a datalog-memory database (not an SQLite file)") from exc
+        except apsw.Error as exc:
+            conn.close()
+            raise StorageError(f"cannot open database {path}: {exc}") from exc
         if mode.lower() != "wal":
             raise StorageError(f"cannot switch {path} to WAL mode (got {mode})")
     # FULL: an acknowledged commit is on disk even if the machine loses power, not only the process.

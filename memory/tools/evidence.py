@@ -23,6 +23,7 @@ def _top_k(default: int) -> dict:
 @tool(
     "remember",
     title="Remember observation",
+    group="evidence",
     description=(
         "Store one observation: a hyperedge linking members (entity names; the type:id prefix gives each its "
         "type) at event_ts (epoch seconds, default now) with a weight in (0, 1]. The structural formation "
@@ -54,6 +55,7 @@ def remember(api, members: list, **kw) -> ToolResult:
 @tool(
     "forget_observation",
     title="Retract observations",
+    group="evidence",
     description=(
         "Retract observations by their tags (HEDGE-<id>) with an optional reason: they stay stored, audited and "
         "in the hash chain, but recall, reason, prove, verify and detect no longer use them, so conclusions "
@@ -76,6 +78,7 @@ def forget_observation(api, hedge_tags: list, **kw) -> ToolResult:
 @tool(
     "recall",
     title="Recall observations",
+    group="evidence",
     description=(
         "Deterministically retrieve the observations most relevant to a query, without any model: entities "
         "(type:id tokens, known names, type words like 'drones') and a time window ('last 3 days', 'since "
@@ -100,6 +103,7 @@ def recall(api, **kw) -> ToolResult:
 @tool(
     "reason",
     title="Reason over observations",
+    group="evidence",
     description=(
         "Stratified forward chaining of the segment's rules over the observations relevant to query (top_k) "
         "and the stored facts, without any model. Each derived fact has a confidence (the product of its "
@@ -120,6 +124,7 @@ def reason(api, **kw) -> ToolResult:
 @tool(
     "prove",
     title="Prove conclusions",
+    group="evidence",
     description=(
         "Reason, then return the proof of each conclusion (or only those of goal_pred): nodes of kind "
         "evidence (a stored observation, with its hedge_tag), fact (a stored fact) and conclusion (with "
@@ -142,6 +147,7 @@ def prove(api, **kw) -> ToolResult:
 @tool(
     "verify",
     title="Verify an answer",
+    group="evidence",
     description=(
         "Gate an answer against evidence: split it into sentences, keep every non-factual one, and keep a "
         "factual one only if it cites an allowed tag (HEDGE-n, RULE-n, STEP-n from this query's recall and "
@@ -174,6 +180,7 @@ def verify(api, answer: str, **kw) -> ToolResult:
 @tool(
     "detect",
     title="Detect patterns",
+    group="evidence",
     description=(
         "Scan all observations for hubs, bursts, dense clusters, fan-out, convergence on a quiet entity and "
         "spectral outliers; full_scan adds "

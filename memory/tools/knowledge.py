@@ -13,6 +13,7 @@ DEFAULT_QUERY_LIMIT = 1_000  # bounded by default; total and truncated say what 
 @tool(
     "remember_fact",
     title="Remember fact",
+    group="knowledge",
     description=(
         "Assert a ground Prolog fact, e.g. human(socrates). Facts are stored durably; remembering a fact "
         "that is already believed changes nothing but adds the 'asserted' support if it was missing."
@@ -32,6 +33,7 @@ def remember_fact(api, fact: str, **kw) -> ToolResult:
 @tool(
     "define_rule",
     title="Define rule",
+    group="knowledge",
     description=(
         "Add a Datalog rule Head :- Body. Head and body are parsed separately and the whole program is "
         "checked before anything is stored: every head variable must be bound by a positive body literal, "
@@ -46,20 +48,21 @@ def remember_fact(api, fact: str, **kw) -> ToolResult:
                        "description": "Confidence in (0, 1] that reason multiplies in (default 1)"},
     }, ["head", "body"]),
     output_schema=out({"rule": STRING, "memory": STRING, "created": BOOLEAN, "rule_id": INTEGER,
-                       "name": {"type": ["string", "null"]}, "confidence": {"type": "number"}}),
+                       "name": {"type": ["string", "null"]}, "confidence": {"type": "number"}, "warnings": STRINGS}),
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def define_rule(api, head: str, body: str, **kw) -> ToolResult:
     change = api.define_rule(head, body, kw.get("memory"), kw.get("name"), kw.get("confidence"))
     return ToolResult(f"Asserted rule: {head.strip()} :- {body.strip()}", {
         "rule": change.rule, "memory": change.memory, "created": change.created, "rule_id": change.rule_id,
-        "name": change.name, "confidence": change.confidence,
+        "name": change.name, "confidence": change.confidence, "warnings": change.warnings,
     })
 
 
 @tool(
     "forget_fact",
     title="Forget fact",
+    group="knowledge",
     description=(
         "Remove the 'asserted' support of a fact. The fact goes when no support is left; a fact also "
         "supported by an assumption or a source memory stays believed, and the result says why."
@@ -83,6 +86,7 @@ def forget_fact(api, fact: str, **kw) -> ToolResult:
 @tool(
     "query_logic",
     title="Query",
+    group="knowledge",
     description=(
         "Evaluate a goal (any rule body: conjunction, disjunction, negation, comparisons, arithmetic, "
         "aggregate_all) and return all variable bindings as JSON, in the standard order of terms. "
@@ -98,7 +102,7 @@ def forget_fact(api, fact: str, **kw) -> ToolResult:
     }, ["goal"]),
     output_schema=out({
         "goal": STRING, "memory": STRING, "variables": STRINGS, "bindings": ROWS, "values": ROWS,
-        "total": INTEGER, "truncated": BOOLEAN, "limit": NULLABLE_INTEGER, "offset": INTEGER,
+        "total": INTEGER, "truncated": BOOLEAN, "limit": NULLABLE_INTEGER, "offset": INTEGER, "warnings": STRINGS,
     }),
     annotations=Annotations(read_only=True),
 )
@@ -112,13 +116,14 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
     return ToolResult(compact_json(text_rows), {
         "goal": result.goal, "memory": result.memory, "variables": result.variables, "bindings": result.bindings,
         "values": result.values, "total": result.total, "truncated": result.truncated,
-        "limit": result.limit, "offset": result.offset,
+        "limit": result.limit, "offset": result.offset, "warnings": result.warnings,
     })
 
 
 @tool(
     "explain_why",
     title="Explain why",
+    group="knowledge",
     description=(
         "Return the proof tree of a ground fact: each node has goal, rule_applied (\"fact\" for stored "
         "facts, the rule text for derived ones, or builtin/negation/aggregate) and children. Proofs end "
@@ -133,13 +138,15 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
         "memory": memory_arg(),
     }, ["fact"]),
     output_schema=out({"fact": STRING, "memory": STRING, "proven": BOOLEAN,
-                       "proof_tree": {"type": ["object", "null"]}, "detailed_tree": {"type": ["object", "null"]}}),
+                       "proof_tree": {"type": ["object", "null"]}, "detailed_tree": {"type": ["object", "null"]},
+                       "warnings": STRINGS}),
     annotations=Annotations(read_only=True),
 )
 def explain_why(api, fact: str, **kw) -> ToolResult:
     result = api.explain_why(fact, kw.get("max_depth"), kw.get("memory"))
     body = {"fact": result.fact, "proven": result.proven, "proof_tree": result.proof_tree}
-    return ToolResult(compact_json(body), {**body, "memory": result.memory, "detailed_tree": result.detailed_tree})
+    return ToolResult(compact_json(body), {**body, "memory": result.memory, "detailed_tree": result.detailed_tree,
+                                           "warnings": result.warnings})
 
 
 def _page(page) -> dict:
@@ -153,6 +160,7 @@ PAGE_SCHEMA = {"items": ROWS, "total": INTEGER, "limit": INTEGER, "offset": INTE
 @tool(
     "list_facts",
     title="List facts",
+    group="knowledge",
     description="List stored facts (optionally of one predicate) with their supports, sorted, with paging.",
     input_schema=obj({
         "memory": memory_arg(),
@@ -175,6 +183,7 @@ def list_facts(api, **kw) -> ToolResult:
 @tool(
     "list_rules",
     title="List rules",
+    group="knowledge",
     description="List stored rules in the order they were defined, with their ids, with paging.",
     input_schema=obj({
         "memory": memory_arg(),
@@ -195,6 +204,7 @@ def list_rules(api, **kw) -> ToolResult:
 @tool(
     "materialize",
     title="Materialize conclusions",
+    group="knowledge",
     description=(
         "Evaluate every rule of a memory segment and write the derived facts, each with the rule that first "
         "derived it, into the SQLite table `derived`, stamped with the current generation of the inputs. "
@@ -227,6 +237,7 @@ def _kept_note(result) -> str:
 @tool(
     "clear_context",
     title="Clear matching facts",
+    group="knowledge",
     description=(
         "Remove every fact matching a pattern with wildcards, e.g. project(beta, _) (variables match anything; "
         "a repeated variable must match equal values). Succeeds when nothing matches. Like forget_fact it "
@@ -248,6 +259,7 @@ def clear_context(api, category: str, **kw) -> ToolResult:
 @tool(
     "update_fact",
     title="Update fact",
+    group="knowledge",
     description=(
         "Atomically replace an asserted fact with another in one transaction. Fails, changing nothing, "
         "when old_fact is not asserted."
@@ -269,6 +281,7 @@ def update_fact(api, old_fact: str, new_fact: str, **kw) -> ToolResult:
 @tool(
     "upsert_fact",
     title="Upsert fact",
+    group="knowledge",
     description=(
         "Assert a fact and remove the asserted facts with the same predicate and the same first argument "
         "(the key is read from the parsed term, so lists, strings and nested terms are handled). "
@@ -287,6 +300,7 @@ def upsert_fact(api, fact: str, **kw) -> ToolResult:
 @tool(
     "trace_dependency",
     title="Trace dependencies",
+    group="knowledge",
     description=(
         "List every node reachable from start_node through path/2, i.e. all X with path(start_node, X), "
         "in standard order. Cycles are fine. Define path/2 first, for example "
@@ -307,6 +321,7 @@ def trace_dependency(api, start_node: str, **kw) -> ToolResult:
 @tool(
     "verify_consistency",
     title="Verify consistency",
+    group="knowledge",
     description=(
         "Return every solution of integrity_violation/N for every arity N defined (or of "
         "integrity_violation_<scope>/N with scope). Arity-1 violations are reported as their value, "

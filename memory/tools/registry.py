@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from jsonschema import Draft202012Validator
 
 from ..errors import DatalogMemoryError, InvalidArguments
+
+
+# The tool families, in the order surfaces list them (the CLI's help panels, the tool docs).
+GROUPS = ("knowledge", "beliefs", "snapshots", "segments", "source memories", "evidence", "admin")
 
 
 class ArgumentsRejected(InvalidArguments):
@@ -53,7 +58,13 @@ class Tool:
     annotations: Annotations
     handler: Callable[..., ToolResult]
     stdin_argument: str | None = None  # on the CLI, this argument given as "-" is read from standard input
+    group: str = "admin"  # its family in GROUPS
     _validator: Draft202012Validator | None = field(default=None, repr=False)
+
+    @property
+    def summary(self) -> str:
+        """The description's first sentence: the one line a listing shows."""
+        return re.split(r"(?<=[.!?])\s+(?=[A-Z\[(\"'])", self.description.strip(), maxsplit=1)[0]
 
     @property
     def validator(self) -> Draft202012Validator:
@@ -95,14 +106,16 @@ def _describe(error) -> str:
 REGISTRY: dict[str, Tool] = {}
 
 
-def tool(name: str, *, title: str, description: str, input_schema: dict, output_schema: dict,
+def tool(name: str, *, title: str, group: str, description: str, input_schema: dict, output_schema: dict,
          annotations: Annotations, stdin_argument: str | None = None) -> Callable:
-    """Register a handler `(api: Memory, **arguments) -> ToolResult` as a tool."""
+    """Register a handler `(api: Memory, **arguments) -> ToolResult` as a tool of family `group`."""
     def register(handler: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
         if name in REGISTRY:
             raise ValueError(f"tool {name} registered twice")
+        if group not in GROUPS:
+            raise ValueError(f"tool {name}: unknown group {group!r} (one of {', '.join(GROUPS)})")
         REGISTRY[name] = Tool(name, title, description, input_schema, output_schema, annotations, handler,
-                              stdin_argument)
+                              stdin_argument, group)
         return handler
     return register
 
