@@ -7,13 +7,14 @@ would block forever and a device has no end. Numbers must be finite, as `remembe
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
 import re
 import stat
 from pathlib import Path
-from typing import IO, Iterator
+from typing import Iterator
 
 from memory.errors import InvalidArguments
 from memory.knowledge.parsing import parse_fact
@@ -31,8 +32,8 @@ def _refuse(path: Path, reason: str, line: int | None = None) -> InvalidArgument
     return InvalidArguments(f"{where}: {reason}", file=str(path), **({"line": line} if line is not None else {}))
 
 
-def open_text(path: Path, newline: str | None = None) -> IO[str]:
-    """`path` opened as UTF-8 text, if it is a regular file (checked on the opened file, without blocking)."""
+def read_text(path: Path) -> str:
+    """A whole UTF-8 text file, if it is a regular file (checked on the opened file, without blocking)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
@@ -43,20 +44,13 @@ def open_text(path: Path, newline: str | None = None) -> IO[str]:
         kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
         raise _refuse(path, f"{kind}; only regular files can be imported")
     os.set_blocking(fd, True)
-    return os.fdopen(fd, encoding="utf-8", newline=newline)
-
-
-def _not_utf8(path: Path, exc: UnicodeDecodeError, line: int | None = None) -> InvalidArguments:
-    return _refuse(path, f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} cannot be decoded)", line)
-
-
-def read_text(path: Path) -> str:
-    """A whole UTF-8 text file (a Prolog program or snapshot)."""
-    with open_text(path) as handle:
-        try:
-            return handle.read()
-        except UnicodeDecodeError as exc:
-            raise _not_utf8(path, exc) from None
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise _refuse(path, f"not UTF-8 text (byte 0x{data[exc.start]:02x} cannot be decoded)", line) from None
 
 
 def cell_value(text: str, path: Path, line: int) -> Term:
@@ -82,44 +76,34 @@ def read_csv(path: Path, predicate: str | None, header: bool) -> Iterator[Term]:
     """One fact per row; every row has as many cells as the first (a ragged file would define several
     predicates of different arities)."""
     width = None
-    with open_text(path, newline="") as handle:
-        reader = csv.reader(handle)
-        line = 0
-        try:
-            for row in reader:
-                line = reader.line_num
-                if not row:
-                    continue
-                if width is None:
-                    width = len(row)
-                elif len(row) != width:
-                    raise _refuse(path, f"{len(row)} cell(s) where the first row has {width}", line)
-                if header and line == 1:
-                    continue
-                yield _fact(predicate, [cell_value(c, path, line) for c in row], f"{path}:{line}")
-        except UnicodeDecodeError as exc:
-            raise _not_utf8(path, exc, line + 1) from None
-        except csv.Error as exc:
-            raise _refuse(path, f"not CSV ({exc})", reader.line_num) from None
+    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    try:
+        for row in reader:
+            line = reader.line_num
+            if not row:
+                continue
+            if width is None:
+                width = len(row)
+            elif len(row) != width:
+                raise _refuse(path, f"{len(row)} cell(s) where the first row has {width}", line)
+            if header and line == 1:
+                continue
+            yield _fact(predicate, [cell_value(c, path, line) for c in row], f"{path}:{line}")
+    except csv.Error as exc:
+        raise _refuse(path, f"not CSV ({exc})", reader.line_num) from None
 
 
 def _json_lines(path: Path) -> Iterator[tuple[str, object]]:
     """(where, value) for each non-blank line of a JSON Lines file; NaN, Infinity and numbers too large
     for a float are refused."""
-    with open_text(path) as handle:
-        line = 0
+    for line, raw in enumerate(read_text(path).split("\n"), 1):  # only newlines end a line (as in JSON Lines)
+        if not raw.strip():
+            continue
+        where = f"{path}:{line}"
         try:
-            for line, raw in enumerate(handle, 1):
-                if not raw.strip():
-                    continue
-                where = f"{path}:{line}"
-                try:
-                    yield where, json.loads(raw, parse_constant=_non_finite(path, line),
-                                            parse_float=_finite_float(path, line))
-                except json.JSONDecodeError as exc:
-                    raise InvalidArguments(f"{where}: not JSON ({exc.msg})", file=str(path), line=line) from None
-        except UnicodeDecodeError as exc:
-            raise _not_utf8(path, exc, line + 1) from None
+            yield where, json.loads(raw, parse_constant=_non_finite(path, line), parse_float=_finite_float(path, line))
+        except json.JSONDecodeError as exc:
+            raise InvalidArguments(f"{where}: not JSON ({exc.msg})", file=str(path), line=line) from None
 
 
 def _non_finite(path: Path, line: int):

@@ -8,7 +8,9 @@ Every failure is one line on standard error; `--debug` adds the traceback of une
 from __future__ import annotations
 
 import inspect
+import io
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -335,6 +337,7 @@ def _write_out(text: str, file: Optional[Path], what: str) -> None:
             sys.stdout.write(text)
             sys.stdout.flush()
         except OSError as exc:
+            _discard_stdout()
             raise Failure(f"cannot write to standard output: {exc.strerror or exc}") from None
         return
     try:
@@ -343,6 +346,16 @@ def _write_out(text: str, file: Optional[Path], what: str) -> None:
     except OSError as exc:
         raise Failure(f"cannot write {file}: {exc.strerror or exc}") from None
     err.print(f"{what} to {file}", markup=False, highlight=False)
+
+
+def _discard_stdout() -> None:
+    """Point standard output at /dev/null, so the text still buffered does not fail again at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass
 
 
 @app.command("snapshot-export", rich_help_panel=SNAPSHOTS)

@@ -53,13 +53,14 @@ def _plain(console: Console, text: str) -> None:
 
 
 def _table(console: Console, columns: list[str], cells: list[list[str]]) -> None:
-    table = Table(*[Text(c) for c in columns])
-    for index, column in enumerate(table.columns):
+    table = Table()
+    for index, name in enumerate(columns):
         longest = max(len(row[index]) for row in cells)
         if longest <= 32 and all(" " not in row[index] for row in cells):
             # short single-word values (timestamps, ids, numbers) keep their whole width
-            column.no_wrap, column.min_width = True, max(longest, len(columns[index]))
-        column.overflow = "fold"  # a long term wraps onto more lines, never cut with an ellipsis
+            table.add_column(Text(name), no_wrap=True, min_width=max(longest, len(name)), overflow="fold")
+        else:
+            table.add_column(Text(name), overflow="fold")  # a long term wraps, never cut with an ellipsis
     for row in cells:
         table.add_row(*[Text(value) for value in row])
     console.print(table)

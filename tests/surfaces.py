@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,18 +24,66 @@ def env(extra: dict | None = None) -> dict:
     return e
 
 
+@dataclass
+class Ran:
+    """What a command line run left: exit status and the two output streams."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
 def cli(db: str, *args: str, check: bool = False, input: str | None = None,
-        extra_env: dict | None = None) -> subprocess.CompletedProcess:
-    proc = subprocess.run([*COMMAND, "--db", db, *args], capture_output=True, text=True, cwd=os.getcwd(), env=env(extra_env),
-                          input=input, timeout=120)
+        extra_env: dict | None = None) -> Ran:
+    """The command line run in this process (the same `main` the console script calls, with its own
+    standard streams and exit status): what most tests need, without a process start per call."""
+    from memory.cli.main import main
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    stdin = io.TextIOWrapper(io.BytesIO((input or "").encode("utf-8")), encoding="utf-8")
+    saved = {name: os.environ.get(name) for name in (extra_env or {})}
+    os.environ.update(extra_env or {})
+    try:
+        with redirect_stdout(stdout), redirect_stderr(stderr), _stdin(stdin):
+            try:
+                main(["--db", db, *args])
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    ran = Ran(code, stdout.getvalue(), stderr.getvalue())
+    if check and ran.returncode != 0:
+        raise AssertionError(f"exit {ran.returncode}: {ran.stdout}\n{ran.stderr}")
+    return ran
+
+
+@contextmanager
+def _stdin(stream):
+    saved, sys.stdin = sys.stdin, stream
+    try:
+        yield
+    finally:
+        sys.stdin = saved
+
+
+def cli_process(db: str | None, *args: str, check: bool = False, input: str | None = None,
+                extra_env: dict | None = None, cwd: str | None = None) -> subprocess.CompletedProcess:
+    """The command line as its own process, as a user runs it (a few tests per surface)."""
+    proc = subprocess.run([*COMMAND, *(["--db", db] if db else []), *args], capture_output=True, text=True,
+                          cwd=cwd or os.getcwd(), env=env(extra_env), input=input, timeout=120)
     if check and proc.returncode != 0:
         raise AssertionError(f"exit {proc.returncode}: {proc.stdout}\n{proc.stderr}")
     return proc
 
 
 def cli_json(db: str, *args: str, extra_env: dict | None = None) -> dict:
-    proc = cli(db, *args, "--json", check=True, extra_env=extra_env)
-    return json.loads(proc.stdout)
+    ran = cli(db, *args, "--json", check=True, extra_env=extra_env)
+    return json.loads(ran.stdout)
 
 
 def server_params(db: str, extra_env: dict | None = None):
