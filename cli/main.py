@@ -239,11 +239,13 @@ def serve(ctx: typer.Context) -> None:
 @app.command(rich_help_panel=ADMIN)
 def init(ctx: typer.Context) -> None:
     """Create the database (and its folder) if it does not exist, and print where it is."""
+    memory = _memory(ctx)
     try:
-        path = _memory(ctx).init()
+        memory.init()
     except DatalogMemoryError as exc:
         _fail(exc, False)
-    out.print(f"Database ready: {path}", markup=False, highlight=False)
+    where = memory.location.describe() if memory.location.origin == "global" else memory.path
+    out.print(f"Database ready: {where}", markup=False, highlight=False)
 
 
 @app.command(rich_help_panel=ADMIN)

@@ -33,7 +33,7 @@ class Ran:
     stderr: str
 
 
-def cli(db: str, *args: str, check: bool = False, input: str | None = None,
+def cli(db: str | None, *args: str, check: bool = False, input: str | None = None,
         extra_env: dict | None = None) -> Ran:
     """The command line run in this process (the same `main` the console script calls, with its own
     standard streams and exit status): what most tests need, without a process start per call."""
@@ -46,7 +46,7 @@ def cli(db: str, *args: str, check: bool = False, input: str | None = None,
     try:
         with redirect_stdout(stdout), redirect_stderr(stderr), _stdin(stdin):
             try:
-                main(["--db", db, *args])
+                main([*(["--db", db] if db else []), *args])
                 code = 0
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
