@@ -50,12 +50,12 @@ def undefined_warnings(body: Term, known: set, also_defined: Iterable[tuple] = (
 
 
 def _warning(name: str, arity: int, defined: set) -> str:
-    """The message, with the nearest names: the same name at another arity, then names spelled alike
+    """The message, with the nearest names: the same name at another arity, else names spelled alike
     with the same arity, else names spelled alike at any arity."""
     preds = sorted((n, a) for n, a in defined if not n.startswith("$"))
-    same_name = [p for p in preds if p[0] == name]
-    alike = _alike(name, [p for p in preds if p[1] == arity]) or _alike(name, preds)
-    nearest = [f"{n}/{a}" for n, a in same_name + [p for p in alike if p not in same_name]][:MAX_SUGGESTIONS]
+    nearest = [p for p in preds if p[0] == name] or _alike(name, [p for p in preds if p[1] == arity]) \
+        or _alike(name, preds)
+    nearest = [f"{n}/{a}" for n, a in nearest][:MAX_SUGGESTIONS]
     if nearest:
         return f"unknown procedure {name}/{arity}; did you mean {' or '.join(nearest)}"
     return f"unknown procedure {name}/{arity} (no facts or rules define it)"
