@@ -153,3 +153,19 @@ async def call_checked(client, name: str, args: dict):
     if not result.is_error:
         jsonschema.validate(result.structured_content, REGISTRY[name].output_schema)
     return result
+
+
+def run_in_process(db: str, era: str, scenario):
+    """The same client and server code as run_client, connected in this process (no server start): for
+    matrices of calls whose subject is the server's answers, not its process."""
+    import anyio
+    from mcp import Client
+
+    from memory import Memory
+    from memory.mcp_server import build_server
+
+    async def main():
+        with Memory(db) as memory:
+            async with Client(build_server(memory), mode=era) as client:
+                return await scenario(client)
+    return anyio.run(main)

@@ -8,7 +8,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from memory.tools import REGISTRY
-from surfaces import MODERN_META, RawServer, server_params
+from surfaces import MODERN_META, RawServer, run_in_process, server_params
 
 ERAS = ["legacy", "2026-07-28"]
 
@@ -120,7 +120,7 @@ def test_schema_failures_are_invalid_params(db_path, era, name, args):
         # the server is still serving
         assert (await client.call_tool("echo", {"message": "still here"})).content[0].text == "still here"
         return info.value
-    error = run(db_path, era, scenario)
+    error = run_in_process(db_path, era, scenario)
     assert error.code == -32602
     assert error.message.startswith("InvalidArguments: Invalid arguments for tool " + name)
     assert error.data["code"] == "invalid_arguments"
