@@ -225,7 +225,6 @@ class KnowledgeBase:
             raise InvalidArguments("'confidence' must be a number in (0, 1]", argument="confidence")
         with self.store.write() as conn:
             segment = resolve(conn, memory, write=True)
-            warnings = self.undefined_calls(conn, segment, clause.args[1], clause.args[0])  # type: ignore[union-attr]
             if name is not None:
                 other = conn.execute("SELECT text FROM rules WHERE segment_id = ? AND name = ? AND text <> ?",
                                      (segment.id, name, text)).fetchone()
@@ -243,12 +242,14 @@ class KnowledgeBase:
                     record_audit(conn, self.actor, "define_rule", segment.name, {
                         "rule": text, "created": False, "rule_id": rule_id, "name": new_name,
                         "confidence": new_confidence})
+                warnings = self.undefined_calls(conn, segment, clause.args[1], clause.args[0])  # type: ignore[union-attr]
                 return RuleChange(text, segment.name, False, rule_id, new_name, new_confidence, warnings)
             program = self._build_program(conn, segment)
             normalizer = Normalizer(program)
             normalizer.aux_count = 1_000_000
             normalizer.add_clause(clause, text)
             analyze(program)  # the whole program must stay safe and stratified
+            warnings = self.undefined_calls(conn, segment, clause.args[1], clause.args[0])  # type: ignore[union-attr]
             functor, arity = indicator(clause.args[0])  # type: ignore[union-attr]
             conn.execute(
                 "INSERT INTO rules (segment_id, head_functor, head_arity, text, created_at, name, confidence) "
