@@ -1,4 +1,6 @@
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from contextlib import contextmanager
@@ -20,13 +22,17 @@ REAL_LOCATIONS = {"HOME": os.environ.get("HOME", ""), "XDG_DATA_HOME": os.enviro
 # temporary folder, so nothing a test opens by default can be the user's own data. Every subprocess
 # a test starts inherits this environment; each test then gets its own folders (below).
 SESSION_HOME = Path(tempfile.mkdtemp(prefix="datalog-memory-tests-"))
+atexit.register(shutil.rmtree, SESSION_HOME, ignore_errors=True)
 for prefix in ("DATALOG_MEMORY_", "SYMBOLIC_MEMORY_"):
     for name in ("DB", "PRINCIPAL", "SESSION_ID", "PROJECT_REMOTE", "SOURCE_CLASS", "CAPABILITIES"):
         os.environ.pop(prefix + name, None)
 os.environ["HOME"] = str(SESSION_HOME / "home")
 os.environ["XDG_DATA_HOME"] = str(SESSION_HOME / "xdg")
 os.environ["DATALOG_MEMORY_DB"] = str(SESSION_HOME / "project" / "memory.db")
-os.chdir(SESSION_HOME)
+# hypothesis keeps its example database in the working directory unless told otherwise
+from hypothesis.configuration import set_hypothesis_home_dir  # noqa: E402
+
+set_hypothesis_home_dir(str(SESSION_HOME / ".hypothesis"))
 
 from memory import Memory  # noqa: E402
 
@@ -41,6 +47,15 @@ def mem():
 @pytest.fixture
 def db_path(tmp_path):
     return str(tmp_path / "memory.db")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_working_directory():
+    """Before any fixture of a wider scope than a test runs (pytest has found the tests by then)."""
+    saved = os.getcwd()
+    os.chdir(SESSION_HOME)
+    yield
+    os.chdir(saved)
 
 
 @pytest.fixture(autouse=True)
