@@ -187,7 +187,7 @@ def _register_tool(spec: Tool) -> None:
                 arguments[name] = _json_argument(name, arguments[name])
             result = call_tool(_memory(ctx), spec.name, arguments)
         except ArgumentsRejected as exc:
-            raise Failure(f"Usage error: {exc.message}", EXIT_USAGE) from None
+            raise Failure(exc.message, EXIT_USAGE) from None
         except DatalogMemoryError as exc:
             _fail(exc, as_json)
             return
@@ -399,8 +399,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         status = app(args=args, prog_name=PROG, standalone_mode=False)
     except Failure as exc:
-        err.print(f"Error: {_one_line(exc.message)}" if not exc.message.startswith("Usage error:")
-                  else _one_line(exc.message), markup=False, highlight=False)
+        kind = "Usage error" if exc.status == EXIT_USAGE else "Error"
+        err.print(f"{kind}: {_one_line(exc.message)}", markup=False, highlight=False)
         status = exc.status
     except parser_errors.UsageError as exc:
         where = exc.ctx.command_path if exc.ctx else PROG
