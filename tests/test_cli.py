@@ -21,7 +21,8 @@ from memory.cli.render import render
 from memory.tools import REGISTRY
 from memory.tools.docs import render_markdown
 from memory.tools.registry import GROUPS
-from surfaces import COMMAND, ROOT, cli, cli_json, cli_process, env, run_client
+from memory import Memory
+from surfaces import COMMAND, ROOT, cli, cli_json, cli_process, env, run_in_process
 
 
 def test_help_lists_every_tool_under_its_family_with_its_summary(db_path):
@@ -195,7 +196,7 @@ def test_cli_and_mcp_give_the_same_structured_result(db_path):
 
     async def over_mcp(client):
         return [(await client.call_tool(name, args)).structured_content for name, args in calls]
-    from_mcp = run_client(db_path, "legacy", over_mcp)
+    from_mcp = run_in_process(db_path, "legacy", over_mcp)
     for (name, args), expected in zip(calls, from_mcp):
         flags = []
         for key, value in args.items():
@@ -214,13 +215,12 @@ def test_default_database_is_the_working_directory_s_project_folder(tmp_path):
     """A real process started in a folder, with no --db and no DATALOG_MEMORY_DB."""
     project = tmp_path / "project"
     project.mkdir()
-    e = {"DATALOG_MEMORY_DB": ""}
-    cli_process(None, "remember-fact", "--fact", "here(1)", cwd=str(project), extra_env=e, check=True)
-    assert (project / ".datalog-memory" / "memory.db").exists()
-    listed = cli_process(None, "query-logic", "--goal", "here(X)", cwd=str(project), extra_env=e, check=True)
-    assert listed.stdout == "1\n"
-    cli_process(None, "remember-fact", "--fact", "here(3)", cwd=str(project),
-                extra_env={"DATALOG_MEMORY_DB": str(tmp_path / "from-env.db")}, check=True)
+    cli_process(None, "remember-fact", "--fact", "here(1)", cwd=str(project), extra_env={"DATALOG_MEMORY_DB": ""},
+                check=True)
+    with Memory(str(project / ".datalog-memory" / "memory.db")) as m:
+        assert m.query_logic("here(X)").bindings == [{"X": "1"}]
+    cli(None, "remember-fact", "--fact", "here(3)", extra_env={"DATALOG_MEMORY_DB": str(tmp_path / "from-env.db")},
+        check=True)
     assert (tmp_path / "from-env.db").exists()
 
 
@@ -400,5 +400,5 @@ def test_a_newer_database_is_refused_by_every_entry_point(tmp_path):
         assert done.returncode == 1, args
         assert "schema version 99 is newer" in done.stderr and "upgrade datalog-memory" in done.stderr
         assert _one_line(done.stderr)
-    served = cli_process(db, "serve", input="")
+    served = cli(db, "serve")  # refused before it reads anything
     assert served.returncode == 1 and "schema version 99 is newer" in served.stderr
