@@ -81,7 +81,7 @@ def root(
     version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
                                  help="Print the version and exit"),
 ) -> None:
-    ctx.obj = {"db": db, "debug": debug}
+    ctx.obj = {"db": db}  # --debug is read by main(), where failures end up
 
 
 def _memory(ctx: typer.Context) -> Memory:
@@ -118,110 +118,6 @@ def _report(result: dict, as_json: bool, text: str) -> None:
     else:
         out.print(text, markup=False, highlight=False)
 
-
-# --- one subcommand per registry tool, by family ---------------------------------
-
-_PY_TYPES = {"string": str, "integer": int, "boolean": bool, "number": float}
-BOOLEAN_FLAGS: set[str] = set()
-TRUE, FALSE = {"true", "yes", "1", "on"}, {"false", "no", "0", "off"}
-
-
-def normalize_boolean_flags(argv: list[str]) -> list[str]:
-    """Accept the reference CLI's `--dry_run true` / `--dry_run=false` as well as `--dry-run` / `--no-dry-run`."""
-    out: list[str] = []
-    i = 0
-    while i < len(argv):
-        token = argv[i]
-        flag, _, value = token.partition("=")
-        if flag in BOOLEAN_FLAGS:
-            if not value and i + 1 < len(argv) and argv[i + 1].lower() in TRUE | FALSE:
-                value = argv[i + 1]
-                i += 1
-            if value:
-                if value.lower() not in TRUE | FALSE:
-                    out.append(token)  # let the parser report it
-                else:
-                    out.append(flag if value.lower() in TRUE else "--no-" + flag[2:])
-                i += 1
-                continue
-        out.append(token)
-        i += 1
-    return out
-
-
-def _register_tool(spec: Tool) -> None:
-    """Add `spec` as a typer command: one --flag per argument (kebab-case, plus the snake_case
-    spelling the reference uses), and --json for the exact structured result."""
-    required = set(spec.input_schema.get("required", []))
-    json_arguments: set[str] = set()
-    parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
-    annotations: dict[str, Any] = {"ctx": typer.Context}
-    for name, prop in spec.input_schema.get("properties", {}).items():
-        flags = ["--" + name.replace("_", "-")] + (["--" + name] if "_" in name else [])
-        types = prop.get("type", "string")
-        kind = _PY_TYPES.get(types[0] if isinstance(types, list) else types, str)
-        if prop.get("type") in ("array", "object"):
-            kind = str  # given as JSON text
-            json_arguments.add(name)
-        if kind is bool:
-            BOOLEAN_FLAGS.update(flags)
-            flags = [f"{flag}/--no-{flag[2:]}" for flag in flags]
-        annotation = kind if name in required else Optional[kind]
-        help_text = (prop.get("description") or "") + (" (JSON)" if name in json_arguments else "") + \
-            (" ('-' reads standard input)" if name == spec.stdin_argument else "")
-        default = typer.Option(... if name in required else None, *flags, help=escape(help_text), show_default=False)
-        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
-        annotations[name] = annotation
-    parameters.append(inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY,
-                                        default=typer.Option(False, "--json", help="Print the exact structured result as JSON"),
-                                        annotation=bool))
-    annotations["as_json"] = bool
-
-    def run(ctx: typer.Context, **kwargs: Any) -> None:
-        as_json = kwargs.pop("as_json")
-        arguments = {k: v for k, v in kwargs.items() if v is not None}
-        if spec.stdin_argument and arguments.get(spec.stdin_argument) == "-":
-            arguments[spec.stdin_argument] = sys.stdin.buffer.read().decode("utf-8", errors="surrogateescape")
-        try:
-            for name in json_arguments & set(arguments):
-                arguments[name] = _json_argument(name, arguments[name])
-            result = call_tool(_memory(ctx), spec.name, arguments)
-        except ArgumentsRejected as exc:
-            raise Failure(exc.message, EXIT_USAGE) from None
-        except DatalogMemoryError as exc:
-            _fail(exc, as_json)
-            return
-        if as_json:
-            out.print_json(json.dumps(result.structured, ensure_ascii=False))
-            return
-        for warning in result.structured.get("warnings") or []:
-            warn(err, warning)
-        render(out, result.text, result.structured)
-
-    run.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
-    run.__annotations__ = annotations
-    run.__doc__ = spec.description
-    app.command(spec.name.replace("_", "-"), help=escape(spec.description), short_help=escape(spec.summary),
-                rich_help_panel=panel(spec.group))(run)
-
-
-def _json_argument(name: str, value: str) -> Any:
-    """A list or object flag (e.g. --ids '["mem_…"]'); a bare word stands for a one-item list."""
-    try:
-        return json.loads(value)
-    except ValueError:
-        if value.startswith(("[", "{")):
-            raise ArgumentsRejected(f"--{name.replace('_', '-')} is not valid JSON") from None
-        return [value]
-
-
-# Tools first, family by family (the help lists panels in the order their first command appears), then
-# the admin commands that only the command line has.
-for _spec in sorted(REGISTRY.values(), key=lambda spec: GROUPS.index(spec.group)):
-    _register_tool(_spec)
-
-
-# --- commands of the command line itself -------------------------------------------
 
 @app.command(rich_help_panel=ADMIN)
 def serve(ctx: typer.Context) -> None:
@@ -390,6 +286,111 @@ def snapshot_import(
         _fail(_in_file(exc, file), as_json)
     _report(result, as_json, f"Snapshot '{name}' stored ({result['facts']} fact(s), {result['rules']} rule(s), "
                              f"{result['assumptions']} assumption(s))")
+
+
+# --- one subcommand per registry tool -------------------------------------------
+
+_PY_TYPES = {"string": str, "integer": int, "boolean": bool, "number": float}
+BOOLEAN_FLAGS: set[str] = set()
+TRUE, FALSE = {"true", "yes", "1", "on"}, {"false", "no", "0", "off"}
+
+
+def normalize_boolean_flags(argv: list[str]) -> list[str]:
+    """Accept the reference CLI's `--dry_run true` / `--dry_run=false` as well as `--dry-run` / `--no-dry-run`."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        flag, _, value = token.partition("=")
+        if flag in BOOLEAN_FLAGS:
+            if not value and i + 1 < len(argv) and argv[i + 1].lower() in TRUE | FALSE:
+                value = argv[i + 1]
+                i += 1
+            if value:
+                if value.lower() not in TRUE | FALSE:
+                    out.append(token)  # let the parser report it
+                else:
+                    out.append(flag if value.lower() in TRUE else "--no-" + flag[2:])
+                i += 1
+                continue
+        out.append(token)
+        i += 1
+    return out
+
+
+def _register_tool(spec: Tool) -> None:
+    """Add `spec` as a typer command: one --flag per argument (kebab-case, plus the snake_case
+    spelling the reference uses), and --json for the exact structured result."""
+    required = set(spec.input_schema.get("required", []))
+    json_arguments: set[str] = set()
+    parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
+    annotations: dict[str, Any] = {"ctx": typer.Context}
+    for name, prop in spec.input_schema.get("properties", {}).items():
+        flags = ["--" + name.replace("_", "-")] + (["--" + name] if "_" in name else [])
+        types = prop.get("type", "string")
+        kind = _PY_TYPES.get(types[0] if isinstance(types, list) else types, str)
+        if prop.get("type") in ("array", "object"):
+            kind = str  # given as JSON text
+            json_arguments.add(name)
+        if kind is bool:
+            BOOLEAN_FLAGS.update(flags)
+            flags = [f"{flag}/--no-{flag[2:]}" for flag in flags]
+        annotation = kind if name in required else Optional[kind]
+        help_text = (prop.get("description") or "") + (" (JSON)" if name in json_arguments else "") + \
+            (" ('-' reads standard input)" if name == spec.stdin_argument else "")
+        default = typer.Option(... if name in required else None, *flags, help=escape(help_text), show_default=False)
+        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
+        annotations[name] = annotation
+    parameters.append(inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY,
+                                        default=typer.Option(False, "--json", help="Print the exact structured result as JSON"),
+                                        annotation=bool))
+    annotations["as_json"] = bool
+
+    def run(ctx: typer.Context, **kwargs: Any) -> None:
+        as_json = kwargs.pop("as_json")
+        arguments = {k: v for k, v in kwargs.items() if v is not None}
+        if spec.stdin_argument and arguments.get(spec.stdin_argument) == "-":
+            arguments[spec.stdin_argument] = sys.stdin.buffer.read().decode("utf-8", errors="surrogateescape")
+        try:
+            for name in json_arguments & set(arguments):
+                arguments[name] = _json_argument(name, arguments[name])
+            result = call_tool(_memory(ctx), spec.name, arguments)
+        except ArgumentsRejected as exc:
+            raise Failure(exc.message, EXIT_USAGE) from None
+        except DatalogMemoryError as exc:
+            _fail(exc, as_json)
+            return
+        if as_json:
+            out.print_json(json.dumps(result.structured, ensure_ascii=False))
+            return
+        for warning in result.structured.get("warnings") or []:
+            warn(err, warning)
+        render(out, result.text, result.structured)
+
+    run.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    run.__annotations__ = annotations
+    run.__doc__ = spec.description
+    app.command(spec.name.replace("_", "-"), help=escape(spec.description), short_help=escape(spec.summary),
+                rich_help_panel=panel(spec.group))(run)
+
+
+def _json_argument(name: str, value: str) -> Any:
+    """A list or object flag (e.g. --ids '["mem_…"]'); a bare word stands for a one-item list."""
+    try:
+        return json.loads(value)
+    except ValueError:
+        if value.startswith(("[", "{")):
+            raise ArgumentsRejected(f"--{name.replace('_', '-')} is not valid JSON") from None
+        return [value]
+
+
+for _spec in REGISTRY.values():
+    _register_tool(_spec)
+
+# The help lists panels in the order their first command appears: the families in the registry's order.
+_PANELS = [panel(group) for group in GROUPS]
+app.registered_commands.sort(key=lambda command: _PANELS.index(command.rich_help_panel)
+                             if command.rich_help_panel in _PANELS else len(_PANELS))
 
 
 def main(argv: list[str] | None = None) -> None:
