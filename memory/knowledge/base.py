@@ -20,7 +20,7 @@ from ..validation import require_name
 from .parsing import parse_fact, parse_goal, parse_rule
 from .rows import support_fact
 from .segments import DEFAULT, Segment, bump_generation, resolve
-from .undefined import known_predicates, undefined_warnings
+from .undefined import undefined_warnings
 
 MAX_LIMIT = 10_000
 
@@ -368,9 +368,10 @@ class KnowledgeBase:
     def undefined_calls(self, conn, segment: Segment, body: Term, head: Term | None = None) -> list[str]:
         """Warnings for the predicates `body` calls that have no visible facts or rules in `segment`
         (a rule's own head counts as defined: it may call itself)."""
-        computed = self.computed.preds if self.computed is not None and segment.name == DEFAULT else ()
-        known = known_predicates(conn, segment.id, self.visible(conn), computed)
-        return undefined_warnings(body, known, [indicator(head)] if head is not None else ())
+        defined = set(self.computed.preds) if self.computed is not None and segment.name == DEFAULT else set()
+        if head is not None:
+            defined.add(indicator(head))
+        return undefined_warnings(conn, segment.id, body, self.visible(conn), defined)
 
     def _with_supports(self, conn, segment: Segment, node) -> dict:
         """The proof tree with each stored fact's supports (asserted, assumption:…) on its leaf."""

@@ -5,6 +5,7 @@ a word. A Prolog user expects "unknown procedure edg/2", so queries and rules sa
 (the call still runs), with the nearest names that exist. Defined means: the segment has visible
 facts or rules for it, it is a computed relation (hedge/4, member/2, entity_type/2 in the default
 segment), or it is a builtin; calls into other segments (`seg:p(...)`) are not checked here.
+Suggestions come only from predicates the caller may read.
 """
 
 from __future__ import annotations
@@ -20,33 +21,32 @@ CONTROL_ATOMS = {"true", "fail", "false"}
 MAX_SUGGESTIONS = 3
 
 
-def known_predicates(conn, segment_id: int, visible: tuple[str, list], computed: Iterable[tuple] = ()) -> set:
-    """(name, arity) of every predicate with facts the caller may see or with rules in the segment."""
-    clause, params = visible
-    known = {(f, a) for f, a in conn.execute(
-        f"SELECT DISTINCT functor, arity FROM facts AS f WHERE segment_id = ? AND {clause}", (segment_id, *params))}
-    known.update(conn.execute("SELECT DISTINCT head_functor, head_arity FROM rules WHERE segment_id = ?",
-                              (segment_id,)))
-    known.update(computed)
-    return known
-
-
 def _builtin(name: str, arity: int) -> bool:
     return (name in BUILTIN_OPS and arity == 2) or (name in CONTROL_ATOMS and arity == 0) or name in UNSUPPORTED
 
 
-def undefined_warnings(body: Term, known: set, also_defined: Iterable[tuple] = ()) -> list[str]:
-    """One warning per called predicate that nothing defines, in call order, each with its nearest names."""
-    defined = known | set(also_defined)
-    warnings: list[str] = []
-    seen: set = set()
-    for ref in goals(body):
-        key = (ref.name, ref.arity)
-        if ref.qualifier is not None or key in defined or key in seen or _builtin(*key):
-            continue
-        seen.add(key)
-        warnings.append(_warning(ref.name, ref.arity, defined))
-    return warnings
+def undefined_warnings(conn, segment_id: int, body: Term, visible: tuple[str, list],
+                       defined: Iterable[tuple] = ()) -> list[str]:
+    """One warning per predicate `body` calls that nothing defines, in call order, each with its nearest
+    names. `defined`: predicates known without looking (computed relations, the head of a rule being
+    defined). Each call costs one indexed lookup; all names are read only when one is missing."""
+    calls = list(dict.fromkeys((ref.name, ref.arity) for ref in goals(body)
+                               if ref.qualifier is None and not _builtin(ref.name, ref.arity)))
+    known = set(defined)
+    calls = [call for call in calls if call not in known]
+    if not calls:
+        return []
+    clause, params = visible
+    known.update(conn.execute("SELECT DISTINCT head_functor, head_arity FROM rules WHERE segment_id = ?",
+                              (segment_id,)))
+    missing = [(name, arity) for name, arity in calls if (name, arity) not in known and conn.execute(
+        f"SELECT 1 FROM facts AS f WHERE segment_id = ? AND functor = ? AND arity = ? AND {clause} LIMIT 1",
+        (segment_id, name, arity, *params)).fetchone() is None]
+    if not missing:
+        return []
+    known.update(conn.execute(f"SELECT DISTINCT functor, arity FROM facts AS f WHERE segment_id = ? AND {clause}",
+                              (segment_id, *params)))
+    return [_warning(name, arity, known) for name, arity in missing]
 
 
 def _warning(name: str, arity: int, defined: set) -> str:
@@ -55,9 +55,9 @@ def _warning(name: str, arity: int, defined: set) -> str:
     preds = sorted((n, a) for n, a in defined if not n.startswith("$"))
     nearest = [p for p in preds if p[0] == name] or _alike(name, [p for p in preds if p[1] == arity]) \
         or _alike(name, preds)
-    nearest = [f"{n}/{a}" for n, a in nearest][:MAX_SUGGESTIONS]
-    if nearest:
-        return f"unknown procedure {name}/{arity}; did you mean {' or '.join(nearest)}"
+    suggestions = [f"{n}/{a}" for n, a in nearest][:MAX_SUGGESTIONS]
+    if suggestions:
+        return f"unknown procedure {name}/{arity}; did you mean {' or '.join(suggestions)}"
     return f"unknown procedure {name}/{arity} (no facts or rules define it)"
 
 
