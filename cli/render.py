@@ -21,7 +21,7 @@ ROW_KEYS = ("bindings", "items", "memories", "snapshots", "predicates", "rules")
 
 
 def render(console: Console, text: str, structured: dict[str, Any]) -> None:
-    if "proof_tree" in structured:
+    if "proof_nodes" in structured or structured.get("proven") is False:
         _proof(console, structured)
         return
     if structured.get("source_text") == text:  # exact source text: byte for byte, nothing added
@@ -106,27 +106,27 @@ def _rows(structured: dict[str, Any]) -> tuple[list, list]:
 
 
 def _proof(console: Console, structured: dict[str, Any]) -> None:
-    tree = structured.get("detailed_tree") or structured.get("proof_tree")
-    if tree is None:
+    nodes = structured.get("proof_nodes")
+    if not nodes:
         _plain(console, f"{structured['fact']}: not provable")
         return
-    if not console.is_terminal:
+    if not console.is_terminal:  # piped: one node per line, indented by depth
         lines = []
-        stack = [(tree, 0)]
+        stack = [(0, 0)]
         while stack:
-            node, depth = stack.pop()
-            lines.append("  " * depth + _label(node).plain)
-            stack.extend((child, depth + 1) for child in reversed(node.get("children", [])))
+            index, depth = stack.pop()
+            lines.append("  " * depth + _label(nodes[index]).plain)
+            stack.extend((child, depth + 1) for child in reversed(nodes[index]["children"]))
         console.file.write("\n".join(lines) + "\n")
         console.file.flush()
         return
-    root = Tree(_label(tree))
-    stack = [(root, tree)]
+    root = Tree(_label(nodes[0]))
+    stack = [(root, nodes[0])]
     while stack:
         parent, node = stack.pop()
-        for child in node.get("children", []):
-            branch = parent.add(_label(child))
-            stack.append((branch, child))
+        for child in node["children"]:  # indexes into the flat list
+            branch = parent.add(_label(nodes[child]))
+            stack.append((branch, nodes[child]))
     console.print(root)
 
 

@@ -255,9 +255,10 @@ class Memory:
                top_k: int | None = None, memory: str | None = None, now: int | None = None) -> dict:
         return evidence.verify(self._kb(memory), answer, query, require_proof, goal_pred, top_k, memory, now)
 
-    def detect(self, full_scan: bool = False) -> dict:
+    def detect(self, full_scan: bool = False, window: str | None = None, sensitivity: float | None = None,
+               now: int | None = None) -> dict:
         with self.store.read() as conn:
-            return evidence.detect(conn, full_scan)
+            return evidence.detect(conn, full_scan, window, sensitivity, now)
 
     # --- memory segments ------------------------------------------------------------------
     def create_memory(self, name: str, scope: str = "project") -> dict:

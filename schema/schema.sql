@@ -5,7 +5,12 @@
 -- Conventions: times are UTC ISO-8601 text with microseconds ('…Z'); `args`
 -- columns hold a term's arguments as JSON: an atom is a JSON string, an
 -- integer a JSON integer, a float a JSON number with a '.' or exponent, a
--- "string" {"string": "..."}, a compound {"functor": "f", "args": [...]}.
+-- "string" {"string": "..."}, a compound {"functor": "f", "args": [...]}, a
+-- list {"list": [...]} (with "tail" when it does not end in []), so a long list
+-- is one flat array. A subterm more than 64 levels down is one flat postfix
+-- array, {"postfix": [leaf, ..., {"functor": "f", "arity": N}, ...]}: the JSON
+-- stays far below SQLite's nesting limit of 1000 whatever the term. Lists
+-- stored before lists were flat read back as nested "." compounds.
 -- `text` columns hold the canonical Prolog text, which parses back to the term.
 
 -- Applied migrations, newest last. A database whose newest version is above

@@ -155,6 +155,13 @@ async def call_checked(client, name: str, args: dict):
     return result
 
 
+def error_of(result) -> dict:
+    """The typed error of an isError tool result (under `_meta`; error results carry no structuredContent)."""
+    assert result.is_error, result
+    assert result.structured_content is None, result
+    return result.meta["datalog-memory/error"]
+
+
 def run_in_process(db: str, era: str, scenario):
     """The same client and server code as run_client, connected in this process (no server start): for
     matrices of calls whose subject is the server's answers, not its process."""

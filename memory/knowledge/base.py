@@ -8,6 +8,7 @@ from typing import Any
 
 from ..datalog import Budget, Normalizer, Program, analyze, explain, solve
 from ..datalog.program import Lit
+from ..datalog.proofs import map_tree
 from ..datalog.relations import RULE_BITS, RULE_MASK
 from ..datalog.engine import evaluate
 from ..errors import Conflict, InvalidArguments, NotFound
@@ -373,10 +374,12 @@ class KnowledgeBase:
             defined.add(indicator(head))
         return undefined_warnings(conn, segment.id, body, self.visible(conn), defined)
 
-    def _with_supports(self, conn, segment: Segment, node) -> dict:
+    def _with_supports(self, conn, segment: Segment, proof) -> dict:
         """The proof tree with each stored fact's supports (asserted, assumption:…) on its leaf."""
-        out = {"goal": node.goal, "rule_applied": node.rule_applied, "kind": node.kind,
-               "children": [self._with_supports(conn, segment, c) for c in node.children]}
+        return map_tree(proof, lambda node: self._detailed_node(conn, segment, node))
+
+    def _detailed_node(self, conn, segment: Segment, node) -> dict:
+        out = {"goal": node.goal, "rule_applied": node.rule_applied, "kind": node.kind, "children": []}
         if node.rule_id is not None:
             out["rule_id"] = node.rule_id
         if node.truncated:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..datalog.proofs import walk_tree
 from ..datalog import explain
 from ..errors import InvalidArguments, NotFound
 from ..store import record_audit
@@ -84,11 +85,8 @@ def belief_status(kb, fact: str, memory: str | None) -> dict:
             "memory": segment.name, "supports": [], "derived": True}
 
 
-def _leaves(node: dict):
-    if not node["children"]:
-        yield node
-    for child in node["children"]:
-        yield from _leaves(child)
+def _leaves(tree: dict):
+    return (node for node in walk_tree(tree) if not node["children"])
 
 
 def justification(kb, assumption: str, memory: str | None) -> dict:

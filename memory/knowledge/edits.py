@@ -72,9 +72,9 @@ def update_fact(kb, old_fact: str, new_fact: str, memory: str | None) -> EditRes
     old_text = format_term(old)
     with kb.store.write() as conn:
         segment = resolve(conn, memory, write=True)
-        row = conn.execute(
-            "SELECT f.id FROM facts AS f JOIN supports AS s ON s.fact_id = f.id AND s.kind = 'asserted' "
-            "WHERE f.segment_id = ? AND f.text = ?", (segment.id, old_text)).fetchone()
+        # Any stored fact matches, as for forget_fact: one believed only through an assumption is found too
+        # (it keeps that support and is reported under kept).
+        row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?", (segment.id, old_text)).fetchone()
         if row is None:
             raise NotFound(f"No matching clause for: {old_text}", fact=old_text, memory=segment.name)
         result = EditResult(segment.name)

@@ -68,6 +68,13 @@ def kb_overview(kb, sample_size: int | None) -> dict:
         mounts = [{"name": n, "scope": sc, "mode": m} for n, sc, m in conn.execute(
             "SELECT name, scope, mode FROM segments WHERE mounted = 1 ORDER BY name")]
         page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        snapshot_count, = conn.execute("SELECT count(*) FROM snapshots WHERE segment_id = ?", (segment.id,)).fetchone()
+        latest = conn.execute("SELECT name, created_at FROM snapshots WHERE segment_id = ? ORDER BY id DESC LIMIT 1",
+                              (segment.id,)).fetchone()
+        check = conn.execute("SELECT payload FROM audit_log WHERE operation = 'integrity_check' "
+                             "ORDER BY id DESC LIMIT 1").fetchone()
+    # Healthy: a write could succeed now, and the last integrity check (if any) found nothing.
+    healthy = kb.store.writable() is None and (check is None or json.loads(check[0])["result"] == ["ok"])
     wal = kb.store.path + "-wal"
     wal_frames = os.path.getsize(wal) // (page_size + 24) if os.path.exists(wal) else 0
 
@@ -79,8 +86,9 @@ def kb_overview(kb, sample_size: int | None) -> dict:
                 for (name, arity), (kind, count, _, _) in predicates[:keep]
             ],
             "assumptions": {"count": len(assumptions), "names": assumptions},
-            "snapshots": {"count": 0, "latest": None, "latest_at": None},
-            "persistence": {"wal_pending": wal_frames, "healthy": True},
+            "snapshots": {"count": snapshot_count, "latest": latest[0] if latest else None,
+                          "latest_at": latest[1] if latest else None},
+            "persistence": {"wal_pending": wal_frames, "healthy": healthy},
             "mounts": {"available": True, "count": len(mounts), "items": mounts},
             "truncated": per_predicate < size or keep < len(predicates),
         }

@@ -137,6 +137,18 @@ class SourceMemories:
             record = self.visible_record(conn, ident, at)
             return self.describe(conn, record, at, full=True)
 
+    def listing(self, offset: int, limit: int) -> list[dict]:
+        """The caller's current memories (id, kind, recorded_at), oldest first, one page: what it may browse."""
+        self.require_read()
+        where, params = current_filter(None, False)
+        with self.store.read() as conn:
+            spaces = readable_namespaces(conn, self.context)
+            rows = conn.execute(
+                f"SELECT m.id, m.kind, m.recorded_at FROM {FROM} WHERE {where} AND s.erased_at IS NULL AND "
+                f"m.namespace IN ({', '.join('?' * len(spaces))}) ORDER BY m.seq LIMIT ? OFFSET ?",
+                (*params, *spaces, limit, offset)).fetchall()
+        return [{"id": i, "kind": k, "recorded_at": r} for i, k, r in rows]
+
     def describe(self, conn, record: MemoryRecord, at: str | None, full: bool = False) -> dict:
         status = status_at(conn, record, at)
         moment = at or utc_now()

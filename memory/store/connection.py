@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,15 +20,12 @@ BUSY_TIMEOUT_MS = 10_000
 def open_connection(path: str, *, create: bool = True) -> apsw.Connection:
     """Open (and migrate) a database with the pragmas every connection needs."""
     flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
-    if path != IN_MEMORY and create:
-        try:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:  # e.g. a file where the folder should be
-            raise StorageError(f"cannot create the folder of database {path}: {exc.strerror or exc}") from exc
     try:
+        if path != IN_MEMORY and create:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
         conn = apsw.Connection(path, flags=flags)
-    except apsw.Error as exc:
-        raise StorageError(f"cannot open database {path}: {exc}") from exc
+    except (apsw.Error, OSError) as exc:  # e.g. a file where the database's folder should be
+        raise StorageError(f"cannot open database {path}: {type(exc).__name__}: {exc}") from exc
     conn.setbusytimeout(BUSY_TIMEOUT_MS)
     if path != IN_MEMORY:
         try:  # the first statement reads the header: a file that is not SQLite fails here
@@ -66,6 +64,7 @@ class Store:
             return self._conn
         if self._conn is not None:
             self._conn.close()
+            self._conn = None  # never keep a closed connection: a failed open below is retried on the next call
         if for_write or self.exists:
             self._conn = open_connection(self.path, create=True)
             self._placeholder = False
@@ -73,6 +72,26 @@ class Store:
             self._conn = open_connection(IN_MEMORY)
             self._placeholder = True
         return self._conn
+
+    def writable(self) -> str | None:
+        """Why a write cannot succeed here now (None when it can): checked on the file system, not assumed."""
+        if self.path == IN_MEMORY:
+            return None
+        target = Path(self.path)
+        if target.exists():
+            if not target.is_file():
+                return f"{target} is not a file"
+            if not os.access(target, os.W_OK) or not os.access(target.parent, os.W_OK | os.X_OK):
+                return f"{target} or its folder is not writable"
+            return None
+        folder = target.parent
+        while not folder.exists():  # the folders a first write would create
+            folder = folder.parent
+        if not folder.is_dir():
+            return f"{folder} is a file where the database's folder should be"
+        if not os.access(folder, os.W_OK | os.X_OK):
+            return f"{folder} is not writable"
+        return None
 
     def ensure_created(self) -> None:
         with self._lock:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from ..resources import SCHEMA, TEMPLATES
 from . import REGISTRY
 
 
@@ -19,12 +20,22 @@ def render_markdown() -> str:
         "this file is stale. Every tool is an MCP tool, a CLI subcommand (`datalog-memory <name-with-dashes>`,",
         "one `--flag` per argument, `--json` for the structured result) and a `memory.Memory` method.",
         "",
-        "Errors: a tool failure is a result with `isError: true`, a text starting with the reference's token",
-        "(`InvalidArguments: …`, `SyntaxError: …`, or the message) and `structuredContent.error.code` from",
-        "`invalid_arguments`, `syntax_error`, `invalid_program`, `not_found`, `read_only`, `permission_denied`,",
-        "`budget_exceeded`, `evaluation_error`, `conflict`, `storage_error`. Arguments that fail the input schema",
-        "(missing, null, wrong type, empty, too long, unknown) are JSON-RPC error `-32602` with",
-        "`data.code = \"invalid_arguments\"`; on the CLI they exit with status 2, tool errors with 1.",
+        "Errors: every tool failure, arguments that fail the input schema included (missing, null, wrong type,",
+        "empty, too long, unknown), is a result with `isError: true` and a text starting with the reference's",
+        "token (`InvalidArguments: …`, `SyntaxError: …`, `InternalError: …`, or the reference's exact message),",
+        "so the model reads what to change. Error results carry no `structuredContent` (clients check it",
+        "against the output schema, which describes success); the typed error is in",
+        "`_meta[\"datalog-memory/error\"]` with `code` from `invalid_arguments`, `syntax_error`,",
+        "`invalid_program`, `not_found`, `read_only`, `permission_denied`, `budget_exceeded`, `evaluation_error`,",
+        "`conflict`, `storage_error`, `internal_error`. Only an unknown tool or a malformed request is a JSON-RPC",
+        "error (`-32602`). On the CLI, `--json` prints `{\"error\": {...}}`; schema failures exit with status",
+        "2, tool errors with 1. Optional output properties are left out when they have no value (no schema",
+        "uses null types).",
+        "",
+        "Resources (MCP `resources/list`, `resources/read`; the listing pages through source memories):",
+        "",
+        *[f"- `{r.uri_template}`: {r.description} (`{r.mime_type}`)" for r in TEMPLATES],
+        f"- `{SCHEMA}`: the SQLite schema of the database file (`application/sql`)",
         "",
         "| tool | CLI | read-only | destructive | idempotent |",
         "| --- | --- | --- | --- | --- |",

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from ..datalog.proofs import flatten_tree, map_tree
 from .registry import Annotations, ToolResult, tool
-from .schemas import compact_json, name_arg, BOOLEAN, INTEGER, NULLABLE_INTEGER, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
+from .schemas import compact_json, name_arg, BOOLEAN, INTEGER, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
 
 MAX_LIMIT = 10_000
 MAX_OFFSET = 2 ** 62  # SQLite integers are 64-bit
 DEFAULT_QUERY_LIMIT = 1_000  # bounded by default; total and truncated say what was left out
+# One node of explain_why's flat proof_nodes list.
+PROOF_NODE = {"type": "object", "required": ["goal", "rule_applied", "kind", "children"], "properties": {
+    "goal": STRING, "rule_applied": STRING, "kind": STRING, "children": {"type": "array", "items": INTEGER},
+    "supports": STRINGS, "truncated": BOOLEAN, "rule_id": INTEGER, "memory": STRING, "memories": ROWS}}
 
 
 @tool(
@@ -48,14 +53,15 @@ def remember_fact(api, fact: str, **kw) -> ToolResult:
                        "description": "Confidence in (0, 1] that reason multiplies in (default 1)"},
     }, ["head", "body"]),
     output_schema=out({"rule": STRING, "memory": STRING, "created": BOOLEAN, "rule_id": INTEGER,
-                       "name": {"type": ["string", "null"]}, "confidence": {"type": "number"}, "warnings": STRINGS}),
+                       "name": STRING, "confidence": {"type": "number"}, "warnings": STRINGS},
+                      optional=("name", "warnings")),
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def define_rule(api, head: str, body: str, **kw) -> ToolResult:
     change = api.define_rule(head, body, kw.get("memory"), kw.get("name"), kw.get("confidence"))
     return ToolResult(f"Asserted rule: {head.strip()} :- {body.strip()}", {
         "rule": change.rule, "memory": change.memory, "created": change.created, "rule_id": change.rule_id,
-        "name": change.name, "confidence": change.confidence, "warnings": change.warnings,
+        "name": change.name, "confidence": change.confidence, "warnings": change.warnings or None,
     })
 
 
@@ -102,8 +108,8 @@ def forget_fact(api, fact: str, **kw) -> ToolResult:
     }, ["goal"]),
     output_schema=out({
         "goal": STRING, "memory": STRING, "variables": STRINGS, "bindings": ROWS, "values": ROWS,
-        "total": INTEGER, "truncated": BOOLEAN, "limit": NULLABLE_INTEGER, "offset": INTEGER, "warnings": STRINGS,
-    }),
+        "total": INTEGER, "truncated": BOOLEAN, "limit": INTEGER, "offset": INTEGER, "warnings": STRINGS,
+    }, optional=("limit", "warnings")),
     annotations=Annotations(read_only=True),
 )
 def query_logic(api, goal: str, **kw) -> ToolResult:
@@ -116,7 +122,7 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
     return ToolResult(compact_json(text_rows), {
         "goal": result.goal, "memory": result.memory, "variables": result.variables, "bindings": result.bindings,
         "values": result.values, "total": result.total, "truncated": result.truncated,
-        "limit": result.limit, "offset": result.offset, "warnings": result.warnings,
+        "limit": result.limit, "offset": result.offset, "warnings": result.warnings or None,
     })
 
 
@@ -128,9 +134,11 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
         "Return the proof tree of a ground fact: each node has goal, rule_applied (\"fact\" for stored "
         "facts, the rule text for derived ones, or builtin/negation/aggregate) and children. Proofs end "
         "in stored facts and are finite even for recursive rules. proven is false when no proof exists. "
-        "The structured result adds detailed_tree: the same tree with each node's kind, the rule id, and "
-        "the supports of every stored fact (asserted, assumption:<name>, source:<memory id>, ...); a fact "
-        "projected from a source memory also lists that memory with its exact text under memories."
+        "Each stored fact's leaf also names its supports (asserted, assumption:<name>, source:<memory id>, "
+        "observation supports). The structured result has proof_nodes: the same proof as a flat list (root "
+        "first, children as indexes into the list, so a proof of any depth stays shallow JSON) with each "
+        "node's kind, the rule id and supports; a fact projected from a source memory also lists that "
+        "memory with its exact text under memories."
     ),
     input_schema=obj({
         "fact": text('The Prolog term to explain (e.g. "risky(deploy_v3)")'),
@@ -138,15 +146,29 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
         "memory": memory_arg(),
     }, ["fact"]),
     output_schema=out({"fact": STRING, "memory": STRING, "proven": BOOLEAN,
-                       "proof_tree": {"type": ["object", "null"]}, "detailed_tree": {"type": ["object", "null"]},
-                       "warnings": STRINGS}),
+                       "proof_nodes": {"type": "array", "items": PROOF_NODE}, "warnings": STRINGS},
+                      optional=("proof_nodes", "warnings")),
     annotations=Annotations(read_only=True),
 )
 def explain_why(api, fact: str, **kw) -> ToolResult:
     result = api.explain_why(fact, kw.get("max_depth"), kw.get("memory"))
-    body = {"fact": result.fact, "proven": result.proven, "proof_tree": result.proof_tree}
-    return ToolResult(compact_json(body), {**body, "memory": result.memory, "detailed_tree": result.detailed_tree,
-                                           "warnings": result.warnings})
+    tree = None if result.detailed_tree is None else map_tree(result.detailed_tree, _text_node, lambda n: n["children"])
+    text = compact_json({"fact": result.fact, "proven": result.proven, "proof_tree": tree})
+    nodes = None if result.detailed_tree is None else flatten_tree(result.detailed_tree)
+    return ToolResult(text, {"fact": result.fact, "memory": result.memory, "proven": result.proven,
+                             "proof_nodes": nodes, "warnings": result.warnings or None})
+
+
+def _text_node(node: dict) -> dict:
+    """The reference's node (goal, rule_applied, children), plus the supports of a stored fact: the text is what
+    most hosts show the model, so it must say what each leaf rests on."""
+    out = {"goal": node["goal"], "rule_applied": node["rule_applied"], "children": []}
+    if node.get("truncated"):
+        out["truncated"] = True
+    if "supports" in node:
+        out["supports"] = node["supports"]
+    return out
+
 
 
 def _page(page) -> dict:
@@ -261,8 +283,10 @@ def clear_context(api, category: str, **kw) -> ToolResult:
     title="Update fact",
     group="knowledge",
     description=(
-        "Atomically replace an asserted fact with another in one transaction. Fails, changing nothing, "
-        "when old_fact is not asserted."
+        "Atomically replace a stored fact with another in one transaction: like forget_fact, it removes the "
+        "old fact's asserted support (a fact also believed through an assumption or a source memory stays "
+        "believed and is listed under kept), then asserts the new one. Fails, changing nothing, when "
+        "old_fact is not stored."
     ),
     input_schema=obj({
         "old_fact": text('The fact to replace (e.g. "server(alpha, \\"1.0\\")")'),
@@ -274,7 +298,7 @@ def clear_context(api, category: str, **kw) -> ToolResult:
 )
 def update_fact(api, old_fact: str, new_fact: str, **kw) -> ToolResult:
     result = api.update_fact(old_fact, new_fact, kw.get("memory"))
-    return ToolResult(f"Updated: {old_fact.strip()} -> {new_fact.strip()}",
+    return ToolResult(f"Updated: {old_fact.strip()} -> {new_fact.strip()}{_kept_note(result)}",
                       {"old_fact": old_fact.strip(), "new_fact": result.added, **_edit(result)})
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .registry import Annotations, ToolResult, tool
-from .schemas import name_arg, BOOLEAN, INTEGER, ROWS, STRING, memory_arg, obj, out
+from .schemas import name_arg, BOOLEAN, INTEGER, OBJECT, ROWS, STRING, memory_arg, obj, out
 
 COUNTS = {"facts": INTEGER, "rules": INTEGER, "assumptions": INTEGER}
 
@@ -64,7 +64,8 @@ def list_snapshots(api, **kw) -> ToolResult:
     title="Persistence status",
     group="admin",
     description=(
-        "Health of the database: status (active, or degraded when the file is not writable), path, journal "
+        "Health of the database: status (active, or degraded when the file or its folder cannot be written now, "
+        "with the problem), path, journal "
         "mode, WAL size, schema version, last snapshot, a passive WAL checkpoint run now (last_checkpoint), "
         "and the last integrity check (check_integrity runs one now)."
     ),
@@ -72,8 +73,8 @@ def list_snapshots(api, **kw) -> ToolResult:
                                           "description": "Run PRAGMA quick_check now and record it (default: false)"}}),
     output_schema=out({"status": STRING, "database": STRING, "directory": STRING, "journal_mode": STRING,
                        "synchronous": STRING, "wal_bytes": INTEGER, "schema_version": INTEGER,
-                       "last_snapshot": {"type": ["object", "null"]}, "last_checkpoint": {"type": ["object", "null"]},
-                       "integrity": {"type": ["object", "null"]}}),
+                       "last_snapshot": OBJECT, "last_checkpoint": OBJECT, "integrity": OBJECT, "problem": STRING},
+                      optional=("last_snapshot", "last_checkpoint", "integrity", "problem")),
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def get_persistence_status(api, **kw) -> ToolResult:
@@ -81,4 +82,6 @@ def get_persistence_status(api, **kw) -> ToolResult:
     last = result["last_snapshot"]["name"] if result["last_snapshot"] else "none"
     text = (f"status: {result['status']}\ndir: {result['directory']}\nlast_snapshot: {last}\n"
             f"journal_size: {result['wal_bytes']} bytes")
+    if result.get("problem"):
+        text += f"\nproblem: {result['problem']}"
     return ToolResult(text, result)

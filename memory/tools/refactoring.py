@@ -40,7 +40,7 @@ def get_knowledge_schema(api, **kw) -> ToolResult:
         "snapshots, persistence health and mounted segments. The JSON never exceeds 64 KiB: samples are "
         "halved, then predicates dropped from the end, and truncated says so."
     ),
-    input_schema=obj({"sample_size": integer("Number of sample clauses per predicate (default: 2, max: 50)", 0, 50)}),
+    input_schema=obj({"sample_size": integer("Number of sample clauses per predicate (default: 2, max: 50; values outside 0..50 are clamped, as the reference does)")}),
     output_schema=out({"predicates": ROWS, "assumptions": {"type": "object"}, "snapshots": {"type": "object"},
                        "persistence": {"type": "object"}, "mounts": {"type": "object"}, "truncated": BOOLEAN}),
     annotations=Annotations(read_only=True),

@@ -16,7 +16,7 @@ GROUPS = ("knowledge", "beliefs", "snapshots", "segments", "source memories", "e
 
 
 class ArgumentsRejected(InvalidArguments):
-    """Arguments that fail the tool's input schema (a protocol-level error on MCP: -32602)."""
+    """Arguments that fail the tool's input schema (a tool error the model can correct, as any other)."""
 
 
 class UnknownTool(DatalogMemoryError):
@@ -79,7 +79,7 @@ class Tool:
             raise ArgumentsRejected(f"Invalid arguments for tool {self.name}: arguments must be an object")
         errors = sorted(self.validator.iter_errors(arguments), key=lambda e: list(e.path))
         if errors:
-            details = [_describe(e) for e in errors]
+            details = [_describe(e, self.input_schema) for e in errors]
             raise ArgumentsRejected(f"Invalid arguments for tool {self.name}: {'; '.join(details)}",
                                     tool=self.name, errors=details)
         return {name: _as_declared(self.input_schema["properties"].get(name, {}), value)
@@ -95,9 +95,15 @@ def _as_declared(schema: dict, value: Any) -> Any:
     return value
 
 
-def _describe(error) -> str:
+def _describe(error, schema: dict) -> str:
+    """One schema failure, worded so the caller knows what to change."""
     where = ".".join(str(p) for p in error.path)
     message = error.message
+    if error.validator == "maxLength" and isinstance(error.instance, str):
+        message = f"too long ({len(error.instance)} characters; the limit is {error.validator_value})"
+    elif error.validator == "additionalProperties" and not error.path:
+        allowed = ", ".join(schema.get("properties", {})) or "none"
+        message = f"{message}; the arguments are: {allowed}"
     if len(message) > 200:
         message = message[:200] + "…"
     return f"'{where}': {message}" if where else message
@@ -131,11 +137,21 @@ def call_tool(memory, name: str, arguments: Any) -> ToolResult:
     """Validate and run one tool call. Raises ArgumentsRejected, UnknownTool or the tool's own typed error."""
     spec = get_tool(name)
     checked = spec.check_arguments(arguments)
-    return spec.handler(memory, **checked)
+    result = spec.handler(memory, **checked)
+    # An optional output property with no value is left out (output schemas declare no null types).
+    required = spec.output_schema.get("required", ())
+    for key in [k for k, v in result.structured.items() if v is None and k not in required]:
+        del result.structured[key]
+    return result
+
+
+# The reference tools' error names; other errors keep the reference's exact wording (e.g. `Memory not mounted: x`).
+ERROR_TOKENS = {"invalid_arguments": "InvalidArguments", "syntax_error": "SyntaxError",
+                "internal_error": "InternalError"}
 
 
 def error_result(error: DatalogMemoryError) -> ToolResult:
     """A tool failure as a result: the reference's error token first, then the reason."""
-    token = {"invalid_arguments": "InvalidArguments", "syntax_error": "SyntaxError"}.get(error.code, None)
+    token = ERROR_TOKENS.get(error.code)
     text = f"{token}: {error.message}" if token and not error.plain else error.message
     return ToolResult(text, {"error": error.to_dict()})

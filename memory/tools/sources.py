@@ -16,7 +16,6 @@ from .schemas import BOOLEAN, INTEGER, ROWS, STRING, STRINGS, integer, obj, out,
 MEMORY_ID = {"type": "string", "minLength": 1, "maxLength": 128, "description": "A memory id (mem_…)"}
 INSTANT = {"type": "string", "minLength": 1, "maxLength": 64,
            "description": "An ISO-8601 date or date-time (UTC when no offset is given)"}
-NULLABLE_STRING = {"type": ["string", "null"]}
 SCALAR = [{"type": "string", "maxLength": MAX_STRING_ARGUMENT_CHARS}, {"type": "number"}, {"type": "boolean"}]
 PROJECTION = obj({
     "predicate": {"type": "string", "minLength": 1, "maxLength": MAX_PREDICATE_CHARS,
@@ -80,8 +79,9 @@ def memory_remember(api, memory: str, **kw) -> ToolResult:
         "like an unknown one. as_of answers as the store stood at that time."
     ),
     input_schema=obj({"id": MEMORY_ID, "as_of": INSTANT}, ["id"]),
-    output_schema=out({**SUMMARY, "source_id": STRING, "source_text": NULLABLE_STRING, "principal": STRING,
-                       "trust": STRING, "version": INTEGER, "projections": ROWS, "history": ROWS}),
+    output_schema=out({**SUMMARY, "source_id": STRING, "source_text": STRING, "principal": STRING,
+                       "trust": STRING, "version": INTEGER, "projections": ROWS, "history": ROWS},
+                      optional=("source_text",)),
     annotations=Annotations(read_only=True),
 )
 def memory_get(api, id: str, **kw) -> ToolResult:
