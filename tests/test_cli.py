@@ -385,7 +385,7 @@ def test_warnings_for_undefined_predicates_are_printed_and_do_not_fail(db_path):
     assert typo.stderr == "Warning: unknown procedure edg/2; did you mean edge/2\n"
     rule = cli(db_path, "define-rule", "--head", "path(X,Y)", "--body", "edge(X,Y), linked(X)")
     assert rule.returncode == 0 and rule.stderr == "Warning: unknown procedure linked/1 (no facts or rules define it)\n"
-    assert cli_json(db_path, "query-logic", "--goal", "path(X,Y)")["warnings"] == []
+    assert "warnings" not in cli_json(db_path, "query-logic", "--goal", "path(X,Y)")  # none: left out
 
 
 def test_a_newer_database_is_refused_by_every_entry_point(tmp_path):
