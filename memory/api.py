@@ -14,7 +14,8 @@ from .knowledge.segments import DEFAULT
 from .knowledge.edits import EditResult
 from .knowledge.parsing import parse_fact
 from . import evidence
-from .sources import CallerContext, SourceMemories, recall, search, visible_facts_clause
+from .sources.context import ADMIN, READ, WRITE_GLOBAL, WRITE_KNOWLEDGE, WRITE_OBSERVATIONS
+from .sources import CallerContext, SourceMemories, recall, search, visible_supports_clause
 from .sources.derived import derived_recall
 from .sources.search import render_recall
 from .store import IN_MEMORY, DatabaseLocation, Store, global_db_path, resolve_location
@@ -33,8 +34,9 @@ class Memory:
         self.context = context or CallerContext.from_env(principal=actor)
         self.actor = self.context.principal
         self.knowledge = KnowledgeBase(self.store, self.actor, budget or Budget.from_env())
-        self.knowledge.fact_filter = lambda conn: visible_facts_clause(conn, self.context)
+        self.knowledge.support_filter = lambda conn: visible_supports_clause(conn, self.context)
         self.sources = SourceMemories(self.store, self.context)
+        self.knowledge.projection_guard = self.sources.guard_projections
         self.observations = evidence.Observations(self.store, self.context)
         self.knowledge.computed = evidence.ObservationRelations()
         self.global_path = global_path or global_db_path()
@@ -67,6 +69,8 @@ class Memory:
             return self.knowledge
         if write and row[1] == "ro":
             raise ReadOnly("Memory is read-only", memory=memory)
+        if write:  # the global database is shared by every project
+            self.context.require(WRITE_GLOBAL, f"Writing the global memory '{memory}'")
         return self._global()
 
     def init(self) -> str:
@@ -109,6 +113,7 @@ class Memory:
     def add_fact_terms(self, terms: list, memory: str | None = None, chunk: int = 10_000,
                        progress: Callable[[int], None] | None = None) -> tuple[int, int]:
         """Assert parsed facts in one transaction, in chunks (progress gets each chunk's size)."""
+        self.context.require(ADMIN, "Importing facts")
         kb = self._kb(memory, write=True)
         added = 0
         with kb.store.write():
@@ -120,9 +125,11 @@ class Memory:
         return added, len(terms) - added
 
     def import_program(self, text: str, memory: str | None = None) -> dict:
+        self.context.require(ADMIN, "Importing a program")
         return programs.import_program(self._kb(memory, write=True), text, memory)
 
     def export_program(self, memory: str | None = None) -> str:
+        self.context.require(READ, "Exporting a program")
         return programs.export_program(self._kb(memory), memory)
 
     # --- snapshots and persistence -------------------------------------------------------
@@ -136,10 +143,12 @@ class Memory:
         return programs.list_snapshots(self._kb(memory), memory)
 
     def export_snapshot(self, name: str, memory: str | None = None) -> str:
+        self.context.require(READ, "Exporting a snapshot")
         return programs.snapshot_content(self._kb(memory), name, memory)
 
     def import_snapshot(self, name: str, content: str, memory: str | None = None) -> dict:
         """Store Prolog text as a snapshot (without restoring it)."""
+        self.context.require(WRITE_KNOWLEDGE, "Importing a snapshot")
         return programs.save_snapshot(self._kb(memory), name, memory, content)
 
     def get_persistence_status(self, check_integrity: bool = False) -> dict:
@@ -234,6 +243,7 @@ class Memory:
 
     def remember_observations(self, observations: list[dict]) -> dict:
         """Many observations ({members, event_ts?, weight?, formation?}) in one transaction."""
+        self.context.require(WRITE_OBSERVATIONS, "Importing observations")
         return self.observations.remember_many(observations)
 
     def forget_observation(self, hedge_tags: list[str], reason: str | None = None) -> dict:

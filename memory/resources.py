@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
 from .errors import NotFound, PermissionDenied
+from .sources.context import READ
 
 SCHEME = "datalog-memory://"
 SEGMENT = SCHEME + "segment/"
@@ -56,7 +57,8 @@ def list_resources(memory, cursor: str | None) -> tuple[list[Resource], str | No
     page: list[Resource] = []
     if offset == 0:
         page.append(_schema_resource())
-        for segment in memory.list_memories()["memories"]:
+        # Segments are read through memory_read like everything else (reading one is export_program's check).
+        for segment in memory.list_memories()["memories"] if memory.context.can(READ) else []:
             if segment["mounted"]:
                 page.append(Resource(SEGMENT + quote(segment["name"], safe=""), f"segment {segment['name']}",
                                      f"Segment {segment['name']}",

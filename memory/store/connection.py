@@ -41,6 +41,8 @@ def open_connection(path: str, *, create: bool = True) -> apsw.Connection:
     # FULL: an acknowledged commit is on disk even if the machine loses power, not only the process.
     conn.execute("PRAGMA synchronous=FULL")
     conn.execute("PRAGMA foreign_keys=ON")
+    # Deleted content is overwritten with zeros, so an erased memory leaves no bytes in free space.
+    conn.execute("PRAGMA secure_delete=ON")
     migrate(conn)
     return conn
 
@@ -153,6 +155,24 @@ class Store:
                 return None
             busy, log, done = self._connection(for_write=False).execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
             return busy, log, done
+
+    def scrub(self) -> bool | None:
+        """After an erase: rebuild the file once if it predates secure_delete (see the `maintenance` table),
+        then checkpoint the WAL into the database and truncate it, so no old page image keeps erased bytes.
+        True when the WAL was truncated, False when readers in other processes kept it busy (their next
+        checkpoint overwrites it); None for an in-memory database."""
+        with self._lock:
+            if self.path == IN_MEMORY or self._depth:
+                return None
+            conn = self._connection(for_write=True)
+            try:
+                if conn.execute("SELECT 1 FROM maintenance WHERE task = 'vacuum_on_erase'").fetchone():
+                    conn.execute("VACUUM")
+                    conn.execute("DELETE FROM maintenance WHERE task = 'vacuum_on_erase'")
+                busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except apsw.Error as exc:
+                raise StorageError(f"could not scrub {self.path} after an erase: {exc}") from exc
+            return busy == 0
 
     def data_version(self) -> int:
         """Changes whenever another connection commits (PRAGMA data_version)."""

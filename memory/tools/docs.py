@@ -1,4 +1,5 @@
-"""docs/tools.md, generated from the registry (`python -m memory.tools.docs > docs/tools.md`)."""
+"""docs/tools.md, generated from the registry (`python -m memory.tools.docs > docs/tools.md`), and the README's
+tool x capability table (`python -m memory.tools.docs --capabilities`)."""
 
 from __future__ import annotations
 
@@ -37,15 +38,21 @@ def render_markdown() -> str:
         *[f"- `{r.uri_template}`: {r.description} (`{r.mime_type}`)" for r in TEMPLATES],
         f"- `{SCHEMA}`: the SQLite schema of the database file (`application/sql`)",
         "",
-        "| tool | CLI | read-only | destructive | idempotent |",
-        "| --- | --- | --- | --- | --- |",
+        "Authority: the capability column is what a call needs, checked before the tool reads or writes",
+        "anything (a refused call is `permission_denied` and writes nothing). Any write to a mounted global",
+        "segment also needs `memory_write_global`. A call behaves as if data the caller may not read did not",
+        "exist (see README, Authority).",
+        "",
+        "| tool | CLI | capability | read-only | destructive | idempotent |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for t in REGISTRY.values():
         a = t.annotations
-        lines.append(f"| [`{t.name}`](#{t.name}) | `{t.name.replace('_', '-')}` | {_yn(a.read_only)} | "
-                     f"{_yn(a.destructive)} | {_yn(a.idempotent)} |")
+        lines.append(f"| [`{t.name}`](#{t.name}) | `{t.name.replace('_', '-')}` | {capability_cell(t)} | "
+                     f"{_yn(a.read_only)} | {_yn(a.destructive)} | {_yn(a.idempotent)} |")
     for t in REGISTRY.values():
-        lines += ["", f"## {t.name}", "", f"**{t.title}.** {t.description}", "", "Arguments:", ""]
+        lines += ["", f"## {t.name}", "", f"**{t.title}.** {t.description}", "",
+                  f"Capability: {capability_cell(t)}.", "", "Arguments:", ""]
         required = set(t.input_schema.get("required", []))
         props = t.input_schema.get("properties", {})
         if not props:
@@ -58,9 +65,28 @@ def render_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
+def capability_cell(t) -> str:
+    """The capabilities a tool needs, as README and docs/tools.md print them."""
+    parts = [f"`{t.capability}`"] if t.capability else []
+    for argument, by_value in t.argument_capabilities.items():
+        parts += [f"`{c}` with `{argument}: {json.dumps(v)}`" for v, c in by_value.items()]
+    if t.capability_note:
+        parts.append(t.capability_note)
+    return "; ".join(parts) or "none"
+
+
+def capability_table() -> str:
+    """The tool x capability table of the README (a test checks the README holds exactly this)."""
+    lines = ["| tool | needs |", "| --- | --- |"]
+    lines += [f"| `{t.name}` | {capability_cell(t)} |" for t in REGISTRY.values()]
+    return "\n".join(lines) + "\n"
+
+
 def _yn(value: bool) -> str:
     return "yes" if value else "no"
 
 
 if __name__ == "__main__":
-    print(render_markdown(), end="")
+    import sys
+
+    print(capability_table() if sys.argv[1:] == ["--capabilities"] else render_markdown(), end="")

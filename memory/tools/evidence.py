@@ -7,6 +7,7 @@ from ..evidence.observations import (FIRST_SECOND, LAST_SECOND, MAX_ENTITY_CHARS
 from ..evidence.detect import SENSITIVITY_RANGE
 from ..evidence.recall import MAX_QUERY_CHARS, MAX_TOP_K
 from ..evidence.verify import MAX_ANSWER_CHARS
+from ..sources.context import READ, WRITE_OBSERVATIONS
 from .registry import Annotations, ToolResult, tool
 from .schemas import BOOLEAN, INTEGER, ROWS, STRING, STRINGS, compact_json, integer, memory_arg, name_arg, obj, out, text
 
@@ -45,6 +46,7 @@ def _top_k(default: int) -> dict:
     output_schema=out({"stored": BOOLEAN, "table": STRING, "id": INTEGER, "hedge_tag": STRING, "event_ts": INTEGER,
                        "formation": STRING, "structural_formation": STRING, "weight": NUMBER, "members": STRINGS,
                        "member_ids": {"type": "array", "items": INTEGER}, "source": STRING}),
+    capability=WRITE_OBSERVATIONS,
     annotations=Annotations(read_only=False, destructive=False, idempotent=False),
 )
 def remember(api, members: list, **kw) -> ToolResult:
@@ -68,6 +70,7 @@ def remember(api, members: list, **kw) -> ToolResult:
         "reason": text("Why (kept with the observation)", 4096),
     }, ["hedge_tags"]),
     output_schema=out({"retracted": STRINGS, "already_retracted": STRINGS}),
+    capability=WRITE_OBSERVATIONS,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def forget_observation(api, hedge_tags: list, **kw) -> ToolResult:
@@ -94,6 +97,7 @@ def forget_observation(api, hedge_tags: list, **kw) -> ToolResult:
         "entities": STRINGS, "unknown_entities": STRINGS, "types": STRINGS, "unparsed": STRINGS},
         "required": ["entities", "unknown_entities", "types", "unparsed"]}, "count": INTEGER,
                        "edges": ROWS, "abstained": BOOLEAN}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def recall(api, **kw) -> ToolResult:
@@ -118,6 +122,7 @@ def recall(api, **kw) -> ToolResult:
     input_schema=obj({"query": QUERY, "top_k": _top_k(40), "memory": memory_arg(), "now": NOW}),
     output_schema=out({"derived": ROWS, "rules_fired": STRINGS, "iterations": INTEGER, "timed_out": BOOLEAN,
                        "edges_considered": INTEGER}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def reason(api, **kw) -> ToolResult:
@@ -139,6 +144,7 @@ def reason(api, **kw) -> ToolResult:
     input_schema=obj({"query": QUERY, "goal_pred": name_arg("Only prove conclusions of this predicate"),
                       "top_k": _top_k(40), "memory": memory_arg(), "now": NOW}),
     output_schema=out({"count": INTEGER, "derived_count": INTEGER, "edges_considered": INTEGER, "proofs": ROWS}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def prove(api, **kw) -> ToolResult:
@@ -176,6 +182,7 @@ def prove(api, **kw) -> ToolResult:
                        "abstained": BOOLEAN, "coverage": NUMBER, "supported_count": INTEGER,
                        "stripped_count": INTEGER, "stripped": ROWS, "answer": STRING, "allowed_tags": STRINGS,
                        "proved": BOOLEAN, "derived_count": INTEGER}),
+    capability=READ,
     annotations=Annotations(read_only=True),
     stdin_argument="answer",
 )
@@ -209,6 +216,7 @@ def verify(api, answer: str, **kw) -> ToolResult:
         "risk_score": NUMBER, "findings": INTEGER, "edges_scanned": INTEGER, "sensitivity": NUMBER,
         "window": {"type": "object", "description": "The window scanned, when one was given"}},
         "required": ["risk_score", "findings", "edges_scanned", "sensitivity"]}}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def detect(api, **kw) -> ToolResult:

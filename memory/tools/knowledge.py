@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..sources.context import ADMIN, READ, WRITE_KNOWLEDGE
 from ..datalog.proofs import flatten_tree, map_tree
 from .registry import Annotations, ToolResult, tool
 from .schemas import compact_json, name_arg, BOOLEAN, INTEGER, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
@@ -26,6 +27,7 @@ PROOF_NODE = {"type": "object", "required": ["goal", "rule_applied", "kind", "ch
     input_schema=obj({"fact": text('A Prolog fact to assert (e.g. "human(socrates)")'), "memory": memory_arg()},
                      ["fact"]),
     output_schema=out({"fact": STRING, "memory": STRING, "created": BOOLEAN, "supports": STRINGS}),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def remember_fact(api, fact: str, **kw) -> ToolResult:
@@ -55,6 +57,7 @@ def remember_fact(api, fact: str, **kw) -> ToolResult:
     output_schema=out({"rule": STRING, "memory": STRING, "created": BOOLEAN, "rule_id": INTEGER,
                        "name": STRING, "confidence": {"type": "number"}, "warnings": STRINGS},
                       optional=("name", "warnings")),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def define_rule(api, head: str, body: str, **kw) -> ToolResult:
@@ -75,6 +78,7 @@ def define_rule(api, head: str, body: str, **kw) -> ToolResult:
     ),
     input_schema=obj({"fact": text('The fact to forget (e.g. "human(socrates)")'), "memory": memory_arg()}, ["fact"]),
     output_schema=out({"fact": STRING, "memory": STRING, "removed": BOOLEAN, "remaining_supports": STRINGS}),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def forget_fact(api, fact: str, **kw) -> ToolResult:
@@ -110,6 +114,7 @@ def forget_fact(api, fact: str, **kw) -> ToolResult:
         "goal": STRING, "memory": STRING, "variables": STRINGS, "bindings": ROWS, "values": ROWS,
         "total": INTEGER, "truncated": BOOLEAN, "limit": INTEGER, "offset": INTEGER, "warnings": STRINGS,
     }, optional=("limit", "warnings")),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def query_logic(api, goal: str, **kw) -> ToolResult:
@@ -148,6 +153,7 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
     output_schema=out({"fact": STRING, "memory": STRING, "proven": BOOLEAN,
                        "proof_nodes": {"type": "array", "items": PROOF_NODE}, "warnings": STRINGS},
                       optional=("proof_nodes", "warnings")),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def explain_why(api, fact: str, **kw) -> ToolResult:
@@ -192,6 +198,7 @@ PAGE_SCHEMA = {"items": ROWS, "total": INTEGER, "limit": INTEGER, "offset": INTE
         "offset": integer("Facts to skip (default 0)", 0, MAX_OFFSET),
     }),
     output_schema=out(PAGE_SCHEMA),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def list_facts(api, **kw) -> ToolResult:
@@ -213,6 +220,7 @@ def list_facts(api, **kw) -> ToolResult:
         "offset": integer("Rules to skip (default 0)", 0, MAX_OFFSET),
     }),
     output_schema=out(PAGE_SCHEMA),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def list_rules(api, **kw) -> ToolResult:
@@ -234,6 +242,7 @@ def list_rules(api, **kw) -> ToolResult:
     ),
     input_schema=obj({"memory": memory_arg()}),
     output_schema=out({"memory": STRING, "generation": INTEGER, "tuples": INTEGER, "seconds": {"type": "number"}}),
+    capability=ADMIN,
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def materialize(api, **kw) -> ToolResult:
@@ -270,6 +279,7 @@ def _kept_note(result) -> str:
         "memory": memory_arg(),
     }, ["category"]),
     output_schema=out({"pattern": STRING, **EDIT_SCHEMA}),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def clear_context(api, category: str, **kw) -> ToolResult:
@@ -294,6 +304,7 @@ def clear_context(api, category: str, **kw) -> ToolResult:
         "memory": memory_arg(),
     }, ["old_fact", "new_fact"]),
     output_schema=out({"old_fact": STRING, "new_fact": STRING, **EDIT_SCHEMA}),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=False),
 )
 def update_fact(api, old_fact: str, new_fact: str, **kw) -> ToolResult:
@@ -314,6 +325,7 @@ def update_fact(api, old_fact: str, new_fact: str, **kw) -> ToolResult:
     input_schema=obj({"fact": text('The fact to upsert (e.g. "deploy(prod, v2)")'), "memory": memory_arg()},
                      ["fact"]),
     output_schema=out({"fact": STRING, "created": BOOLEAN, **EDIT_SCHEMA}),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def upsert_fact(api, fact: str, **kw) -> ToolResult:
@@ -335,6 +347,7 @@ def upsert_fact(api, fact: str, **kw) -> ToolResult:
         "memory": memory_arg(),
     }, ["start_node"]),
     output_schema=out({"start_node": STRING, "memory": STRING, "nodes": {"type": "array"}, "total": INTEGER}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def trace_dependency(api, start_node: str, **kw) -> ToolResult:
@@ -357,6 +370,7 @@ def trace_dependency(api, start_node: str, **kw) -> ToolResult:
     }),
     output_schema=out({"violations": {"type": "array"}, "memory": STRING, "checked": STRINGS, "details": ROWS,
                        "total": INTEGER}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def verify_consistency(api, **kw) -> ToolResult:

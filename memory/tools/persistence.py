@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..sources.context import ADMIN, READ, WRITE_KNOWLEDGE
 from .registry import Annotations, ToolResult, tool
 from .schemas import name_arg, BOOLEAN, INTEGER, OBJECT, ROWS, STRING, memory_arg, obj, out
 
@@ -19,6 +20,7 @@ COUNTS = {"facts": INTEGER, "rules": INTEGER, "assumptions": INTEGER}
     input_schema=obj({"name": name_arg('A name for the snapshot (e.g. "before_refactor")'),
                       "memory": memory_arg()}, ["name"]),
     output_schema=out({"name": STRING, "memory": STRING, "replaced": BOOLEAN, **COUNTS}),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def save_snapshot(api, name: str, **kw) -> ToolResult:
@@ -38,6 +40,7 @@ def save_snapshot(api, name: str, **kw) -> ToolResult:
     input_schema=obj({"name": name_arg('The snapshot to restore (e.g. "before_refactor")'),
                       "memory": memory_arg()}, ["name"]),
     output_schema=out({"name": STRING, "memory": STRING, **COUNTS}),
+    capability=ADMIN,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def restore_snapshot(api, name: str, **kw) -> ToolResult:
@@ -52,6 +55,7 @@ def restore_snapshot(api, name: str, **kw) -> ToolResult:
     description="The segment's snapshots, oldest first, with creation times and sizes.",
     input_schema=obj({"memory": memory_arg()}),
     output_schema=out({"memory": STRING, "snapshots": ROWS}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def list_snapshots(api, **kw) -> ToolResult:
@@ -75,6 +79,8 @@ def list_snapshots(api, **kw) -> ToolResult:
                        "synchronous": STRING, "wal_bytes": INTEGER, "schema_version": INTEGER,
                        "last_snapshot": OBJECT, "last_checkpoint": OBJECT, "integrity": OBJECT, "problem": STRING},
                       optional=("last_snapshot", "last_checkpoint", "integrity", "problem")),
+    capability=READ,
+    argument_capabilities={"check_integrity": {True: ADMIN}},
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def get_persistence_status(api, **kw) -> ToolResult:

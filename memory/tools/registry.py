@@ -58,6 +58,12 @@ class Tool:
     annotations: Annotations
     handler: Callable[..., ToolResult]
     stdin_argument: str | None = None  # on the CLI, this argument given as "-" is read from standard input
+    # The capability every call needs (None: none), checked before the handler runs; see memory/sources/context.py.
+    capability: str | None = None
+    # Further capabilities some argument values need: {argument: {value: capability}}.
+    argument_capabilities: dict[str, dict[Any, str]] = field(default_factory=dict)
+    # What the handler checks itself because it depends on stored data (the namespace of a memory, ...).
+    capability_note: str = ""
     group: str = "admin"  # its family in GROUPS
     _validator: Draft202012Validator | None = field(default=None, repr=False)
 
@@ -84,6 +90,16 @@ class Tool:
                                     tool=self.name, errors=details)
         return {name: _as_declared(self.input_schema["properties"].get(name, {}), value)
                 for name, value in arguments.items()}
+
+    def required_capabilities(self, arguments: dict[str, Any]) -> list[str]:
+        """What a call with these (checked) arguments needs before anything is read or written."""
+        needed = [self.capability] if self.capability else []
+        for argument, by_value in self.argument_capabilities.items():
+            value = arguments.get(argument)
+            extra = by_value.get(value) if isinstance(value, (str, bool, int)) else None
+            if extra and extra not in needed:
+                needed.append(extra)
+        return needed
 
 
 def _as_declared(schema: dict, value: Any) -> Any:
@@ -113,15 +129,19 @@ REGISTRY: dict[str, Tool] = {}
 
 
 def tool(name: str, *, title: str, group: str, description: str, input_schema: dict, output_schema: dict,
-         annotations: Annotations, stdin_argument: str | None = None) -> Callable:
-    """Register a handler `(api: Memory, **arguments) -> ToolResult` as a tool of family `group`."""
+         annotations: Annotations, capability: str | None, stdin_argument: str | None = None,
+         argument_capabilities: dict[str, dict[Any, str]] | None = None, capability_note: str = "") -> Callable:
+    """Register a handler `(api: Memory, **arguments) -> ToolResult` as a tool of family `group`. `capability`
+    is required (None for a tool that touches no data), so no tool can be added without deciding who may call it."""
     def register(handler: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
         if name in REGISTRY:
             raise ValueError(f"tool {name} registered twice")
         if group not in GROUPS:
             raise ValueError(f"tool {name}: unknown group {group!r} (one of {', '.join(GROUPS)})")
+        if not annotations.read_only and capability is None and not capability_note:
+            raise ValueError(f"tool {name} writes: it must declare the capability it needs")
         REGISTRY[name] = Tool(name, title, description, input_schema, output_schema, annotations, handler,
-                              stdin_argument, group)
+                              stdin_argument, capability, dict(argument_capabilities or {}), capability_note, group)
         return handler
     return register
 
@@ -137,6 +157,9 @@ def call_tool(memory, name: str, arguments: Any) -> ToolResult:
     """Validate and run one tool call. Raises ArgumentsRejected, UnknownTool or the tool's own typed error."""
     spec = get_tool(name)
     checked = spec.check_arguments(arguments)
+    # Authority is decided here, once for every tool and surface, before the handler reads or writes anything.
+    for capability in spec.required_capabilities(checked):
+        memory.context.require(capability, f"{spec.name}")
     result = spec.handler(memory, **checked)
     # An optional output property with no value is left out (output schemas declare no null types).
     required = spec.output_schema.get("required", ())
