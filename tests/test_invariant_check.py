@@ -156,3 +156,13 @@ def test_check_and_recording_a_proof_are_an_admins(tmp_path):
     assert call_tool(reader, "explain_why", {"fact": "at_risk(web)"}).structured["proven"] is True
     assert snapshot_counts(reader) == before
     reader.close()
+
+
+def test_checking_a_database_that_does_not_exist_creates_nothing(tmp_path):
+    from memory import Memory
+
+    path = tmp_path / "never" / "memory.db"
+    m = Memory(str(path))
+    assert m.check_invariants().ok
+    assert not path.exists()
+    m.close()

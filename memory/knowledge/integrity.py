@@ -115,7 +115,7 @@ def check(store: Store, actor: str, record: bool = True) -> CheckReport:
         if behind:
             notes.append(behind)
     report = CheckReport(utc_now(), problems, notes, checked)
-    if record:
+    if record and store.exists:  # checking a database that does not exist yet must not create it
         with store.write() as conn:
             record_audit(conn, actor, OPERATION, None, {
                 "problems": report.problem_count, "findings": {f.check: f.count for f in problems}})
