@@ -298,3 +298,18 @@ def test_observation_premises_name_their_observation(tmp_path):
     assert [s[1] for s in steps] == ["observation"] * 5
     assert steps[0][3] == 1 and steps[0][4] == "observation:HEDGE-1"
     assert steps[3][3] is None and steps[3][4] == "observation"
+
+
+def test_a_cut_proof_records_only_whole_sub_proofs_and_says_so(tmp_path):
+    path = str(tmp_path / "memory.db")
+    m = build_scenario(path)
+    m.remember_fact("depends(db, disk)")
+    cut = m.explain_why("at_risk(web)", max_depth=2, record_proof=True)
+    assert cut.recorded["complete"] is False
+    # nothing above the cut is written: every recorded conclusion rests on recorded premises
+    assert run_sql(path, "SELECT text FROM current_derived") == []
+    whole = m.explain_why("at_risk(web)", record_proof=True)
+    assert whole.recorded == {"generation": whole.recorded["generation"], "conclusions": 3, "written": 3,
+                              "complete": True}
+    assert why(path) == WHY_ROWS
+    m.close()

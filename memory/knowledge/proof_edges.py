@@ -108,35 +108,39 @@ def model_conclusions(program: Program, model, budget=None, computed: Iterable =
 
 
 def proof_conclusions(root, computed: Iterable = ()) -> tuple[list[Conclusion], bool]:
-    """The conclusions of one proof tree (ProofNode), each once, with their premises; and whether the tree
-    was complete (no node cut by max_depth or the node limit). Stamps are derivation heights: a leaf is 0,
-    a conclusion one more than its highest premise, so they order premises below conclusions."""
+    """The conclusions of one proof tree (ProofNode) whose proofs are whole, each once, with their premises;
+    and whether the whole tree was (no node cut by max_depth or the node limit). A conclusion above a cut is
+    left out: every recorded conclusion rests on recorded premises all the way down, so a later complete
+    proof can be recorded over nothing half-written. Stamps are derivation heights: a leaf is 0, a
+    conclusion one more than its highest premise, so they order premises below conclusions."""
     computed = set(computed)
     texts = _Texts()
-    order, stack, seen = [], [root], set()
-    complete = True
+    order, stack = [], [root]
     while stack:  # no recursion: proofs can be thousands of steps deep
         node = stack.pop()
         order.append(node)
-        complete = complete and not node.truncated
         stack.extend(node.children)
     heights: dict = {}
+    whole: dict = {}  # id(node) -> its subtree has no cut
     out: list[Conclusion] = []
+    seen: set = set()
     for node in reversed(order):  # children before their parents
+        whole[id(node)] = not node.truncated and all(whole[id(c)] for c in node.children)
         if node.kind != "rule":
             heights[id(node)] = 0
             continue
         heights[id(node)] = 1 + max((heights[id(c)] for c in node.children), default=0)
         key = (node.pred, node.args)
-        if key in seen:
-            continue
-        seen.add(key)
-        premises = tuple(
-            _premise(texts, c.pred, c.args, c.kind == "rule", computed) if c.pred is not None
-            else Premise(c.kind, c.goal) for c in node.children)
-        out.append(Conclusion(node.pred, node.args, texts.fact(node.pred, node.args), node.rule_id,
-                              heights[id(node)], premises))
-    return out, complete
+        if whole[id(node)] and key not in seen:
+            seen.add(key)
+            out.append(_conclusion(texts, node, heights[id(node)], computed))
+    return out, whole[id(root)]
+
+
+def _conclusion(texts: _Texts, node, stamp: int, computed: set) -> Conclusion:
+    premises = tuple(_premise(texts, c.pred, c.args, c.kind == "rule", computed) if c.pred is not None
+                     else Premise(c.kind, c.goal) for c in node.children)
+    return Conclusion(node.pred, node.args, texts.fact(node.pred, node.args), node.rule_id, stamp, premises)
 
 
 _EDGE_SQL = (

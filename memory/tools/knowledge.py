@@ -146,7 +146,7 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
         "memory with its exact text under memories. "
         "With record_proof, the proof's conclusions and their premises are also written to the SQLite tables "
         "`derived` and `proof_edges` (as materialize writes them for every conclusion), and recorded says what "
-        "was written."
+        "was written; a proof cut by max_depth records only its whole sub-proofs (recorded.complete is false)."
     ),
     input_schema=obj({
         "fact": text('The Prolog term to explain (e.g. "risky(deploy_v3)")'),
