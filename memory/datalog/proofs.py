@@ -109,7 +109,7 @@ class ProofBuilder:
             t = tuple(key)
             return [t] if t in relation else []
         if not key_cols:
-            return list(relation)
+            return relation.keys()  # a view: only the literal chosen is copied, when filtered by stamp
         cols = tuple(key_cols)
         idx = self.indexes.get((pred, cols))
         if idx is None:
