@@ -7,6 +7,7 @@ from pathlib import Path
 import apsw
 import pytest
 from hypothesis import given, settings, strategies as st
+from jsonschema import Draft202012Validator
 
 from conftest import snapshot_counts
 from memory import Memory
@@ -269,6 +270,13 @@ def test_record_proof_through_the_registry_and_on_a_read_only_memory(tmp_path):
     assert schema["type"] == "boolean"
     result = call_tool(m, "explain_why", {"fact": "at_risk(web)", "record_proof": True})
     assert result.structured["recorded"]["conclusions"] == 3
+    Draft202012Validator(REGISTRY["explain_why"].output_schema).validate(result.structured)
+    status = call_tool(m, "get_persistence_status", {})
+    assert "invariants" not in status.structured  # no check yet: left out, never null
+    m.check_invariants()
+    status = call_tool(m, "get_persistence_status", {})
+    Draft202012Validator(REGISTRY["get_persistence_status"].output_schema).validate(status.structured)
+    assert status.structured["invariants"]["ok"] is True and "last_check:" in status.text
     assert "recorded" not in call_tool(m, "explain_why", {"fact": "at_risk(web)"}).structured
     m.create_memory("frozen")
     m.mount_memory("frozen")
