@@ -6,7 +6,8 @@ import gc
 from dataclasses import dataclass
 
 from .analysis import Strata, stratify
-from .budget import Budget
+from ..errors import BudgetExceeded, Cancelled
+from .budget import Budget, give_back_memory
 from .plan import CompiledRule
 from .program import Lit, Program, Rule
 from .relations import RULE_BITS, Relations
@@ -43,9 +44,17 @@ def evaluate(
     gc.disable()
     try:
         return _evaluate(program, edb, rules, budget, strata)
+    except (BudgetExceeded, Cancelled, MemoryError) as exc:
+        failure = exc
     finally:
         if was_enabled:
             gc.enable()
+    # The traceback holds the frames that hold the partial model: drop it, then give the memory back.
+    failure.__traceback__ = None
+    if isinstance(failure, MemoryError):
+        failure = (budget or Budget()).exceeded("memory_mb", "the system refused more memory", None)
+    give_back_memory()
+    raise failure
 
 
 def _evaluate(program: Program, edb: dict, rules: list[Rule] | None, budget: Budget | None,

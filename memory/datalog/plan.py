@@ -9,15 +9,18 @@ comprehensions and C-level hashing rather than per-variable Python code.
 from __future__ import annotations
 
 from operator import itemgetter
+from time import perf_counter
 from typing import Callable
 
-from ..errors import BudgetExceeded, EvaluationError
+from ..errors import EvaluationError
 from ..terms import NIL, Compound, Float, Term, Var, is_ground, make_list, variables
 from .builtins import NUMERIC_COMPARE, ORDER_COMPARE, BINARY, UNARY, evaluate, from_number, order_key, to_number
 from .program import Agg, Builtin, Lit, Neg, Rule, literal_vars
 from .relations import EMPTY, Relations
 
 MISSING = object()
+SLICE_S = 0.005  # a join step runs about this long between budget checks
+FIRST_SLICE = 64
 
 
 # --- getters: terms evaluated against a row --------------------------------
@@ -500,23 +503,61 @@ class CompiledRule:
             self.fused = steps[-1].fuse
             steps = steps[:-1]
         self.steps = [s.run for s in steps]
-        if self.seeded and self.fused is not None and len(steps) == 1 and steps[0].plain_seed:
-            # Seed straight into the fused join: the common shape of linear recursion.
-            fused, project = self.fused, self.project
-            self.fire = lambda delta=None: fused(delta, project)  # type: ignore[method-assign]
+        # Seed straight into the fused join: the common shape of linear recursion.
+        self.direct = self.seeded and self.fused is not None and len(steps) == 1 and steps[0].plain_seed
+        self.sizes = [FIRST_SLICE] * (len(self.steps) + 1)  # rows per slice, per step (adapted as it runs)
+        self.produced = 0
 
     def fire(self, delta=None) -> set:
-        rows: list = [()]
-        limit = self.budget.max_rows
-        for k, run in enumerate(self.steps):
-            rows = run(rows, delta) if (k == 0 and self.seeded) else run(rows)
-            if not rows:
-                return set()
-            if len(rows) > limit:
-                raise BudgetExceeded(
-                    f"a join produced more than {limit} intermediate rows",
-                    reached=len(rows), limit=limit,
-                )
-        if self.fused is not None:
-            return self.fused(rows, self.project)
-        return set(map(self.project, rows))
+        """The head tuples this rule derives (from `delta` at the seed position, when seeded).
+
+        Each step runs over its input in slices sized to take about SLICE_S, checking the budget
+        after each, and every slice's output flows on to the next step before the following slice
+        starts: no join builds more than a slice of rows at once, and a runaway join stops within
+        a slice of reaching a limit."""
+        self.produced = 0
+        out: set = set()
+        if self.direct:
+            self._push(1, delta if len(delta) <= self.sizes[1] else list(delta), out)
+        elif self.seeded:
+            rows = self.steps[0]([()], delta)
+            self._count(len(rows))
+            if rows:
+                self._push(1, rows, out)
+        else:
+            self._push(0, [()], out)
+        return out
+
+    def _count(self, rows: int) -> None:
+        self.produced += rows
+        self.budget.rows(self.produced)
+
+    def _push(self, k: int, rows, out: set) -> None:
+        last = k == len(self.steps)
+        if last and self.fused is None:
+            out.update(map(self.project, rows))
+            return
+        n = len(rows)
+        size = self.sizes[k]
+        run = self.fused if last else self.steps[k]
+        i = 0
+        while i < n:
+            part = rows if i == 0 and n <= size else rows[i:i + size]
+            i += size
+            started = perf_counter()
+            if last:
+                out |= run(part, self.project)  # type: ignore[misc]
+            else:
+                produced = run(part)
+            elapsed = perf_counter() - started
+            if elapsed > SLICE_S:
+                size = max(1, int(size * SLICE_S / elapsed))
+            elif elapsed < SLICE_S / 4 and len(part) == size:
+                size *= 2
+            self.sizes[k] = size
+            if last:
+                self.budget.check()
+            else:
+                self._count(len(produced))
+                if produced:
+                    self._push(k + 1, produced, out)

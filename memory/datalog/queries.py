@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Callable
@@ -18,6 +19,7 @@ from .proofs import ProofBuilder, ProofNode
 from .relations import RULE_BITS
 
 QUERY = "$query"
+SORT_RUN = 50_000  # answers sorted in one call at most
 EdbLoader = Callable[[set], dict]  # predicates -> {pred: iterable of tuples}
 
 
@@ -114,14 +116,27 @@ def sort_standard(tuples: list) -> list:
     comparing anything else (an integer with an atom, floats, strings, compounds)
     raises TypeError; so a plain sort either succeeds with the right order or fails
     and we sort again with the full standard-order key."""
+    if len(tuples) > SORT_RUN:
+        # One sort call holds the interpreter lock throughout; sorted runs merged in Python let
+        # the server's other threads (its protocol loop) in between.
+        runs = [sort_standard(tuples[i:i + SORT_RUN]) for i in range(0, len(tuples), SORT_RUN)]
+        try:
+            return list(heapq.merge(*runs, key=_plain_key(tuples)))
+        except TypeError:
+            return list(heapq.merge(*runs, key=_standard_key))
     try:
-        if tuples and len(tuples[0]) == 1:
-            tuples.sort(key=itemgetter(0))
-        else:
-            tuples.sort()
+        tuples.sort(key=_plain_key(tuples))
     except TypeError:
-        tuples.sort(key=lambda t: tuple(order_key(x) for x in t))
+        tuples.sort(key=_standard_key)
     return tuples
+
+
+def _plain_key(tuples: list):
+    return itemgetter(0) if tuples and len(tuples[0]) == 1 else None
+
+
+def _standard_key(t: tuple) -> tuple:
+    return tuple(order_key(x) for x in t)
 
 
 def explain(program: Program, fact: Term, load: EdbLoader, *, max_depth: int | None = None,
