@@ -361,15 +361,22 @@ def compile_builtin(lit: Builtin, varmap: dict, width: int) -> Step:
     return Step(lambda rows, _d=None: [r for r in rows if test(r)], varmap, width)
 
 
-def aggregate_groups(agg: Agg, rels: Relations) -> dict:
+def aggregate_groups(agg: Agg, rels: Relations, budget=None) -> dict:
     """Group key -> aggregated value, over the (complete) auxiliary relation of the goal."""
     position = {v: i for i, v in enumerate(agg.goal.args)}
     group_key = itemgetter(*[position[v] for v in agg.group]) if agg.group else (lambda u: ())
     template = term_getter(agg.template, position) if agg.template is not None else None
     buckets: dict = {}
-    for u in rels.get(agg.goal.pred):
+    for n, u in enumerate(rels.get(agg.goal.pred)):
         buckets.setdefault(group_key(u), []).append(u)
-    return {key: aggregate_value(agg.kind, members, template) for key, members in buckets.items()}
+        if budget is not None and not n & 0x3FFF:
+            budget.check()
+    out = {}
+    for n, (key, members) in enumerate(buckets.items()):
+        out[key] = aggregate_value(agg.kind, members, template)
+        if budget is not None and (len(members) > 0x3FFF or not n & 0xFFF):
+            budget.check()
+    return out
 
 
 def aggregate_value(kind: str, members: list, template) -> Term:
@@ -393,8 +400,8 @@ def aggregate_value(kind: str, members: list, template) -> Term:
 EMPTY_AGGREGATE = {"count": 0, "sum": 0, "bag": NIL, "set": NIL}
 
 
-def compile_aggregate(agg: Agg, varmap: dict, width: int, rels: Relations) -> Step:
-    groups = aggregate_groups(agg, rels)
+def compile_aggregate(agg: Agg, varmap: dict, width: int, rels: Relations, budget=None) -> Step:
+    groups = aggregate_groups(agg, rels, budget)
     default = EMPTY_AGGREGATE.get(agg.kind, MISSING)
     if agg.group:
         key = itemgetter(*[varmap[v] for v in agg.group])
@@ -493,7 +500,7 @@ class CompiledRule:
             elif isinstance(lit, Builtin):
                 step = compile_builtin(lit, varmap, width)
             else:
-                step = compile_aggregate(lit, varmap, width, rels)
+                step = compile_aggregate(lit, varmap, width, rels, budget)
             steps.append(step)
             varmap, width = step.varmap, step.width
         self.project = head_projection(rule.head.args, varmap)

@@ -47,8 +47,9 @@ def _goal_text(pred: tuple, args: tuple) -> str:
 
 
 class ProofBuilder:
-    def __init__(self, program: Program, rules: list[Rule], relations: dict) -> None:
+    def __init__(self, program: Program, rules: list[Rule], relations: dict, budget=None) -> None:
         self.program = program
+        self.budget = budget  # checked at every search step: a proof search can backtrack a long time
         self.rules = rules  # evaluated rules; code index i -> rules[i - 1]
         self.relations = relations  # original pred -> {tuple: code}
         self.indexes: dict = {}
@@ -119,6 +120,8 @@ class ProofBuilder:
         def step(remaining: list, binding: dict) -> bool:
             if not remaining:
                 return True
+            if self.budget is not None:
+                self.budget.check()
             ready = order_body(Rule(rule.head, tuple(rule.body[i] for i in remaining), rule.source),
                                set(binding), lambda p: 0)[0]
             i = remaining[ready]

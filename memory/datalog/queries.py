@@ -148,6 +148,7 @@ def explain(program: Program, fact: Term, load: EdbLoader, *, max_depth: int | N
         raise InvalidArguments(f"{format_term(fact)} is not a fact")
     pred, args = predicate_key(fact, "explain")
     extended, roots, _ = _with_goal(program, fact)
+    budget = budget or Budget()
     model, rules = _evaluate_for(extended, roots, load, budget, demand=True, factor=False)
     merged: dict = {}
     for key, relation in model.relations.rel.items():
@@ -156,4 +157,4 @@ def explain(program: Program, fact: Term, load: EdbLoader, *, max_depth: int | N
             old = target.get(t)
             if old is None or (code >> RULE_BITS) < (old >> RULE_BITS):
                 target[t] = code
-    return ProofBuilder(extended, model.rules, merged).prove(pred, args, 1, max_depth)
+    return ProofBuilder(extended, model.rules, merged, budget).prove(pred, args, 1, max_depth)

@@ -22,6 +22,8 @@ from .rows import support_fact
 from .segments import DEFAULT, Segment, bump_generation, resolve
 
 MAX_LIMIT = 10_000
+MATERIALIZE_ATTEMPTS = 3
+WRITE_BATCH = 10_000  # derived rows per insert batch (the budget is checked between batches)
 
 
 @dataclass
@@ -301,6 +303,14 @@ class KnowledgeBase:
             return out
         return load
 
+    def _detached_loader(self, segment: Segment):
+        """A loader that reads in its own short transaction: evaluations run outside any transaction,
+        so a long one never keeps the store (and the other calls on it) waiting."""
+        def load(preds: set) -> dict:
+            with self.store.read() as conn:
+                return self._loader(conn, segment)(preds)
+        return load
+
     def facts_of(self, memory: str, functor: str, arity: int) -> list:
         """Base tuples of one predicate of a segment, read in their own transaction."""
         with self.store.read() as conn:
@@ -330,7 +340,8 @@ class KnowledgeBase:
         with self.store.read() as conn:
             segment = resolve(conn, memory)
             program = self._program(conn, segment)
-            answers = solve(program, term, self._loader(conn, segment), limit=limit, offset=offset, budget=self._budget())
+        answers = solve(program, term, self._detached_loader(segment), limit=limit, offset=offset,
+                        budget=self._budget())
         answers.memory = segment.name
         answers.goal = format_term(term)
         return answers
@@ -350,8 +361,9 @@ class KnowledgeBase:
         with self.store.read() as conn:
             segment = resolve(conn, memory)
             program = self._program(conn, segment)
-            proof = explain(program, term, self._loader(conn, segment), max_depth=max_depth, budget=self._budget())
-            tree = proof.to_dict() if proof else None
+        proof = explain(program, term, self._detached_loader(segment), max_depth=max_depth, budget=self._budget())
+        tree = proof.to_dict() if proof else None
+        with self.store.read() as conn:
             detailed = self._with_supports(conn, segment, proof) if proof else None
         text = format_term(term)
         return Explanation(text, segment.name, proof is not None, tree, detailed)
@@ -387,41 +399,59 @@ class KnowledgeBase:
             return self._supports(conn, row[0]) if row else []
 
     def materialize(self, memory: str | None = None) -> Materialization:
-        """Write every derived conclusion with its rule and stamp, under the current generation."""
+        """Write every derived conclusion with its rule and stamp, under the current generation.
+
+        The model is evaluated outside any transaction and written in one short one, so other writers
+        (in this process or another) wait only for the write; if the memory changed meanwhile, the
+        evaluation is redone (a few times at most) so what is written matches the generation it names."""
         started = time.perf_counter()
-        with self.store.write() as conn:
-            segment = resolve(conn, memory)
-            program = self._program(conn, segment)
-            model = self.evaluate_all(program, self._loader(conn, segment))
-            conn.execute("DELETE FROM derived WHERE segment_id = ?", (segment.id,))
-            count = 0
-            for pred, relation in model.relations.rel.items():
-                if len(pred) != 2 or pred[0].startswith("$"):
+        budget = self._budget()
+        for _ in range(MATERIALIZE_ATTEMPTS):
+            with self.store.read() as conn:
+                segment = resolve(conn, memory)
+                program = self._program(conn, segment)
+            model = self.evaluate_all(program, self._detached_loader(segment), budget)
+            rows = self._derived_rows(program, model, segment, budget)
+            with self.store.write() as conn:
+                if resolve(conn, memory).generation != segment.generation:
                     continue
-                name, arity = pred
-                rows = []
-                for args, code in relation.items():
-                    if not code:
-                        continue
-                    rule = model.rules[(code & RULE_MASK) - 1].meaning
-                    term = Compound(name, args) if args else name
-                    rows.append((segment.id, name, arity, format_term(term), encode_args(args),
-                                 program.sources[rule.source].rule_id, code >> RULE_BITS, segment.generation))
-                conn.executemany(
-                    "INSERT INTO derived (segment_id, functor, arity, text, args, rule_id, stamp, generation) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows,
+                conn.execute("DELETE FROM derived WHERE segment_id = ?", (segment.id,))
+                for i in range(0, len(rows), WRITE_BATCH):
+                    conn.executemany(
+                        "INSERT INTO derived (segment_id, functor, arity, text, args, rule_id, stamp, generation) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows[i:i + WRITE_BATCH],
+                    )
+                    budget.check()
+                seconds = time.perf_counter() - started
+                conn.execute(
+                    "INSERT INTO materializations (segment_id, generation, materialized_at, tuples, seconds) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (segment_id) DO UPDATE SET generation = excluded.generation, "
+                    "materialized_at = excluded.materialized_at, tuples = excluded.tuples, seconds = excluded.seconds",
+                    (segment.id, segment.generation, utc_now(), len(rows), seconds),
                 )
-                count += len(rows)
-            seconds = time.perf_counter() - started
-            conn.execute(
-                "INSERT INTO materializations (segment_id, generation, materialized_at, tuples, seconds) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (segment_id) DO UPDATE SET generation = excluded.generation, "
-                "materialized_at = excluded.materialized_at, tuples = excluded.tuples, seconds = excluded.seconds",
-                (segment.id, segment.generation, utc_now(), count, seconds),
-            )
-            record_audit(conn, self.actor, "materialize", segment.name,
-                         {"generation": segment.generation, "tuples": count})
-        return Materialization(segment.name, segment.generation, count, seconds)
+                record_audit(conn, self.actor, "materialize", segment.name,
+                             {"generation": segment.generation, "tuples": len(rows)})
+            return Materialization(segment.name, segment.generation, len(rows), seconds)
+        raise Conflict(f"memory '{segment.name}' kept changing while it was materialized; try again",
+                       memory=segment.name)
+
+    @staticmethod
+    def _derived_rows(program: Program, model, segment: Segment, budget: Budget) -> list[tuple]:
+        rows = []
+        for pred, relation in model.relations.rel.items():
+            if len(pred) != 2 or pred[0].startswith("$"):
+                continue
+            name, arity = pred
+            for args, code in relation.items():
+                if not code:
+                    continue
+                rule = model.rules[(code & RULE_MASK) - 1].meaning
+                term = Compound(name, args) if args else name
+                rows.append((segment.id, name, arity, format_term(term), encode_args(args),
+                             program.sources[rule.source].rule_id, code >> RULE_BITS, segment.generation))
+                if not len(rows) % WRITE_BATCH:
+                    budget.check()
+        return rows
 
     def evaluate_all(self, program: Program, load, budget: Budget | None = None):
         """The whole model of a program: every stored relation its rules mention, loaded and evaluated."""
@@ -431,4 +461,4 @@ class KnowledgeBase:
                         budget=budget or self._budget())
 
     def _budget(self) -> Budget:
-        return Budget(self.budget.timeout_s, self.budget.max_tuples, self.budget.max_rows)
+        return self.budget.copy()
