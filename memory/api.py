@@ -28,10 +28,11 @@ class Memory:
         """`context` is who calls (principal, session, project, capabilities); by default it comes from the
         environment (DATALOG_MEMORY_PRINCIPAL, ..._CAPABILITIES). `actor` overrides the principal."""
         self.path = path
-        self.store = Store(path)
+        budget = budget or Budget.from_env()
+        self.store = Store(path, busy_timeout_ms=budget.writer_wait_ms())
         self.context = context or CallerContext.from_env(principal=actor)
         self.actor = self.context.principal
-        self.knowledge = KnowledgeBase(self.store, self.actor, budget or Budget.from_env())
+        self.knowledge = KnowledgeBase(self.store, self.actor, budget)
         self.knowledge.fact_filter = lambda conn: visible_facts_clause(conn, self.context)
         self.sources = SourceMemories(self.store, self.context)
         self.observations = evidence.Observations(self.store, self.context)
@@ -48,7 +49,9 @@ class Memory:
     # --- which database serves a segment -----------------------------------------------
     def _global(self) -> KnowledgeBase:
         if self._global_kb is None:
-            self._global_kb = KnowledgeBase(Store(self.global_path), self.actor, self.knowledge.budget)
+            budget = self.knowledge.budget
+            self._global_kb = KnowledgeBase(Store(self.global_path, busy_timeout_ms=budget.writer_wait_ms()),
+                                            self.actor, budget)
         return self._global_kb
 
     def _kb(self, memory: str | None, write: bool = False) -> KnowledgeBase:

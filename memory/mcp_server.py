@@ -9,10 +9,17 @@ schema failures or unknown tools as -32602.
 
 from __future__ import annotations
 
+import io
+import json
 import logging
+import os
+import signal
 import sys
+import threading
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 import mcp.types as types
 from mcp.server import Server
@@ -22,12 +29,17 @@ from mcp.server.stdio import stdio_server
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
-from mcp_types.jsonrpc import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+from mcp.shared.dispatcher import coerce_request_id
+from mcp_types.jsonrpc import (INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, JSONRPCNotification,
+                               JSONRPCRequest, JSONRPCResponse)
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from . import __version__
 from .api import Memory
+from .datalog.budget import Cancellation, cancellable
 from .errors import DatalogMemoryError
+from .store import IN_MEMORY
 from .tools import REGISTRY, ArgumentsRejected, UnknownTool, call_tool, error_result
 
 log = logging.getLogger("datalog-memory")
@@ -106,28 +118,193 @@ def _unparsable(exc: Exception) -> SessionMessage:
     return SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=code, message=message, data=detail)))
 
 
-async def _serve(memory: Memory) -> None:
+def _invalid_id(line: str) -> SessionMessage | None:
+    """-32600 with id null for a request whose id is neither a string nor an integer (null, true, 1.5,
+    an object, 1e400, ...): the SDK would read it as a notification and the client would wait forever."""
+    try:
+        raw = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(raw, dict) or "method" not in raw or "id" not in raw:
+        return None
+    request_id = raw["id"]
+    if type(request_id) is str or type(request_id) is int:
+        return None
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(
+        code=INVALID_REQUEST, message="Invalid Request",
+        data=f"a request id must be a string or an integer, got {json.dumps(request_id)[:40]}")))
+
+
+def read_message(line: str) -> SessionMessage | tuple[SessionMessage]:
+    """One line of input: a message for the server, or (an error reply to send back instead,)."""
+    rejected = _invalid_id(line)
+    if rejected is not None:
+        return (rejected,)
+    try:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except Exception as exc:  # noqa: BLE001 - whatever the SDK's parser refuses is answered, not fatal
+        return (_unparsable(exc),)
+
+
+def _key(request_id):
+    return coerce_request_id(request_id)
+
+
+class Requests:
+    """The requests read and not answered yet, each with the cancellation its evaluations watch."""
+
+    def __init__(self) -> None:
+        self.open: dict = {}
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    def opened(self, request_id) -> Cancellation:
+        token = self.open[_key(request_id)] = Cancellation()
+        self._idle = anyio.Event() if self._idle.is_set() else self._idle
+        return token
+
+    def closed(self, request_id, reason: str | None = None) -> None:
+        token = self.open.pop(_key(request_id), None)
+        if token is not None and reason:
+            token.cancel(reason)
+        if not self.open:
+            self._idle.set()
+
+    def cancel_all(self, reason: str) -> None:
+        for token in self.open.values():
+            token.cancel(reason)
+
+    async def drained(self) -> None:
+        await self._idle.wait()
+
+
+STOP = None  # put in the line stream by a signal: read no further
+
+
+def _read_lines(lines, token) -> None:
+    """Read stdin in a daemon thread (a blocked read must never keep the process from exiting)."""
+    stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+    try:
+        for line in stdin:
+            anyio.from_thread.run(lines.send, line, token=token)
+        anyio.from_thread.run_sync(lines.close, token=token)
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError, RuntimeError):
+        return  # the server stopped reading, or is gone
+
+
+async def _serve(memory: Memory, interactive: bool = False) -> None:
+    """Serve until end of input or a signal; every request read is answered before the server exits.
+
+    SIGINT or SIGTERM stops reading and lets the calls in flight finish (their evaluations are bounded
+    by the budget); a second signal, or Ctrl-C when a person started the server on a terminal,
+    cancels them at once."""
     server = build_server(memory)
     options = server.create_initialization_options(NotificationOptions(tools_changed=True))
-    async with stdio_server() as (read_stream, write_stream):
-        # The SDK drops lines it cannot decode; answer them instead, and keep serving.
+    requests = Requests()
+    stopping = False
+    async with stdio_server(stdin=_NO_INPUT) as (_, write_stream):
         forward, inbound = create_context_streams[SessionMessage | Exception](0)
+        outbound, relay = create_context_streams[SessionMessage](0)
+        lines_in, lines = anyio.create_memory_object_stream[str | None](0)
 
         async def screen() -> None:
+            """Answer what the SDK cannot parse, note each request and its cancellation; at end of
+            input (or a signal), wait until every request read has its answer, then close."""
             async with forward:
-                async for item in read_stream:
-                    if isinstance(item, Exception):
-                        await write_stream.send(_unparsable(item))
-                    else:
-                        await forward.send(item)
+                async for line in lines:
+                    if line is STOP:
+                        break
+                    item = read_message(line)
+                    if isinstance(item, tuple):
+                        await write_stream.send(item[0])
+                        continue
+                    message = item.message
+                    if isinstance(message, JSONRPCRequest):
+                        # The handler runs in a copy of this context: its evaluations see the token.
+                        with cancellable(requests.opened(message.id)):
+                            await forward.send(item)
+                        continue
+                    if isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
+                        target = (message.params or {}).get("requestId")
+                        if target is not None:
+                            requests.closed(target, "cancelled by the client")
+                    await forward.send(item)
+                await requests.drained()
 
+        async def answer() -> None:
+            """Relay the server's messages to stdout, marking requests answered once written."""
+            async with relay, write_stream:
+                async for item in relay:
+                    await write_stream.send(item)
+                    if isinstance(item.message, (JSONRPCResponse, JSONRPCError)) and item.message.id is not None:
+                        requests.closed(item.message.id)
+
+        async def signals(serving: anyio.CancelScope) -> None:
+            nonlocal stopping
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as received:
+                async for signum in received:
+                    name = signal.Signals(signum).name
+                    if interactive or stopping:
+                        log.info("stopping now (%s)", name)
+                        requests.cancel_all("the server is stopping")
+                        serving.cancel()
+                        return
+                    stopping = True
+                    log.info("stopping (%s): finishing %d call(s) in flight", name, len(requests.open))
+                    try:
+                        await lines_in.send(STOP)
+                    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                        pass  # input had ended already
+
+        reader = threading.Thread(target=_read_lines, args=(lines_in, anyio.lowlevel.current_token()),
+                                  name="stdin", daemon=True)
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(screen)
-            await server.run(inbound, write_stream, options)
-            tasks.cancel_scope.cancel()
+            tasks.start_soon(answer)  # ends when the server closes its side
+            async with anyio.create_task_group() as serving:
+                reader.start()
+                serving.start_soon(screen)
+                serving.start_soon(signals, serving.cancel_scope)
+                await server.run(inbound, outbound, options)
+                serving.cancel_scope.cancel()
 
 
-def serve(memory: Memory) -> None:
-    """Serve MCP over stdin/stdout until stdin closes. Logs go to stderr only."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    anyio.run(_serve, memory)
+class _NoInput:
+    """The SDK's stdin reader gets nothing: the server reads stdin itself (see `_read_lines`)."""
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        raise StopAsyncIteration
+
+
+_NO_INPUT = _NoInput()
+LEVELS = ("debug", "info", "warning", "error", "critical")
+
+
+def log_level(name: str | None) -> int:
+    """A level by name (--log-level, else DATALOG_MEMORY_LOG_LEVEL, else info)."""
+    name = (name or os.environ.get("DATALOG_MEMORY_LOG_LEVEL") or "info").strip().lower()
+    if name not in LEVELS:
+        raise ValueError(f"unknown log level {name!r}: use one of {', '.join(LEVELS)}")
+    return getattr(logging, name.upper())
+
+
+def serve(memory: Memory, level: str | None = None) -> None:
+    """Serve MCP over stdin/stdout until stdin closes or a signal. Logs go to stderr only."""
+    chosen = log_level(level)
+    # The SDK's own records only from warning up, unless debugging; ours at the chosen level.
+    logging.basicConfig(stream=sys.stderr, level=min(chosen, logging.WARNING) if chosen <= logging.DEBUG
+                        else logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    log.setLevel(chosen)
+    interactive = sys.stdin.isatty()
+    log.info("datalog-memory %s serving %s (MCP %s by handshake; %s stateless)", __version__,
+             memory.path if memory.path == IN_MEMORY else os.path.abspath(memory.path),
+             ", ".join(HANDSHAKE_PROTOCOL_VERSIONS), ", ".join(MODERN_PROTOCOL_VERSIONS))
+    if interactive:
+        print(f"datalog-memory {__version__}: an MCP server on stdin/stdout, meant to be started by an MCP "
+              "client (see README). Press Ctrl-C to stop it.", file=sys.stderr, flush=True)
+    try:
+        anyio.run(_serve, memory, interactive)
+    except KeyboardInterrupt:  # Ctrl-C before the signal handlers were in place
+        pass

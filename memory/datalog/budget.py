@@ -125,6 +125,12 @@ class Budget:
         """A fresh budget with the same limits (each evaluation gets its own counters)."""
         return Budget(self.timeout_s, self.max_tuples, self.max_rows, self.max_memory_mb)
 
+    def writer_wait_ms(self) -> int:
+        """How long a write should wait for another writer: an evaluation holds no lock, and the brief
+        write after one (materialize) ends within its time budget plus a tenth, so a writer that waits
+        that long plus 10 s never fails because of an evaluation."""
+        return int((self.timeout_s * 1.1 + 10) * 1000)
+
     def start(self) -> "Budget":
         """Start the clock (once: a budget shared by several evaluations of one call keeps its deadline)."""
         if not self.started:

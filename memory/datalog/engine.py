@@ -99,7 +99,7 @@ def _evaluate_component(preds: set, rules: list[Rule], recursive: bool, rels: Re
             first[head].update(dict.fromkeys(new, (counter << RULE_BITS) | index_of[id(rule)]))
             budget.tick(len(new))
     for pred in preds:
-        rels.add(pred, first[pred])
+        rels.add(pred, first[pred], budget)
     if not recursive or not recursive_rules:
         return counter
 
@@ -133,7 +133,7 @@ def _evaluate_component(preds: set, rules: list[Rule], recursive: bool, rels: Re
                     acc[head] = dict.fromkeys(new, stamp | rule_index)
                 budget.tick(len(new))
         for pred in preds:
-            rels.add(pred, acc[pred])
+            rels.add(pred, acc[pred], budget)
         delta = acc
     return counter
 
@@ -167,7 +167,7 @@ def _single_variant_loop(variant, delta: dict, rels: Relations, budget: Budget, 
             break
         seeds = dict.fromkeys(new, (counter << RULE_BITS) | rule_index)
         if indexed:
-            rels.add(head, seeds)
+            rels.add(head, seeds, budget)
         else:
             relation.update(seeds)
         unchecked += len(new)

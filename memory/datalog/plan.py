@@ -504,6 +504,7 @@ class CompiledRule:
             steps.append(step)
             varmap, width = step.varmap, step.width
         self.project = head_projection(rule.head.args, varmap)
+        self.head_relation = rels.get(rule.head.pred)
         self.seeded = seed is not None
         self.fused = None
         if len(steps) > 1 and steps[-1].fuse is not None:
@@ -523,6 +524,7 @@ class CompiledRule:
         starts: no join builds more than a slice of rows at once, and a runaway join stops within
         a slice of reaching a limit."""
         self.produced = 0
+        self.room = len(self.head_relation) + self.budget.max_tuples - self.budget.derived
         out: set = set()
         if self.direct:
             self._push(1, delta if len(delta) <= self.sizes[1] else list(delta), out)
@@ -539,10 +541,20 @@ class CompiledRule:
         self.produced += rows
         self.budget.rows(self.produced)
 
+    def _check_out(self, out: set) -> None:
+        if len(out) > self.room:
+            # More distinct head tuples than the relation holds plus what the budget still allows:
+            # this firing would exceed the tuple budget; stop before the set grows on.
+            budget = self.budget
+            raise budget.exceeded("tuples", f"evaluation derived more than {budget.max_tuples} tuples",
+                                  budget.derived + len(out) - len(self.head_relation))
+        self.budget.check()
+
     def _push(self, k: int, rows, out: set) -> None:
         last = k == len(self.steps)
         if last and self.fused is None:
             out.update(map(self.project, rows))
+            self._check_out(out)
             return
         n = len(rows)
         size = self.sizes[k]
@@ -563,7 +575,7 @@ class CompiledRule:
                 size *= 2
             self.sizes[k] = size
             if last:
-                self.budget.check()
+                self._check_out(out)
             else:
                 self._count(len(produced))
                 if produced:

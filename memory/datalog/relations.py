@@ -53,21 +53,24 @@ class Relations:
             _file(idx, key_function(columns), self.get(pred))
         return idx
 
-    def add(self, pred, new: dict) -> None:
+    def add(self, pred, new: dict, budget=None) -> None:
         """Merge newly derived tuples (already known to be new) and keep the indexes current."""
         if not new:
             return
         self.get(pred).update(new)
         for columns, idx in self.indexes.get(pred, {}).items():
-            _file(idx, key_function(columns), new)
+            _file(idx, key_function(columns), new, budget)
 
 
-def _file(idx: dict, key: Callable, tuples: Iterable[tuple]) -> None:
-    """Add tuples to a hash index under their keys."""
-    for t in tuples:
+def _file(idx: dict, key: Callable, tuples: Iterable[tuple], budget=None) -> None:
+    """Add tuples to a hash index under their keys (checking the budget now and then: many
+    tuples take a while)."""
+    for n, t in enumerate(tuples):
         k = key(t)
         bucket = idx.get(k)
         if bucket is None:
             idx[k] = [t]
         else:
             bucket.append(t)
+        if budget is not None and not n & 0x7FFF:
+            budget.check()
