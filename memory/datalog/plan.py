@@ -21,6 +21,7 @@ from .relations import EMPTY, Relations
 MISSING = object()
 SLICE_S = 0.005  # a join step runs about this long between budget checks
 FIRST_SLICE = 64
+FEW = 8  # seeds joined without slicing
 
 
 # --- getters: terms evaluated against a row --------------------------------
@@ -504,7 +505,6 @@ class CompiledRule:
             steps.append(step)
             varmap, width = step.varmap, step.width
         self.project = head_projection(rule.head.args, varmap)
-        self.head_relation = rels.get(rule.head.pred)
         self.seeded = seed is not None
         self.fused = None
         if len(steps) > 1 and steps[-1].fuse is not None:
@@ -516,45 +516,84 @@ class CompiledRule:
         self.sizes = [FIRST_SLICE] * (len(self.steps) + 1)  # rows per slice, per step (adapted as it runs)
         self.produced = 0
 
-    def fire(self, delta=None) -> set:
-        """The head tuples this rule derives (from `delta` at the seed position, when seeded).
+    def fire(self, delta=None, known: tuple = (), into: dict | None = None, code: int = 0) -> int:
+        """Derive this rule's new head tuples (from `delta` at the seed position, when seeded) into
+        `into` with provenance `code`, and say how many: new means in none of the `known` relations
+        and not in `into` yet.
 
         Each step runs over its input in slices sized to take about SLICE_S, checking the budget
-        after each, and every slice's output flows on to the next step before the following slice
-        starts: no join builds more than a slice of rows at once, and a runaway join stops within
-        a slice of reaching a limit."""
+        after each, and every slice's output flows on to the next step, and its head tuples into
+        `into`, before the following slice starts: no join builds more than a slice of rows at once,
+        no set operation spans more than a slice (each one holds the interpreter lock, so the
+        server's other threads wait for it), and a runaway join stops within a slice of a limit."""
+        into = {} if into is None else into
+        if self.direct and len(delta) <= FEW:
+            # A few seeds (long chains run many such rounds): one fused join, none of the slicing.
+            found = self.fused(delta, self.project)
+            if len(found) == 1:
+                t = found.pop()
+                if t in into:
+                    return 0
+                for relation in known:
+                    if t in relation:
+                        return 0
+                into[t] = code
+                return 1
+            for relation in known:
+                if found:
+                    found = found.difference(relation)
+            if found and into:
+                found = found.difference(into)
+            if len(found) > FEW * 64:  # seeds that fan out widely: do it in slices after all
+                delta = list(delta)
+            else:
+                into.update(dict.fromkeys(found, code))
+                return len(found)
         self.produced = 0
-        self.room = len(self.head_relation) + self.budget.max_tuples - self.budget.derived
-        out: set = set()
-        if self.direct:
-            self._push(1, delta if len(delta) <= self.sizes[1] else list(delta), out)
-        elif self.seeded:
-            rows = self.steps[0]([()], delta)
-            self._count(len(rows))
-            if rows:
-                self._push(1, rows, out)
-        else:
-            self._push(0, [()], out)
-        return out
+        self.added = 0
+        self.known = known
+        self.into = into
+        self.code = code
+        self.room = self.budget.max_tuples - self.budget.derived
+        try:
+            if self.direct:
+                self._push(1, delta if len(delta) <= self.sizes[1] else list(delta))
+            elif self.seeded:
+                rows = self.steps[0]([()], delta)
+                self._count(len(rows))
+                if rows:
+                    self._push(1, rows)
+            else:
+                self._push(0, [()])
+        finally:
+            self.known = self.into = ()  # type: ignore[assignment]
+        return self.added
 
     def _count(self, rows: int) -> None:
         self.produced += rows
         self.budget.rows(self.produced)
 
-    def _check_out(self, out: set) -> None:
-        if len(out) > self.room:
-            # More distinct head tuples than the relation holds plus what the budget still allows:
-            # this firing would exceed the tuple budget; stop before the set grows on.
-            budget = self.budget
-            raise budget.exceeded("tuples", f"evaluation derived more than {budget.max_tuples} tuples",
-                                  budget.derived + len(out) - len(self.head_relation))
+    def _sink(self, found: set) -> None:
+        """One slice's head tuples: keep the new ones."""
+        for relation in self.known:
+            if found:
+                found = found.difference(relation)
+        if found:
+            into = self.into
+            if into:
+                found = found.difference(into)
+            into.update(dict.fromkeys(found, self.code))
+            self.added += len(found)
+            if self.added > self.room:
+                budget = self.budget
+                raise budget.exceeded("tuples", f"evaluation derived more than {budget.max_tuples} tuples",
+                                      budget.derived + self.added)
         self.budget.check()
 
-    def _push(self, k: int, rows, out: set) -> None:
+    def _push(self, k: int, rows) -> None:
         last = k == len(self.steps)
         if last and self.fused is None:
-            out.update(map(self.project, rows))
-            self._check_out(out)
+            self._sink(set(map(self.project, rows)))
             return
         n = len(rows)
         size = self.sizes[k]
@@ -564,10 +603,7 @@ class CompiledRule:
             part = rows if i == 0 and n <= size else rows[i:i + size]
             i += size
             started = perf_counter()
-            if last:
-                out |= run(part, self.project)  # type: ignore[misc]
-            else:
-                produced = run(part)
+            produced = run(part, self.project) if last else run(part)  # type: ignore[misc]
             elapsed = perf_counter() - started
             if elapsed > SLICE_S:
                 size = max(1, int(size * SLICE_S / elapsed))
@@ -575,8 +611,8 @@ class CompiledRule:
                 size *= 2
             self.sizes[k] = size
             if last:
-                self._check_out(out)
+                self._sink(produced)
             else:
                 self._count(len(produced))
                 if produced:
-                    self._push(k + 1, produced, out)
+                    self._push(k + 1, produced)
