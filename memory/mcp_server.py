@@ -9,7 +9,6 @@ schema failures or unknown tools as -32602.
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import os
@@ -182,13 +181,24 @@ STOP = None  # put in the line stream by a signal: read no further
 
 
 def _read_lines(lines, token) -> None:
-    """Read stdin in a daemon thread (a blocked read must never keep the process from exiting)."""
-    stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+    """Read stdin in a daemon thread, so a blocked read never keeps the process from exiting. It reads
+    the descriptor itself: a daemon thread blocked inside `sys.stdin`'s buffered reader holds its lock,
+    and the interpreter aborts when it finalizes `sys.stdin` at exit."""
+    fd = sys.stdin.fileno()
+    pending: list[bytes] = []
     try:
-        for line in stdin:
-            anyio.from_thread.run(lines.send, line, token=token)
+        while chunk := os.read(fd, 1 << 16):
+            *complete, rest = chunk.split(b"\n")
+            for part in complete:
+                pending.append(part)
+                anyio.from_thread.run(lines.send, b"".join(pending).decode("utf-8", "replace"), token=token)
+                pending = []
+            if rest:
+                pending.append(rest)
+        if pending:
+            anyio.from_thread.run(lines.send, b"".join(pending).decode("utf-8", "replace"), token=token)
         anyio.from_thread.run_sync(lines.close, token=token)
-    except (anyio.ClosedResourceError, anyio.BrokenResourceError, RuntimeError):
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError, RuntimeError, OSError):
         return  # the server stopped reading, or is gone
 
 

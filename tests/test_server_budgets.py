@@ -22,7 +22,7 @@ from memory import Memory
 from surfaces import COMMAND, ROOT, cli, env
 
 TIMEOUT_S = 2.0
-MAX_MEMORY_MB = 320
+MAX_MEMORY_MB = 200
 BUDGET_ENV = {"DATALOG_MEMORY_TIMEOUT_S": str(TIMEOUT_S), "DATALOG_MEMORY_MAX_MEMORY_MB": str(MAX_MEMORY_MB)}
 TRANSITIVE = [("p(X,Y)", "edge(X,Y)"), ("p(X,Y)", "p(X,Z), p(Z,Y)")]
 PING_LIMIT_S = 0.1  # the bound for ping and calls on other work

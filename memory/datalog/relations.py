@@ -69,6 +69,8 @@ class Relations:
             items = iter(new.items())
             while chunk := list(islice(items, RELEASE_SLICE)):
                 relation.update(chunk)
+                if budget is not None:
+                    budget.check()
         for columns, idx in self.indexes.get(pred, {}).items():
             _file(idx, key_function(columns), new, budget)
 

@@ -461,4 +461,5 @@ class KnowledgeBase:
                         budget=budget or self._budget())
 
     def _budget(self) -> Budget:
-        return self.budget.copy()
+        """A fresh budget for one call, its clock started now: loading the facts counts too."""
+        return self.budget.copy().start()
