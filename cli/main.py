@@ -71,12 +71,14 @@ def serve(
         "else info); logs go to stderr"),
 ) -> None:
     """Serve the tools over MCP on stdin/stdout (both protocol eras)."""
-    from memory.mcp_server import log_level as level_of, serve as run
+    from memory.log_level import log_level as level_of
 
     try:
         level_of(log_level)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--log-level") from None
+    from memory.mcp_server import serve as run
+
     memory = _memory(ctx)
     try:
         memory.store.data_version()  # open (and migrate) now: a database we cannot use fails before serving

@@ -38,6 +38,7 @@ from . import __version__
 from .api import Memory
 from .datalog.budget import Cancellation, cancellable
 from .errors import DatalogMemoryError
+from .log_level import log_level
 from .store import IN_MEMORY
 from .tools import REGISTRY, ArgumentsRejected, UnknownTool, call_tool, error_result
 
@@ -289,17 +290,6 @@ class _NoInput:
 
 
 _NO_INPUT = _NoInput()
-LEVELS = ("debug", "info", "warning", "error", "critical")
-
-
-def log_level(name: str | None) -> int:
-    """A level by name (--log-level, else DATALOG_MEMORY_LOG_LEVEL, else info)."""
-    name = (name or os.environ.get("DATALOG_MEMORY_LOG_LEVEL") or "info").strip().lower()
-    if name not in LEVELS:
-        raise ValueError(f"unknown log level {name!r}: use one of {', '.join(LEVELS)}")
-    return getattr(logging, name.upper())
-
-
 def serve(memory: Memory, level: str | None = None) -> None:
     """Serve MCP over stdin/stdout until stdin closes or a signal. Logs go to stderr only."""
     chosen = log_level(level)
