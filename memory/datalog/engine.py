@@ -149,7 +149,7 @@ def _single_variant_loop(variant, delta: dict, rels: Relations, budget: Budget, 
     relation = rels.rel[head]
     indexed = bool(rels.indexes.get(head))
     seeds = delta[head]
-    unchecked = 0
+    unchecked = 0  # tuples derived since the last budget check
     known = (relation,)
     while seeds:
         counter += 1
@@ -162,9 +162,10 @@ def _single_variant_loop(variant, delta: dict, rels: Relations, budget: Budget, 
         else:
             relation.update(new)
         seeds = new
+        budget.derived += added  # counted every round (each firing's room depends on it) ...
         unchecked += added
-        if unchecked >= 1024 or not counter & 255:  # the budget clock costs more than a short round
-            budget.tick(unchecked)
+        if unchecked >= 1024 or not counter & 255:  # ... checked now and then: the clock costs more than a short round
+            budget.tick(0)
             unchecked = 0
-    budget.tick(unchecked)
+    budget.tick(0)
     return counter

@@ -514,6 +514,7 @@ class CompiledRule:
         # Seed straight into the fused join: the common shape of linear recursion.
         self.direct = self.seeded and self.fused is not None and len(steps) == 1 and steps[0].plain_seed
         self.sizes = [FIRST_SLICE] * (len(self.steps) + 1)  # rows per slice, per step (adapted as it runs)
+        self.fanout = [-1.0] * (len(self.steps) + 1)  # output rows per input row in a step's last slice
         self.produced = 0
 
     def fire(self, delta=None, known: tuple = (), into: dict | None = None, code: int = 0) -> int:
@@ -557,7 +558,7 @@ class CompiledRule:
         self.room = self.budget.max_tuples - self.budget.derived
         try:
             if self.direct:
-                self._push(1, delta if len(delta) <= self.sizes[1] else list(delta))
+                self._push(1, delta)
             elif self.seeded:
                 rows = self.steps[0]([()], delta)
                 self._count(len(rows))
@@ -582,12 +583,13 @@ class CompiledRule:
             into = self.into
             if into:
                 found = found.difference(into)
-            into.update(dict.fromkeys(found, self.code))
-            self.added += len(found)
-            if self.added > self.room:
+            if len(found) > self.room - self.added:
+                # The tuple budget ends inside this slice: stop at the first tuple over it.
                 budget = self.budget
                 raise budget.exceeded("tuples", f"evaluation derived more than {budget.max_tuples} tuples",
-                                      budget.derived + self.added)
+                                      budget.derived + self.room + 1)
+            into.update(dict.fromkeys(found, self.code))
+            self.added += len(found)
         self.budget.check()
 
     def _push(self, k: int, rows) -> None:
@@ -600,11 +602,25 @@ class CompiledRule:
         run = self.fused if last else self.steps[k]
         i = 0
         while i < n:
-            part = rows if i == 0 and n <= size else rows[i:i + size]
+            # Near a limit, slices shrink to what half the room left would take at the step's last
+            # fan-out, so the limit is overshot by little more than one input row's output.
+            left = (self.room - self.added) if last else (self.budget.max_rows - self.produced)
+            fanout = self.fanout[k]
+            if fanout < 0:  # not measured yet: a one-row slice measures it
+                size = 1
+            elif fanout * size > left / 2:
+                size = max(1, int(left / 2 / fanout))
+            if i == 0 and n <= size:
+                part = rows
+            else:
+                if type(rows) is not list:  # a delta (dict) given whole when it seemed one slice
+                    rows = list(rows)
+                part = rows[i:i + size]
             i += size
             started = perf_counter()
             produced = run(part, self.project) if last else run(part)  # type: ignore[misc]
             elapsed = perf_counter() - started
+            self.fanout[k] = len(produced) / len(part)
             if elapsed > SLICE_S:
                 size = max(1, int(size * SLICE_S / elapsed))
             elif elapsed < SLICE_S / 4 and len(part) == size:
