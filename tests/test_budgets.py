@@ -216,3 +216,16 @@ def test_a_writer_waits_longer_than_any_evaluation_budget(db_path):
         m.remember_fact("x(1)")
         with m.store.read() as conn:
             assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == m.store.busy_timeout_ms
+
+
+def test_evaluations_of_one_call_share_its_time_budget(mem):
+    """A tool that evaluates several times (a query, then a proof per answer) gets one time budget."""
+    mem.add_facts([f"v({i})" for i in range(200)])
+    mem.define_rule("c(A,B,C)", "v(A), v(B), v(C)")
+    token = Cancellation()
+    token.started -= mem.knowledge.budget.timeout_s  # the call began a whole budget ago
+    with cancellable(token):
+        with pytest.raises(BudgetExceeded) as info:
+            mem.query_logic("c(1, 2, X)")
+    assert info.value.details["limit_kind"] == "seconds"
+    assert mem.query_logic("c(1, 2, 3)").total == 1  # outside that call: a budget of its own

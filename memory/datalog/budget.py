@@ -59,11 +59,15 @@ def resident_mb() -> float:
 
 
 class Cancellation:
-    """A flag a caller sets to stop an evaluation at its next budget check."""
+    """One call's evaluations: a flag the caller sets to stop them at their next budget check, and
+    the moment the call began, from which they share its time budget."""
 
     def __init__(self) -> None:
         self._event = threading.Event()
         self.reason = "cancelled"
+        # One call may evaluate several times (a query, then a proof per answer): all of them share
+        # the time budget, counted from when the call arrived.
+        self.started = time.monotonic()
 
     def cancel(self, reason: str = "cancelled by the client") -> None:
         self.reason = reason
@@ -135,8 +139,10 @@ class Budget:
         """Start the clock (once: a budget shared by several evaluations of one call keeps its deadline)."""
         if not self.started:
             self.started = time.monotonic()
-            self.deadline = self.started + self.timeout_s
             self.cancellation = CURRENT_CANCELLATION.get()
+            if self.cancellation is not None:
+                self.started = min(self.started, self.cancellation.started)
+            self.deadline = self.started + self.timeout_s
         return self
 
     def exceeded(self, kind: str, message: str, reached) -> BudgetExceeded:
