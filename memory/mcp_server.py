@@ -118,31 +118,52 @@ def _unparsable(exc: Exception) -> SessionMessage:
     return SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=code, message=message, data=detail)))
 
 
-def _invalid_id(line: str) -> SessionMessage | None:
-    """-32600 with id null for a request whose id is neither a string nor an integer (null, true, 1.5,
-    an object, 1e400, ...): the SDK would read it as a notification and the client would wait forever."""
+class _TooLong:
+    """An integer in the input with more digits than Python converts (its text is not kept)."""
+
+    def __repr__(self) -> str:
+        return "an integer with too many digits"
+
+
+def _integer(text: str):
     try:
-        raw = json.loads(line)
+        return int(text)
+    except ValueError:
+        return _TooLong()
+
+
+def _raw(line: str):
+    """The line as plain JSON (numbers of any length tolerated), or None when it is not JSON."""
+    try:
+        return json.loads(line, parse_int=_integer)
     except (ValueError, RecursionError):
         return None
-    if not isinstance(raw, dict) or "method" not in raw or "id" not in raw:
-        return None
-    request_id = raw["id"]
-    if type(request_id) is str or type(request_id) is int:
-        return None
-    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(
-        code=INVALID_REQUEST, message="Invalid Request",
-        data=f"a request id must be a string or an integer, got {json.dumps(request_id)[:40]}")))
+
+
+def _error(request_id, code: int, message: str, detail: str) -> SessionMessage:
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id,
+                                       error=ErrorData(code=code, message=message, data=detail)))
 
 
 def read_message(line: str) -> SessionMessage | tuple[SessionMessage]:
-    """One line of input: a message for the server, or (an error reply to send back instead,)."""
-    rejected = _invalid_id(line)
-    if rejected is not None:
-        return (rejected,)
+    """One line of input: a message for the server, or (an error reply to send back instead,).
+
+    A request whose id is neither a string nor an integer (null, true, 1.5, an object, 1e400, ...)
+    gets -32600 with id null: the SDK would read it as a notification, and the client would wait
+    forever. A request the SDK cannot read otherwise is answered with its own id when it has a
+    valid one (the client waits on that id), else with id null."""
+    raw = _raw(line)
+    is_request = isinstance(raw, dict) and "method" in raw and "id" in raw
+    if is_request and not (type(raw["id"]) is str or type(raw["id"]) is int):
+        shown = raw["id"] if isinstance(raw["id"], _TooLong) else json.dumps(raw["id"], default=repr)[:40]
+        return (_error(None, INVALID_REQUEST, "Invalid Request",
+                       f"a request id must be a string or an integer, got {shown}"),)
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
     except Exception as exc:  # noqa: BLE001 - whatever the SDK's parser refuses is answered, not fatal
+        if is_request:
+            detail = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            return (_error(raw["id"], INVALID_REQUEST, "Invalid Request", detail),)
         return (_unparsable(exc),)
 
 

@@ -154,7 +154,9 @@ def watch(wire: Wire, rid, timeout: float) -> tuple[float, dict, list[float]]:
     """Ping every 50 ms until `rid` is answered: (seconds to its reply, the reply, ping latencies)."""
     started = time.monotonic()
     latencies = []
+    wire.peak_mb = 0.0
     while not wire.answered(rid):
+        wire.peak_mb = max(wire.peak_mb, wire.rss_mb())
         ping = wire.request("ping")
         sent = time.monotonic()
         arrived, _ = wire.wait(ping, timeout)
@@ -220,7 +222,9 @@ def test_explain_of_an_unprovable_fact_stops_within_budget(server):
 def test_cross_product_stops_before_the_memory_limit(server):
     """`c(A,B,C) :- v(A), v(B), v(C)`: 22 GB resident before; now the memory budget stops it."""
     error = assert_budget_error(server, {"goal": "c(A, B, C)"})
-    assert error["limit_kind"] in ("memory_mb", "tuples")
+    # On a fast machine the memory limit stops it, on a slow one the clock may first; either way the
+    # server never grows past the limit (+ 10 %), and gives the memory back.
+    assert server.peak_mb <= MAX_MEMORY_MB * 1.1, (error, server.peak_mb)
     assert server.rss_mb() < MAX_MEMORY_MB
     assert_next_call_works(server)
 
@@ -290,7 +294,7 @@ def test_cancelled_call_stops_evaluating_and_gets_no_reply(server):
     assert_next_call_works(server)
 
 
-@pytest.mark.parametrize("bad_id", ["null", "true", "-1.5", '{"a": 1}', "1e400", "[1]"])
+@pytest.mark.parametrize("bad_id", ["null", "true", "-1.5", '{"a": 1}', "1e400", "[1]", "9" * 5000])
 def test_request_with_an_invalid_id_gets_invalid_request_with_id_null(server, bad_id):
     with server.changed:
         seen = len(server.anonymous)
@@ -315,7 +319,8 @@ def test_end_of_input_or_a_signal_answers_every_request_read_then_exits_0(store)
     calls = {}
     for how, wire in wires.items():
         wire.initialize()
-        calls[how] = (wire.call("query_logic", {"goal": "p(1, Y)"}), wire.call("query_logic", {"goal": "v(7)"}))
+        quick = wire.call("query_logic", {"goal": "v(7)"})
+        calls[how] = (wire.call("query_logic", {"goal": "p(1, Y)"}), quick)
     time.sleep(0.3)
     for how, wire in wires.items():
         if how == "eof":
@@ -326,7 +331,7 @@ def test_end_of_input_or_a_signal_answers_every_request_read_then_exits_0(store)
         assert wire.proc.wait(timeout=30) == 0, (how, wire.stderr)
         long, quick = calls[how]
         assert wire.wait(long, 1)[1]["result"]["structuredContent"]["error"]["code"] == "budget_exceeded"
-        assert wire.wait(quick, 1)[1]["result"]["structuredContent"]["total"] == 1
+        assert wire.wait(quick, 1)[1]["result"]["structuredContent"].get("total") == 1, wire.wait(quick, 1)
     assert not any("serving" in line for line in wires["eof"].stderr)
 
 
@@ -361,3 +366,11 @@ def test_log_level_names_are_checked(monkeypatch):
     assert log_level(None) == logging.ERROR and log_level("warning") == logging.WARNING
     with pytest.raises(ValueError, match="loud"):
         log_level("loud")
+
+
+def test_request_the_sdk_cannot_read_is_answered_with_its_own_id(server):
+    """A 5,000-digit number in the arguments: Python refuses to convert it, yet the id is readable."""
+    server.send('{"jsonrpc": "2.0", "id": "huge", "method": "tools/call", "params": {"name": "query_logic", '
+                '"arguments": {"goal": "v(1)", "limit": %s}}}' % ("9" * 5000))
+    assert server.wait("huge", 10)[1]["error"]["code"] == -32600
+    assert_next_call_works(server)
