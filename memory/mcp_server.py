@@ -315,8 +315,8 @@ def serve(memory: Memory, level: str | None = None) -> None:
     """Serve MCP over stdin/stdout until stdin closes or a signal. Logs go to stderr only."""
     chosen = log_level(level)
     # The SDK's own records only from warning up, unless debugging; ours at the chosen level.
-    logging.basicConfig(stream=sys.stderr, level=min(chosen, logging.WARNING) if chosen <= logging.DEBUG
-                        else logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.basicConfig(stream=sys.stderr, level=logging.DEBUG if chosen <= logging.DEBUG else logging.WARNING,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
     log.setLevel(chosen)
     interactive = sys.stdin.isatty()
     log.info("datalog-memory %s serving %s (MCP %s by handshake; %s stateless)", __version__,

@@ -95,7 +95,10 @@ def cancellable(token: Cancellation) -> Iterator[Cancellation]:
 @dataclass
 class Budget:
     """Defaults: 30 s, 5,000,000 derived tuples, 20,000,000 join rows per rule firing, and a resident
-    memory limit of min(4 GiB, physical memory / 4)."""
+    memory limit of min(4 GiB, physical memory / 4).
+
+    A budget is one call's: its clock starts once (`start`, or the first evaluation given it) and
+    every evaluation given it shares that deadline; `copy()` gives a fresh one with the same limits."""
 
     timeout_s: float = DEFAULT_TIMEOUT_S
     max_tuples: int = DEFAULT_MAX_TUPLES
@@ -136,14 +139,19 @@ class Budget:
         return int((self.timeout_s * 1.1 + 10) * 1000)
 
     def start(self) -> "Budget":
-        """Start the clock (once: a budget shared by several evaluations of one call keeps its deadline)."""
+        """Start the clock, once: the evaluations of one call share its deadline. Tuples count per
+        evaluation."""
+        self.derived = 0
         if not self.started:
-            self.started = time.monotonic()
-            self.cancellation = CURRENT_CANCELLATION.get()
-            if self.cancellation is not None:
-                self.started = min(self.started, self.cancellation.started)
-            self.deadline = self.started + self.timeout_s
+            self._start_clock()
         return self
+
+    def _start_clock(self) -> None:
+        self.started = time.monotonic()
+        self.cancellation = CURRENT_CANCELLATION.get()
+        if self.cancellation is not None:
+            self.started = min(self.started, self.cancellation.started)
+        self.deadline = self.started + self.timeout_s
 
     def exceeded(self, kind: str, message: str, reached) -> BudgetExceeded:
         limit = {"seconds": self.timeout_s, "tuples": self.max_tuples, "rows": self.max_rows,
@@ -168,7 +176,7 @@ class Budget:
         """Time, memory and cancellation: cheap enough to call every few milliseconds."""
         now = time.monotonic()
         if not self.started:
-            self.start()
+            self._start_clock()
         if now > self.deadline:
             raise self.exceeded("seconds", f"evaluation ran longer than {self.timeout_s:g} s "
                                 f"(derived {self.derived} tuples)", round(now - self.started, 3))
