@@ -141,6 +141,9 @@ def _component_rounds(preds: set, rules: list[Rule], recursive: bool, rels: Rela
     return counter
 
 
+SMALL_ROUND = 4096  # tuples one seed may yield that a round takes without slicing
+
+
 def _single_variant_loop(variant, delta: dict, rels: Relations, budget: Budget, counter: int, work: dict) -> int:
     """The same fixpoint for one predicate with one recursive rule, without the bookkeeping
     for several heads: long chains run many small iterations, so per-iteration cost matters."""
@@ -151,10 +154,33 @@ def _single_variant_loop(variant, delta: dict, rels: Relations, budget: Budget, 
     seeds = delta[head]
     unchecked = 0  # tuples derived since the last budget check
     known = (relation,)
+    chain = compiled.direct and not indexed
+    fused, project = compiled.fused, compiled.project
     while seeds:
         counter += 1
-        new = work["new"] = {}
-        added = fire(seeds, known, new, (counter << RULE_BITS) | rule_index)
+        if chain and len(seeds) == 1:
+            out = fused(seeds, project)
+            if len(out) == 1:  # a chain: one new tuple a round, none of the set algebra or slicing
+                t = out.pop()
+                if t in relation:
+                    break
+                code = (counter << RULE_BITS) | rule_index
+                relation[t] = code
+                seeds = {t: code}
+                budget.derived += 1
+                unchecked += 1
+                if not counter & 1023:
+                    budget.tick(0)
+                    unchecked = 0
+                continue
+            if not out:
+                break
+        if chain and len(seeds) == 1 and len(out) <= SMALL_ROUND:
+            new = dict.fromkeys(out.difference(relation), (counter << RULE_BITS) | rule_index)
+            added = len(new)
+        else:
+            new = work["new"] = {}
+            added = fire(seeds, known, new, (counter << RULE_BITS) | rule_index)
         if not added:
             break
         if indexed:
