@@ -99,9 +99,12 @@ def main() -> None:
             rows.append(("detect full scan (median of 3)", seconds, "", f"{full['summary']['findings']} finding(s)"))
             seconds, proofs = timed(lambda: m.prove(TARGET_SECTOR, goal_pred="coordinated_threat", now=NOW), 5)
             rows.append(("prove coordinated_threat (median of 5)", seconds, "", f"{proofs['count']} proof(s)"))
-            seconds, _ = timed(lambda: m.verify(f"drone:x1 met drone:x2 at {TARGET_SECTOR} [HEDGE-1].",
-                                                query=TARGET_SECTOR, now=NOW), 5)
-            rows.append(("verify one answer (median of 5)", seconds, "", ""))
+            step = proofs["proofs"][0]["nodes"][-1]["step_tag"]
+            answer = (f"drone:x1 and drone:x2 converged on {TARGET_SECTOR} [{step}]. It is a coordinated threat "
+                      f"[{step}]. drone:x9 destroyed it [{step}].")
+            seconds, gated = timed(lambda: m.verify(answer, query=TARGET_SECTOR, now=NOW), 5)
+            rows.append(("verify one answer (median of 5)", seconds, "",
+                         f"{gated['supported_count']} kept, {gated['stripped_count']} stripped"))
 
     print(f"{'workload':52} {'seconds':>9} {'target':>8}  note")
     print("-" * 90)

@@ -13,7 +13,7 @@ ROW_KEYS = ("bindings", "items", "memories", "snapshots", "predicates", "rules")
 
 
 def render(console: Console, text: str, structured: dict[str, Any]) -> None:
-    if "proof_tree" in structured:
+    if "proof_nodes" in structured or structured.get("proven") is False:
         _proof(console, structured)
         return
     if structured.get("source_text") == text:  # exact source text: byte for byte, nothing added
@@ -50,17 +50,17 @@ def _rows(structured: dict[str, Any]) -> tuple[list, list]:
 
 
 def _proof(console: Console, structured: dict[str, Any]) -> None:
-    tree = structured.get("detailed_tree") or structured.get("proof_tree")
-    if tree is None:
+    nodes = structured.get("proof_nodes")
+    if not nodes:
         console.print(f"{structured['fact']}: not provable", markup=False, highlight=False)
         return
-    root = Tree(_label(tree))
-    stack = [(root, tree)]
+    root = Tree(_label(nodes[0]))
+    stack = [(root, nodes[0])]
     while stack:
         parent, node = stack.pop()
-        for child in node.get("children", []):
-            branch = parent.add(_label(child))
-            stack.append((branch, child))
+        for child in node["children"]:  # indexes into the flat list
+            branch = parent.add(_label(nodes[child]))
+            stack.append((branch, nodes[child]))
     console.print(root)
 
 

@@ -14,7 +14,8 @@ from .knowledge.segments import DEFAULT
 from .knowledge.edits import EditResult
 from .knowledge.parsing import parse_fact
 from . import evidence
-from .sources import CallerContext, SourceMemories, recall, search, visible_facts_clause
+from .sources.context import ADMIN, READ, WRITE_GLOBAL, WRITE_KNOWLEDGE, WRITE_OBSERVATIONS
+from .sources import CallerContext, SourceMemories, recall, search, visible_supports_clause
 from .sources.derived import derived_recall
 from .sources.search import render_recall
 from .store import IN_MEMORY, Store, global_db_path, resolve_db_path
@@ -33,8 +34,9 @@ class Memory:
         self.context = context or CallerContext.from_env(principal=actor)
         self.actor = self.context.principal
         self.knowledge = KnowledgeBase(self.store, self.actor, budget)
-        self.knowledge.fact_filter = lambda conn: visible_facts_clause(conn, self.context)
+        self.knowledge.support_filter = lambda conn: visible_supports_clause(conn, self.context)
         self.sources = SourceMemories(self.store, self.context)
+        self.knowledge.projection_guard = self.sources.guard_projections
         self.observations = evidence.Observations(self.store, self.context)
         self.knowledge.computed = evidence.ObservationRelations()
         self.global_path = global_path or global_db_path()
@@ -65,6 +67,8 @@ class Memory:
             return self.knowledge
         if write and row[1] == "ro":
             raise ReadOnly("Memory is read-only", memory=memory)
+        if write:  # the global database is shared by every project
+            self.context.require(WRITE_GLOBAL, f"Writing the global memory '{memory}'")
         return self._global()
 
     def init(self) -> str:
@@ -107,6 +111,7 @@ class Memory:
     def add_fact_terms(self, terms: list, memory: str | None = None, chunk: int = 10_000,
                        progress: Callable[[int], None] | None = None) -> tuple[int, int]:
         """Assert parsed facts in one transaction, in chunks (progress gets each chunk's size)."""
+        self.context.require(ADMIN, "Importing facts")
         kb = self._kb(memory, write=True)
         added = 0
         with kb.store.write():
@@ -118,9 +123,11 @@ class Memory:
         return added, len(terms) - added
 
     def import_program(self, text: str, memory: str | None = None) -> dict:
+        self.context.require(ADMIN, "Importing a program")
         return programs.import_program(self._kb(memory, write=True), text, memory)
 
     def export_program(self, memory: str | None = None) -> str:
+        self.context.require(READ, "Exporting a program")
         return programs.export_program(self._kb(memory), memory)
 
     # --- snapshots and persistence -------------------------------------------------------
@@ -134,10 +141,12 @@ class Memory:
         return programs.list_snapshots(self._kb(memory), memory)
 
     def export_snapshot(self, name: str, memory: str | None = None) -> str:
+        self.context.require(READ, "Exporting a snapshot")
         return programs.snapshot_content(self._kb(memory), name, memory)
 
     def import_snapshot(self, name: str, content: str, memory: str | None = None) -> dict:
         """Store Prolog text as a snapshot (without restoring it)."""
+        self.context.require(WRITE_KNOWLEDGE, "Importing a snapshot")
         return programs.save_snapshot(self._kb(memory), name, memory, content)
 
     def get_persistence_status(self, check_integrity: bool = False) -> dict:
@@ -232,6 +241,7 @@ class Memory:
 
     def remember_observations(self, observations: list[dict]) -> dict:
         """Many observations ({members, event_ts?, weight?, formation?}) in one transaction."""
+        self.context.require(WRITE_OBSERVATIONS, "Importing observations")
         return self.observations.remember_many(observations)
 
     def forget_observation(self, hedge_tags: list[str], reason: str | None = None) -> dict:
@@ -253,9 +263,10 @@ class Memory:
                top_k: int | None = None, memory: str | None = None, now: int | None = None) -> dict:
         return evidence.verify(self._kb(memory), answer, query, require_proof, goal_pred, top_k, memory, now)
 
-    def detect(self, full_scan: bool = False) -> dict:
+    def detect(self, full_scan: bool = False, window: str | None = None, sensitivity: float | None = None,
+               now: int | None = None) -> dict:
         with self.store.read() as conn:
-            return evidence.detect(conn, full_scan)
+            return evidence.detect(conn, full_scan, window, sensitivity, now)
 
     # --- memory segments ------------------------------------------------------------------
     def create_memory(self, name: str, scope: str = "project") -> dict:

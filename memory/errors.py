@@ -21,6 +21,12 @@ class DatalogMemoryError(Exception):
         return {"code": self.code, "message": self.message, **self.details}
 
 
+class InternalError(DatalogMemoryError):
+    """An unexpected failure (a bug), reported as a result so the caller and the server carry on."""
+
+    code = "internal_error"
+
+
 class InvalidArguments(DatalogMemoryError):
     code = "invalid_arguments"
 

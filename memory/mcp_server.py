@@ -3,8 +3,12 @@
 The SDK's dual-era loop serves the 2025-11-25 handshake (initialize, ping, …) and
 the 2026-07-28 stateless envelope (server/discover, per-request _meta, -32022).
 This module only maps the registry onto it: tool definitions, results with text
-and structured content, tool errors as isError results with a stable code, and
-schema failures or unknown tools as -32602.
+and structured content, and every tool failure (argument schema included) as an
+isError result whose text starts with the stable error name. Error results carry
+no structuredContent (official clients validate any structuredContent against the
+tool's outputSchema, which describes success); their code and details go in
+`_meta["datalog-memory/error"]`. Only an unknown tool or a malformed request is a
+JSON-RPC error (-32602).
 """
 
 from __future__ import annotations
@@ -15,6 +19,9 @@ import os
 import signal
 import sys
 import threading
+import time
+import typing
+import warnings
 
 import anyio
 import anyio.from_thread
@@ -36,11 +43,12 @@ from pydantic import ValidationError
 
 from . import __version__
 from .api import Memory
+from . import resources
 from .datalog.budget import Cancellation, cancellable
-from .errors import DatalogMemoryError
+from .errors import DatalogMemoryError, InternalError, InvalidArguments, NotFound
 from .log_level import log_level
 from .store import IN_MEMORY
-from .tools import REGISTRY, ArgumentsRejected, UnknownTool, call_tool, error_result
+from .tools import REGISTRY, ToolResult, UnknownTool, call_tool, error_result
 
 log = logging.getLogger("datalog-memory")
 
@@ -52,7 +60,10 @@ INSTRUCTIONS = (
     "Host configuration defines identity and authority. Everything is kept in one SQLite file and audited."
 )
 INVALID_PARAMS = -32602
+ERROR_META = "datalog-memory/error"  # where an error result's code and details go
 LIST_TTL_MS = 3_600_000
+PROTOCOL_VERSIONS = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
+NOTIFICATIONS = NotificationOptions()  # nothing we list changes while the server runs
 
 
 def mcp_tools() -> list[types.Tool]:
@@ -75,39 +86,118 @@ def mcp_tools() -> list[types.Tool]:
     ]
 
 
-def _result(text: str, structured: dict, is_error: bool = False) -> types.CallToolResult:
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], structured_content=structured, is_error=is_error,
-    )
+def _result(result: ToolResult) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=result.text)],
+                                structured_content=result.structured)
+
+
+def _error(failure: ToolResult) -> types.CallToolResult:
+    """A tool failure: the text the model reads, the typed error under `_meta`, no structuredContent."""
+    return types.CallToolResult(content=[types.TextContent(type="text", text=failure.text)], is_error=True,
+                                _meta={ERROR_META: failure.structured["error"]})
+
+
+LOG_LEVELS: tuple[str, ...] = typing.get_args(types.LoggingLevel)  # RFC 5424 order, least severe first
+RESOURCE_NOT_FOUND = -32002
 
 
 def build_server(memory: Memory) -> Server:
     tools = mcp_tools()
+    # The 2025-11-25 era's logging/setLevel threshold for this connection (stdio serves one client).
+    # Before the client sets one, only warnings and worse are sent. The 2026-07-28 era opts in per request.
+    threshold = {"level": "warning"}
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
+    async def notify(ctx, level: str, data: dict) -> None:
+        """A notifications/message to the client, when its level is wanted; never fails the call."""
+        # 2026-07-28: the request's own opt-in decides (the SDK filters); before, logging/setLevel's threshold.
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if not modern and LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold["level"]):
+            return
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the SDK marks logging deprecated at 2026-07-28 but still serves it
+                await ctx.session.send_log_message(level, data, logger="datalog-memory",
+                                                   related_request_id=ctx.request_id)
+        except Exception:  # a client that went away must not turn a result into a failure
+            log.debug("could not send a log message", exc_info=True)
+
     async def call(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        started = time.perf_counter()
         try:
             # The engine is synchronous; a worker thread keeps the protocol loop answering meanwhile.
             result = await anyio.to_thread.run_sync(call_tool, memory, params.name, params.arguments)
         except UnknownTool as exc:
             raise MCPError(INVALID_PARAMS, exc.message, {"code": exc.code, "tool": params.name}) from None
-        except ArgumentsRejected as exc:
-            raise MCPError(INVALID_PARAMS, f"InvalidArguments: {exc.message}", exc.to_dict()) from None
-        except DatalogMemoryError as exc:
+        except DatalogMemoryError as exc:  # arguments that fail the input schema included: the model can fix them
             failure = error_result(exc)
-            return _result(failure.text, failure.structured, is_error=True)
+            await notify(ctx, "info", {"tool": params.name, "error": exc.code, "message": failure.text[:500]})
+            return _error(failure)
         except Exception as exc:  # a bug: report it, keep serving
             log.exception("tool %s failed", params.name)
-            return _result(f"Internal error: {type(exc).__name__}: {exc}",
-                           {"error": {"code": "internal_error", "message": str(exc)}}, is_error=True)
-        return _result(result.text, result.structured)
+            failure = error_result(InternalError(f"{type(exc).__name__}: {exc}", tool=params.name))
+            await notify(ctx, "error", {"tool": params.name, "error": "internal_error", "message": failure.text[:500]})
+            return _error(failure)
+        await notify(ctx, "debug", {"tool": params.name, "ms": round((time.perf_counter() - started) * 1000, 3)})
+        return _result(result)
+
+    async def set_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        threshold["level"] = params.level
+        return types.EmptyResult()
+
+    async def list_resources(ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        cursor = params.cursor if params is not None else None
+        try:
+            page, after = await anyio.to_thread.run_sync(resources.list_resources, memory, cursor)
+        except DatalogMemoryError as exc:
+            raise MCPError(INVALID_PARAMS, exc.message, exc.to_dict()) from None
+        return types.ListResourcesResult(next_cursor=after, resources=[
+            types.Resource(uri=r.uri, name=r.name, title=r.title, description=r.description, mime_type=r.mime_type)
+            for r in page])
+
+    async def list_templates(ctx, params) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[
+            types.ResourceTemplate(uri_template=t.uri_template, name=t.name, description=t.description,
+                                   mime_type=t.mime_type) for t in resources.TEMPLATES])
+
+    async def read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        try:
+            text, mime = await anyio.to_thread.run_sync(resources.read_resource, memory, uri)
+        except (NotFound, InvalidArguments):  # one answer for unknown and invisible: no existence oracle
+            raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri[:200]}", {"uri": uri[:200]}) from None
+        except DatalogMemoryError as exc:
+            raise MCPError(INVALID_PARAMS, exc.message, exc.to_dict()) from None
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=mime, text=text)])
+
+    async def discover(ctx, params) -> types.DiscoverResult:
+        """Every protocol version we serve (both eras), and the same capabilities initialize reports."""
+        return types.DiscoverResult(supported_versions=list(PROTOCOL_VERSIONS),
+                                    capabilities=server.get_capabilities(NOTIFICATIONS),
+                                    instructions=INSTRUCTIONS)
 
     hints = {"tools/list": CacheHint(ttl_ms=LIST_TTL_MS, scope="public"),
-             "server/discover": CacheHint(ttl_ms=LIST_TTL_MS, scope="public")}
-    return Server("datalog-memory", version=__version__, title="datalog-memory", instructions=INSTRUCTIONS,
-                  cache_hints=hints, on_list_tools=list_tools, on_call_tool=call)
+             "server/discover": CacheHint(ttl_ms=LIST_TTL_MS, scope="public"),
+             # what a caller may browse changes with every write and depends on who asks
+             "resources/list": CacheHint(ttl_ms=0, scope="private"),
+             "resources/templates/list": CacheHint(ttl_ms=LIST_TTL_MS, scope="public"),
+             "resources/read": CacheHint(ttl_ms=0, scope="private")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # logging is deprecated at 2026-07-28, still part of 2025-11-25
+        server = Server("datalog-memory", version=__version__, title="datalog-memory", instructions=INSTRUCTIONS,
+                        cache_hints=hints, on_list_tools=list_tools, on_call_tool=call,
+                        on_list_resources=list_resources, on_list_resource_templates=list_templates,
+                        on_read_resource=read_resource, on_set_logging_level=set_level)
+    server.add_request_handler("server/discover", types.RequestParams, discover)
+    return server
+
+
+def initialization_options(server: Server):
+    """What initialize reports: the capabilities discover reports too. The tool list never changes while
+    the server runs, so listChanged is false in both eras."""
+    return server.create_initialization_options(NOTIFICATIONS)
 
 
 def _unparsable(exc: Exception) -> SessionMessage:
@@ -140,7 +230,7 @@ def _raw(line: str):
         return None
 
 
-def _error(request_id, code: int, message: str, detail: str) -> SessionMessage:
+def _jsonrpc_error(request_id, code: int, message: str, detail: str) -> SessionMessage:
     return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id,
                                        error=ErrorData(code=code, message=message, data=detail)))
 
@@ -156,14 +246,14 @@ def read_message(line: str) -> SessionMessage | tuple[SessionMessage]:
     is_request = isinstance(raw, dict) and "method" in raw and "id" in raw
     if is_request and not (type(raw["id"]) is str or type(raw["id"]) is int):
         shown = raw["id"] if isinstance(raw["id"], _TooLong) else json.dumps(raw["id"], default=repr)[:40]
-        return (_error(None, INVALID_REQUEST, "Invalid Request",
+        return (_jsonrpc_error(None, INVALID_REQUEST, "Invalid Request",
                        f"a request id must be a string or an integer, got {shown}"),)
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
     except Exception as exc:  # noqa: BLE001 - whatever the SDK's parser refuses is answered, not fatal
         if is_request:
             detail = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-            return (_error(raw["id"], INVALID_REQUEST, "Invalid Request", detail),)
+            return (_jsonrpc_error(raw["id"], INVALID_REQUEST, "Invalid Request", detail),)
         return (_unparsable(exc),)
 
 
@@ -231,7 +321,7 @@ async def _serve(memory: Memory, interactive: bool = False) -> None:
     by the budget); a second signal, or Ctrl-C when a person started the server on a terminal,
     cancels them at once."""
     server = build_server(memory)
-    options = server.create_initialization_options(NotificationOptions(tools_changed=True))
+    options = initialization_options(server)
     requests = Requests()
     stopping = False
     async with stdio_server(stdin=_NO_INPUT) as (_, write_stream):

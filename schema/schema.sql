@@ -1,11 +1,16 @@
--- datalog-memory: the whole current schema (migrations 0001-0005), for anyone
+-- datalog-memory: the whole current schema (migrations 0001-0006), for anyone
 -- opening the database with sqlite3. The migrations in migrations/ are what
 -- actually builds it; tests/test_schema.py proves the two agree.
 --
 -- Conventions: times are UTC ISO-8601 text with microseconds ('…Z'); `args`
 -- columns hold a term's arguments as JSON: an atom is a JSON string, an
 -- integer a JSON integer, a float a JSON number with a '.' or exponent, a
--- "string" {"string": "..."}, a compound {"functor": "f", "args": [...]}.
+-- "string" {"string": "..."}, a compound {"functor": "f", "args": [...]}, a
+-- list {"list": [...]} (with "tail" when it does not end in []), so a long list
+-- is one flat array. A subterm more than 64 levels down is one flat postfix
+-- array, {"postfix": [leaf, ..., {"functor": "f", "arity": N}, ...]}: the JSON
+-- stays far below SQLite's nesting limit of 1000 whatever the term. Lists
+-- stored before lists were flat read back as nested "." compounds.
 -- `text` columns hold the canonical Prolog text, which parses back to the term.
 
 -- Applied migrations, newest last. A database whose newest version is above
@@ -76,6 +81,10 @@ CREATE INDEX rules_by_head ON rules (segment_id, head_functor, head_arity);
 CREATE UNIQUE INDEX rules_by_name ON rules (segment_id, name) WHERE name IS NOT NULL;  -- (0005)
 
 -- Append-only audit log: every mutation writes one row in its own transaction.
+-- memory_remember and memory_forget payloads hold ids and counts, never a
+-- memory's text, digest, idempotency key or facts. The one change allowed
+-- (0006) is an erase redacting a payload: it replaces strings holding the
+-- erased content with "[erased]" and adds "redacted_at".
 CREATE TABLE audit_log (
     id INTEGER PRIMARY KEY,            -- also the order of events
     at TEXT NOT NULL,                  -- UTC with microseconds
@@ -86,6 +95,9 @@ CREATE TABLE audit_log (
 );
 
 CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+WHEN NEW.id IS NOT OLD.id OR NEW.at IS NOT OLD.at OR NEW.actor IS NOT OLD.actor
+    OR NEW.operation IS NOT OLD.operation OR NEW.segment IS NOT OLD.segment
+    OR json_extract(NEW.payload, '$.redacted_at') IS NULL
 BEGIN
     SELECT RAISE(ABORT, 'audit_log is append-only');
 END;
@@ -162,7 +174,9 @@ CREATE TABLE snapshots (
 -- ---------------------------------------------------------------------------
 -- 0004: source memories (memory_remember / get / search / recall / forget).
 -- Exact source text under stable opaque ids, in a namespace that decides who
--- may read it: 'session:<session id>', 'project:<project id>' or 'global'.
+-- may read it: 'session:<principal>/<session id>' (since 0006 a session belongs
+-- to its principal; '%', '/', ':' in the principal escaped as %25, %2F, %3A),
+-- 'project:<project id>' or 'global'.
 -- Who the caller is (principal, session, project, capabilities) comes from the
 -- server's environment, never from tool arguments.
 
@@ -191,7 +205,7 @@ CREATE TABLE source_memories (
     seq INTEGER PRIMARY KEY,          -- row number; also the rowid of its memory_fts row
     id TEXT NOT NULL UNIQUE,          -- mem_<uuid4>: the stable id tools use
     source_id TEXT NOT NULL REFERENCES sources (id),
-    namespace TEXT NOT NULL,          -- 'session:<id>', 'project:<project id>' or 'global'
+    namespace TEXT NOT NULL,          -- 'session:<principal>/<session id>' (0006), 'project:<project id>' or 'global'
     lifetime TEXT NOT NULL CHECK (lifetime IN ('short_term', 'long_term')),
     kind TEXT NOT NULL CHECK (kind IN ('text', 'fact', 'episode', 'preference', 'procedure')),
     status TEXT NOT NULL DEFAULT 'active'  -- current state; memory_events has the history
@@ -299,4 +313,14 @@ CREATE TABLE formation_rules (
     formation TEXT NOT NULL,          -- e.g. DRONE_EVENT, AUTH_EVENT
     member_types TEXT NOT NULL CHECK (json_valid(member_types) AND json_type(member_types) = 'array'),
     description TEXT NOT NULL DEFAULT ''
+);
+
+-- ---------------------------------------------------------------------------
+-- 0006: authority and erasure. Store-level chores: 'vacuum_on_erase' means the
+-- database held source text before deleted content was overwritten with zeros
+-- (every connection now runs with secure_delete), so the next erase rebuilds
+-- the file once with VACUUM to drop stale copies, then removes the row.
+CREATE TABLE maintenance (
+    task TEXT PRIMARY KEY,            -- e.g. 'vacuum_on_erase'
+    since TEXT NOT NULL
 );

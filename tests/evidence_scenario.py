@@ -1,4 +1,5 @@
-"""A synthetic observation stream: a clean background, and known patterns planted into it.
+"""A synthetic observation stream: a clean background (uniform, or heavy-tailed like real logs), and known patterns
+planted into it.
 
 Shared by the evidence tests and benchmarks/evidence.py. Everything is seeded, so a
 scenario is the same on every machine."""
@@ -85,3 +86,41 @@ def with_patterns(n: int, seed: int = 7) -> list[dict]:
     """A background of n - len(planted) observations plus the planted ones: n in all."""
     plant = planted()
     return background(n - len(plant), seed) + plant
+
+
+def zipf_background(n: int, seed: int = 5, exponent: float = 1.1) -> list[dict]:
+    """n observations of clean heavy-tailed activity, as real logs are: each member is drawn with probability
+    proportional to 1 / rank^exponent within its type (a few accounts, hosts and IPs do most of the work),
+    at uniformly random times over SPAN. Nothing is planted."""
+    rng = random.Random(seed)
+
+    def population(kind: str, size: int) -> tuple[list[str], list[float]]:
+        names = [f"{kind}:z{i}" for i in range(size)]
+        weights = [1 / (rank + 1) ** exponent for rank in range(size)]
+        return names, weights
+
+    accounts, hosts, ips = population("account", 500), population("host", 120), population("ip", 400)
+    drones, sectors = population("drone", 40), population("sector", 80)
+
+    def pick(pool: tuple[list[str], list[float]], k: int = 1) -> list[str]:
+        chosen: list[str] = []
+        while len(chosen) < k:
+            name = rng.choices(pool[0], pool[1])[0]
+            if name not in chosen:
+                chosen.append(name)
+        return chosen
+
+    out = []
+    for _ in range(n):
+        roll = rng.random()
+        if roll < 0.49:
+            members = pick(accounts) + pick(hosts)
+        elif roll < 0.50:  # a remote login: account, source host, destination host
+            members = pick(accounts) + pick(hosts, 2)
+        elif roll < 0.60:
+            members = pick(drones) + pick(sectors)
+        else:
+            members = pick(ips) + pick(hosts)
+        out.append({"members": members, "event_ts": START + rng.randrange(SPAN),
+                    "weight": round(rng.uniform(0.5, 1.0), 3)})
+    return out

@@ -100,3 +100,10 @@ async def call_checked(client, name: str, args: dict):
     if not result.is_error:
         jsonschema.validate(result.structured_content, REGISTRY[name].output_schema)
     return result
+
+
+def error_of(result) -> dict:
+    """The typed error of an isError tool result (under `_meta`; error results carry no structuredContent)."""
+    assert result.is_error, result
+    assert result.structured_content is None, result
+    return result.meta["datalog-memory/error"]

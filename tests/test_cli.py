@@ -25,7 +25,7 @@ def test_flags_accept_kebab_and_snake_case(db_path):
     cli(db_path, "define-rule", "--head", "p(X,Y)", "--body", "edge(X,Y)", check=True)
     a = cli_json(db_path, "explain-why", "--fact", "p(a,b)", "--max-depth", "1")
     b = cli_json(db_path, "explain-why", "--fact", "p(a,b)", "--max_depth", "1")
-    assert a == b and a["proof_tree"]["truncated"] is True
+    assert a == b and a["proof_nodes"][0]["truncated"] is True
 
 
 def test_exit_codes(db_path):

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from conftest import snapshot_counts
-from evidence_scenario import (BEACON, BURST, CLUSTER, CONVERGE_RULE, CONVERGING, HUB, LATERAL, NOW, SPOKE,
-                               TARGET_SECTOR, THREAT_RULE, background, with_patterns)
+from evidence_scenario import (BEACON, BURST, CLUSTER, CONVERGE_RULE, CONVERGING, HUB, LATERAL, NOW, SPAN, SPOKE, START,
+                               TARGET_SECTOR, THREAT_RULE, background, with_patterns, zipf_background)
 from memory import Memory
 from memory.errors import Conflict, InvalidArguments, NotFound
 from memory.evidence.timewindow import parse_window
@@ -104,15 +104,26 @@ def test_observations_are_relations_rules_use_and_member_stays_a_user_relation(m
 @pytest.mark.parametrize("text, window", [
     ("last 3 days", (T0 - 3 * 86_400, T0 + 1)),
     ("in the past hour", (T0 - 3_600, T0 + 1)),
-    ("since 2025-12-25", (1_766_620_800, None)),
-    ("after 2025-12-25", (1_766_707_200, None)),
+    ("since 2025-12-25", (1_766_620_800, T0 + 1)),  # memory as of now holds nothing later
+    ("after 2025-12-25", (1_766_707_200, T0 + 1)),
+    ("from 2025-12-25", (1_766_620_800, T0 + 1)),
     ("before 2025-12-25", (None, 1_766_620_800)),
     ("between 2025-12-01 and 2025-12-02", (1_764_547_200, 1_764_720_000)),
     ("yesterday", (T0 - 86_400, T0)),
     ("today", (T0, T0 + 86_400)),
     ("on 2025-12-31", (T0 - 86_400, T0)),
     ("at 1766000000", (1_766_000_000, 1_766_000_001)),
+    ("in May 2025", (1_746_057_600, 1_748_736_000)),
+    ("during 2025", (1_735_689_600, T0)),
+    ("in December", (1_764_547_200, T0)),  # the latest December that has begun
+    ("in January", (T0, 1_769_904_000)),
+    ("on Dec 24, 2025", (1_766_534_400, 1_766_620_800)),
+    ("on 24th December 2025", (1_766_534_400, 1_766_620_800)),
+    ("from 2025-12-01 to 2025-12-02", (1_764_547_200, 1_764_720_000)),
+    ("since 2025-12-01 before 2025-12-02", (1_764_547_200, 1_764_633_600)),  # phrases intersect
+    ("during Dec 2025 in the last 3 days", (T0 - 3 * 86_400, T0)),
     ("nothing temporal here", None),
+    ("it may rain", None),  # "may" alone is a verb, not the month
 ])
 def test_time_windows_are_parsed_relative_to_now(text, window):
     found, _ = parse_window(text, T0)
@@ -141,6 +152,43 @@ def test_recall_parses_entities_types_and_window_and_ranks_deterministically(m):
 def test_recall_ties_break_by_id(m):
     ids = [m.remember(["host:x", f"account:u{i}"], T0, 1.0)["id"] for i in range(5)]
     assert [e["id"] for e in m.recall("host:x", now=T0)["edges"]] == ids
+
+
+@pytest.mark.parametrize("query", ["since 2026-13-45", "host:x on 2026-02-30", "between 2025-01-01 and 2025-04-31",
+                                   "in the last -3 days", "past 0 hours", "on May 32, 2025", "at 2025-12-01T25:00"])
+def test_recall_refuses_impossible_dates_and_negative_durations_and_changes_nothing(m, query):
+    m.remember(["host:x", "account:a"], T0 - 60)
+    with pytest.raises(InvalidArguments) as error:
+        m.recall(query, now=T0)
+    assert error.value.code == "invalid_arguments" and error.value.details["argument"] == "query"
+
+
+def test_recall_echoes_what_it_did_not_understand(m):
+    m.remember(["host:x", "account:admin"], T0 - 60)
+    m.remember(["drone:d1", "sector:s1"], T0 - 60)
+    out = m.recall("what happened to admin on host:x next tuesday, exactly?", now=T0)
+    assert out["parsed"]["entities"] == ["host:x", "account:admin"]
+    assert out["parsed"]["unparsed"] == ["happened", "next", "tuesday", "exactly"] and out["parsed"]["window"] is None
+    understood = m.recall("drones seen by admin in May 2026", now=T0 + 200 * 86_400)
+    assert understood["parsed"]["types"] == ["drone"] and understood["parsed"]["unparsed"] == ["seen"]
+    assert understood["parsed"]["window"]["text"] == "in May 2026"
+
+
+def test_since_and_after_never_reach_past_now(m):
+    past = m.remember(["drone:d1", "sector:s1"], T0 - 86_400)["id"]
+    m.remember(["drone:d1", "sector:s1"], T0 + 2 * 86_400)  # recorded ahead of the `now` asked about
+    for query in ("drone:d1 since 2025-12-01", "drone:d1 after 2025-12-01", "drone:d1 from 2025-12-01",
+                  "since 2025-12-01"):
+        assert [e["id"] for e in m.recall(query, now=T0)["edges"]] == [past], query
+
+
+def test_recall_understands_month_and_year_phrases(m):
+    may = m.remember(["drone:d1", "sector:s1"], 1_747_000_000)["id"]  # 2025-05-11
+    m.remember(["drone:d1", "sector:s1"], 1_750_000_000)  # 2025-06-15
+    m.remember(["drone:d1", "sector:s1"], 1_700_000_000)  # 2023-11-14
+    assert [e["id"] for e in m.recall("drone:d1 in May 2025", now=T0)["edges"]] == [may]
+    assert len(m.recall("drone:d1 during 2025", now=T0)["edges"]) == 2
+    assert m.recall("drone:d1 during 2024", now=T0)["reason"] == "no_edges_in_window"
 
 
 # --- reason and prove --------------------------------------------------------------------------
@@ -212,32 +260,168 @@ def test_verify_keeps_supported_strips_uncited_and_unrelated_and_abstains_withou
     tags = sorted({n["hedge_tag"] for n in proof["nodes"] if n["kind"] == "evidence"})
     step = proof["nodes"][-1]["step_tag"]
     beacon_tag = scenario.recall(f"{BEACON[0]} {BEACON[1]}", top_k=1, now=NOW)["edges"][0]["hedge_tag"]
-    answer = (f"Drones {CONVERGING[0]} and {CONVERGING[1]} converged on {TARGET_SECTOR} [{tags[0]}] [{tags[1]}]. "
+    converge_step = next(n["step_tag"] for n in proof["nodes"] if n["kind"] == "conclusion"
+                         and n["fact"].startswith("converge("))
+    answer = (f"Drones {CONVERGING[0]} and {CONVERGING[1]} were sighted at {TARGET_SECTOR} [{tags[0]}] [{tags[1]}]. "
+              f"They converged on it [{converge_step}]. "
               f"This is a coordinated threat [{step}]. "
               "A third drone was also there. "
               f"The drones came from {BEACON[1]} [{beacon_tag}]. "
               f"Drone drone:d7 joined them [{tags[0]}]. "
+              f"Drones {CONVERGING[0]} and {CONVERGING[1]} converged on {TARGET_SECTOR} [{tags[0]}] [{tags[1]}]. "
               "Should we alert the team?")
     out = scenario.verify(answer, query=TARGET_SECTOR, now=NOW)
     assert out["outcome"] == "stripped" and out["proved"] is True
-    assert out["supported_count"] == 2 and out["stripped_count"] == 3 and out["coverage"] == pytest.approx(0.4)
+    assert out["supported_count"] == 3 and out["stripped_count"] == 4 and out["coverage"] == pytest.approx(3 / 7)
     reasons = {s["sentence"]: s["reason"] for s in out["stripped"]}
     assert reasons["A third drone was also there."] == "no citation"
     assert "cites no allowed tag" in reasons[f"The drones came from {BEACON[1]} [{beacon_tag}]."]
     assert "drone:d7" in reasons[f"Drone drone:d7 joined them [{tags[0]}]."]
-    assert out["answer"] == (f"Drones {CONVERGING[0]} and {CONVERGING[1]} converged on {TARGET_SECTOR} [{tags[0]}] "
-                             f"[{tags[1]}]. This is a coordinated threat [{step}]. Should we alert the team?")
+    # two sightings are not a convergence: that is the rule's conclusion, and only its proof step says it
+    assert "'converged'" in reasons[f"Drones {CONVERGING[0]} and {CONVERGING[1]} converged on {TARGET_SECTOR} "
+                                    f"[{tags[0]}] [{tags[1]}]."]
+    assert out["answer"] == (f"Drones {CONVERGING[0]} and {CONVERGING[1]} were sighted at {TARGET_SECTOR} [{tags[0]}] "
+                             f"[{tags[1]}]. They converged on it [{converge_step}]. This is a coordinated threat "
+                             f"[{step}]. Should we alert the team?")
     assert set(tags) | {step} <= set(out["allowed_tags"])
     clean = scenario.verify(f"{CONVERGING[0]} was seen at {TARGET_SECTOR} [{tags[0]}].", query=TARGET_SECTOR,
                             now=NOW)
     assert clean["outcome"] == "supported" and clean["coverage"] == 1.0
     wrong_date = scenario.verify(f"{CONVERGING[0]} was seen at {TARGET_SECTOR} on 2020-01-01 [{tags[0]}].",
                                  query=TARGET_SECTOR, now=NOW)
-    assert wrong_date["outcome"] == "abstained" and "date 2020-01-01" in wrong_date["stripped"][0]["reason"]
+    assert wrong_date["outcome"] == "abstained" and "'on 2020-01-01' is not in the cited evidence" in wrong_date["stripped"][0]["reason"]
     unproved = scenario.verify(f"{BEACON[0]} called {BEACON[1]} [{beacon_tag}].", query=BEACON[0],
                                require_proof=True, now=NOW)
     assert unproved["outcome"] == "abstained" and unproved["proved"] is False
     assert unproved["answer"] == "I cannot answer this from verified memory."
+
+
+@pytest.fixture
+def sightings(m):
+    """Two drones sighted at sector:s7 four minutes apart, proved to converge: the issue's reproducers' world."""
+    threat_rules(m)
+    first = m.remember(["drone:d1", "sector:s7"], T0, 0.8, "SIGHTING")["hedge_tag"]
+    second = m.remember(["drone:d2", "sector:s7"], T0 + 240, 0.9)["hedge_tag"]
+    m.remember(["drone:d9", "host:db01"], T0 - 86_400, 0.5)
+    return m, first, second
+
+
+@pytest.mark.parametrize("answer, why", [
+    ("{h}. I cannot stress enough that drone:d9 destroyed host:db01 with 300 missiles on 2026-05-01.", "no citation"),
+    ("I don't know much, but drone:d9 destroyed host:db01 on 2026-05-01 and killed 12 people.", "no citation"),
+    ("{h}. Then Bob. Deleted everything. Rival drones. Attacked us.", "no citation"),
+    ("{h}. It entered at 14:00, didn't it?", "no citation"),
+    ("{h}. It went as follows:", "no citation"),
+    ("drone:d1 never entered sector:s7 [{a}].", "negation"),
+    ("drone:d1 destroyed sector:s7 [{a}].", "'destroyed'"),
+    ("Colonel Mustard flew drone:d1 [{a}].", "unknown name"),
+    ("{h}. Mr. Smith e.g. sold it.", "no citation"),
+])
+def test_the_reported_ways_past_verify_are_closed(sightings, answer, why):
+    m, a, b = sightings
+    text = answer.format(h=f"drone:d1 entered sector:s7 [{a}]", a=a)
+    for require_proof in (False, True):
+        out = m.verify(text, query="sector:s7", require_proof=require_proof, now=T0 + 3_600)
+        assert out["stripped_count"] >= 1 and all(why in s["reason"] for s in out["stripped"]), out["stripped"]
+        assert out["coverage"] < 1.0 and out["outcome"] in ("stripped", "abstained")
+        for stripped in out["stripped"]:
+            assert stripped["sentence"] not in out["answer"]
+
+
+def test_verify_keeps_what_the_evidence_and_proofs_say(sightings):
+    m, a, b = sightings
+    proof = m.prove("sector:s7", goal_pred="coordinated_threat", now=T0 + 3_600)["proofs"][0]
+    step = proof["nodes"][-1]["step_tag"]
+    answer = (f"Here is what I found. drone:d1 (the first sighting's drone) entered sector:s7 [{a}]. "
+              f"drone:d1 (see above) entered sector:s7 [{a}]. "
+              f"Its sighting had 80% confidence [{a}]. "
+              f"coordinated_threat('sector:s7') has confidence {proof['confidence']:g} [{step}]. "
+              "Should we alert the team?")
+    out = m.verify(answer, query="sector:s7", now=T0 + 3_600)
+    assert [(s["text"], s["kept"], s["factual"]) for s in out["sentences"]] == [
+        ("Here is what I found.", True, False),
+        (f"drone:d1 (the first sighting's drone) entered sector:s7 [{a}].", False, True),  # 'first': an ordering
+        (f"drone:d1 (see above) entered sector:s7 [{a}].", True, True),
+        (f"Its sighting had 80% confidence [{a}].", True, True),  # 80 % is the weight 0.8
+        (f"coordinated_threat('sector:s7') has confidence {proof['confidence']:g} [{step}].", True, True),
+        ("Should we alert the team?", True, False)]
+
+
+def test_what_a_proof_rests_on_and_concludes_is_evidence_when_its_step_is_cited(m):
+    m.remember(["account:admin", "host:db01"], T0, 0.7)
+    m.remember_fact("owner('host:db01', alice)")
+    m.define_rule("exposed(H, P)", "owner(H, P), member(E, H), hedge(E, 'AUTH_EVENT', _, _)", name="exposure",
+                  confidence=0.5)
+    step = m.prove("host:db01", now=T0 + 60)["proofs"][0]["nodes"][-1]["step_tag"]
+    out = m.verify(f"host:db01 of Alice is exposed with confidence 0.35 [{step}]. "
+                   f"host:db01 of Bob is exposed [{step}]. "
+                   f"host:db01 of Alice is exposed with confidence 0.7 [{step}].", query="host:db01", now=T0 + 60)
+    assert [s["kept"] for s in out["sentences"]] == [True, False, False]
+    assert "unknown name 'Bob'" in out["stripped"][0]["reason"]
+    assert "0.7" in out["stripped"][1]["reason"]  # the login's weight is not the conclusion's confidence
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10 ** 6), st.sampled_from(["drone:d1 entered sector:s7 [{a}].",
+                                                 "drone:d1 was seen at sector:s7 with weight 0.8 [{a}].",
+                                                 "drone:d1 and drone:d2 were sighted at sector:s7 [{a}] [{b}].",
+                                                 "drone:d1 and drone:d2 converged on sector:s7 [STEP-1].",
+                                                 "Both drones were at sector:s7 4 minutes apart [{a}] [{b}]."]),
+       st.sampled_from(["entity", "number", "name", "negation", "uncited"]))
+def test_a_kept_claim_changed_in_any_checked_part_is_stripped(number, sentence, change):
+    """Law: a sentence verify keeps is stripped once one thing it asserts no longer matches the evidence."""
+    import re
+
+    with Memory(":memory:") as m:
+        threat_rules(m)
+        a = m.remember(["drone:d1", "sector:s7"], T0, 0.8)["hedge_tag"]
+        b = m.remember(["drone:d2", "sector:s7"], T0 + 240, 0.9)["hedge_tag"]
+        text = sentence.format(a=a, b=b)
+        assert m.verify(text, query="sector:s7", now=T0 + 600)["supported_count"] == 1
+        if change == "entity":
+            text = text.replace("drone:d1", f"drone:n{number}", 1) if "drone:d1" in text else \
+                text.replace("sector:s7", f"sector:n{number}")
+        elif change == "number":
+            text = text.replace("sector:s7", f"sector:s7 at {number % 24}:{number % 60:02d} on 2027-{number % 12 + 1:02d}-"
+                                              f"{number % 28 + 1:02d}", 1)
+        elif change == "name":
+            text = text.replace("sector:s7", f"sector:s7 for Zed{number}", 1)
+        elif change == "negation":
+            text = re.sub(r" (entered|was|were|converged) ", r" never \1 ", text, count=1)
+        else:
+            text = re.sub(r" ?\[[^\]]+\]", "", text)
+        out = m.verify(text, query="sector:s7", now=T0 + 600)
+        assert out["supported_count"] == 0 and out["stripped_count"] == 1, (text, out["stripped"])
+
+
+@given(st.lists(st.sampled_from(["drone:d1 entered sector:s7 [HEDGE-1].", "Mr. Smith (a.k.a. J. R.) sold it.",
+                                 "It has weight 0.8, i.e. 80%.", 'He said "Go. Now." Then left.', "e.g. this!",
+                                 "- item one", "1. item two", "Why?", "[STEP-2]", "etc. and so on.", "\n"]),
+                min_size=1, max_size=8))
+def test_splitting_loses_and_invents_no_text(parts):
+    """Law: the units, in order, hold exactly the answer's non-space characters."""
+    from memory.evidence.sentences import split_units
+
+    answer = " ".join(parts)
+    units = split_units(answer)
+    assert "".join("".join(u.split()) for u in units) == "".join(answer.split())
+    assert all(u == u.strip() and u for u in units)
+
+
+@pytest.mark.parametrize("text, units", [
+    ("drone:d1 (a.k.a. the scout) entered sector:s7 [HEDGE-1]. Mr. Smith e.g. sold it.",
+     ["drone:d1 (a.k.a. the scout) entered sector:s7 [HEDGE-1].", "Mr. Smith e.g. sold it."]),
+    ("J. R. Smith flew it. The weight was 0.8. Fine.", ["J. R. Smith flew it.", "The weight was 0.8.", "Fine."]),
+    ('He said "It moved. Then it stopped." Next.', ['He said "It moved. Then it stopped."', "Next."]),
+    ("It converged. [HEDGE-3] Then it left.", ["It converged. [HEDGE-3]", "Then it left."]),
+    ("It converged [HEDGE-3]. [HEDGE-4] Then it left.", ["It converged [HEDGE-3].", "[HEDGE-4] Then it left."]),
+    ("Seen (twice. maybe.) there. admin logged in.", ["Seen (twice. maybe.) there.", "admin logged in."]),
+    ("In summary:\n- one [HEDGE-1]\n2. two", ["In summary:", "- one [HEDGE-1]", "2. two"]),
+])
+def test_sentences_split_past_abbreviations_initials_decimals_parentheses_and_quotes(text, units):
+    from memory.evidence.sentences import split_units
+
+    assert split_units(text) == units
 
 
 # --- detect ----------------------------------------------------------------------------------
@@ -266,6 +450,46 @@ def test_detect_flags_nothing_in_a_clean_background_of_the_same_size():
         m.remember_observations(background(SIZE))
         out = m.detect(full_scan=True)
     assert out["findings"] == [] and out["summary"]["risk_score"] == 0.0
+
+
+@pytest.mark.parametrize("seed, exponent", [(5, 1.1), (6, 1.0), (7, 1.3)])
+def test_detect_is_quiet_on_clean_heavy_tailed_data(seed, exponent):
+    """Zipf-distributed activity (a few entities do most of the work) is what real logs look like, not an attack."""
+    with Memory(":memory:") as m:
+        m.remember_observations(zipf_background(SIZE, seed, exponent))
+        out = m.detect(full_scan=True)
+    assert out["summary"]["edges_scanned"] == SIZE
+    assert len(out["findings"]) <= 1 and out["summary"]["risk_score"] <= 0.3, out["summary"]
+
+
+def test_detect_window_and_sensitivity_per_call(scenario):
+    day = 86_400
+    burst_day = START + 10 * day  # the planted burst; the hub and the beacon run all month
+    inside = scenario.detect(window=f"between {burst_day} and {burst_day + day}", now=NOW)
+    assert BURST in [n for f in inside["findings"] if f["pattern"] == "burst" for n in f["nodes"]]
+    assert inside["summary"]["window"] == {"start": burst_day, "end": burst_day + day + 1,
+                                           "text": f"between {burst_day} and {burst_day + day}"}
+    assert 0 < inside["summary"]["edges_scanned"] < SIZE
+    later = scenario.detect(window="last 3 days", now=NOW)
+    assert later["summary"]["edges_scanned"] < SIZE // 5
+    assert BURST not in [n for f in later["findings"] for n in f["nodes"]]
+    whole = scenario.detect(full_scan=True)
+    assert "window" not in whole["summary"] and whole["summary"]["sensitivity"] == 1.0
+    keen = scenario.detect(full_scan=True, sensitivity=4)
+    dull = scenario.detect(full_scan=True, sensitivity=0.25)
+    assert len(dull["findings"]) <= len(whole["findings"]) <= len(keen["findings"])
+    assert HUB in [f["nodes"][0] for f in keen["findings"] if f["pattern"] == "hub"]
+
+
+@pytest.mark.parametrize("args", [{"sensitivity": 0}, {"sensitivity": 5}, {"sensitivity": True},
+                                  {"sensitivity": float("nan")}, {"sensitivity": "high"}, {"window": ""},
+                                  {"window": "last -3 days"}, {"window": "since 2026-13-45"},
+                                  {"window": "last 3 days and some words"}, {"window": "whenever"}, {"window": 7}])
+def test_detect_refuses_bad_windows_and_sensitivities(m, args):
+    m.remember(["host:x", "account:a"], T0)
+    with pytest.raises(InvalidArguments) as error:
+        m.detect(**args, now=T0)
+    assert error.value.details["argument"] == next(iter(args))
 
 
 def test_risk_score_follows_the_documented_formula(scenario):

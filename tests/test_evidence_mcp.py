@@ -1,11 +1,10 @@
 """The evidence tools over the real surfaces: the MCP server in both protocol eras, and the CLI."""
 
 import pytest
-from mcp.shared.exceptions import MCPError
 
 from evidence_scenario import CONVERGE_RULE, THREAT_RULE
 from memory.tools import REGISTRY
-from surfaces import ERAS, call_checked, cli, cli_json, run_client
+from surfaces import ERAS, call_checked, cli, cli_json, error_of, run_client
 
 EVIDENCE_TOOLS = {"remember", "recall", "reason", "prove", "verify", "detect", "forget_observation"}
 T = 1_780_000_000
@@ -40,15 +39,13 @@ def test_the_six_tools_over_mcp(db_path, era):
                                                     "now": T + 600})
         tags = [a.structured_content["hedge_tag"], b.structured_content["hedge_tag"]]
         out["verify"] = await call(client, "verify", {
-            "answer": f"drone:x1 and drone:x2 met at sector:q [{tags[0]}] [{tags[1]}]. They are hostile.",
+            "answer": f"drone:x1 and drone:x2 were seen at sector:q [{tags[0]}] [{tags[1]}]. They are hostile.",
             "query": "sector:q", "now": T + 600})
-        out["detect"] = await call(client, "detect", {"full_scan": True})
+        out["detect"] = await call(client, "detect", {"full_scan": True, "window": "last 2 days", "sensitivity": 1.5,
+                                                      "now": T + 600})
         out["forget"] = await call(client, "forget_observation", {"hedge_tags": [tags[1]], "reason": "glitch"})
         out["after"] = await call(client, "reason", {"query": "sector:q", "now": T + 600})
-        try:
-            await client.call_tool("remember", {"members": []})
-        except MCPError as exc:
-            out["bad"] = exc.error.code
+        out["bad"] = error_of(await client.call_tool("remember", {"members": []}))["code"]
         return a, tags, out
     a, tags, out = run(db_path, era, scenario)
     assert a.content[0].text == f"Stored observation {tags[0]} (DRONE_EVENT) at {T}: drone:x1, sector:q"
@@ -60,11 +57,13 @@ def test_the_six_tools_over_mcp(db_path, era):
     assert out["prove"].structured_content["count"] == 1
     verified = out["verify"].structured_content
     assert verified["outcome"] == "stripped" and verified["stripped"][0]["reason"] == "no citation"
-    assert out["verify"].content[0].text == f"drone:x1 and drone:x2 met at sector:q [{tags[0]}] [{tags[1]}]."
+    assert out["verify"].content[0].text == f"drone:x1 and drone:x2 were seen at sector:q [{tags[0]}] [{tags[1]}]."
     assert "risk_score" in out["detect"].content[0].text
+    summary = out["detect"].structured_content["summary"]
+    assert summary["sensitivity"] == 1.5 and summary["window"]["end"] == T + 601 and summary["edges_scanned"] == 2
     assert out["forget"].content[0].text == f"Retracted 1 observation(s): {tags[1]}"
     assert out["after"].structured_content["derived"] == []
-    assert out["bad"] == -32602
+    assert out["bad"] == "invalid_arguments"
 
 
 def test_cli_remember_recall_and_detect(db_path):
@@ -76,6 +75,10 @@ def test_cli_remember_recall_and_detect(db_path):
     assert human.returncode == 0 and stored["hedge_tag"] in human.stdout
     assert cli(db_path, "remember", "--members", "[]").returncode == 2
     assert cli_json(db_path, "detect", "--full-scan", "true")["summary"]["findings"] == 0
+    impossible = cli(db_path, "recall", "--query", "admin since 2026-13-45")
+    assert impossible.returncode != 0 and "not a real date" in impossible.stderr
+    scoped = cli_json(db_path, "detect", "--window", "last 2 days", "--sensitivity", "2", "--now", str(T + 60))
+    assert scoped["summary"]["sensitivity"] == 2 and scoped["summary"]["edges_scanned"] == 1
 
 
 def test_cli_import_observations_is_all_or_nothing(db_path, tmp_path):

@@ -8,7 +8,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from memory.tools import REGISTRY
-from surfaces import MODERN_META, RawServer, server_params
+from surfaces import MODERN_META, RawServer, error_of, server_params
 
 ERAS = ["legacy", "2026-07-28"]
 
@@ -69,7 +69,8 @@ def test_reference_session(db_path, era):
     assert out["explain_why"][0][0] == (
         '{"fact":"risky(deploy_v3)","proven":true,"proof_tree":{"goal":"risky(deploy_v3)",'
         '"rule_applied":"risky(X) :- untested(X), in_production(X)","children":[{"goal":"untested(deploy_v3)",'
-        '"rule_applied":"fact","children":[]},{"goal":"in_production(deploy_v3)","rule_applied":"fact","children":[]}]}}'
+        '"rule_applied":"fact","children":[],"supports":["asserted"]},{"goal":"in_production(deploy_v3)",'
+        '"rule_applied":"fact","children":[],"supports":["asserted"]}]}}'
     )
     assert out["forget_fact"][0][0] == "Retracted: untested(deploy_v3)"
     assert out["explain_why"][1][0] == '{"fact":"risky(deploy_v3)","proven":false,"proof_tree":null}'
@@ -92,15 +93,14 @@ def test_tool_errors_are_results_with_a_stable_code(db_path, era):
     for key, code in [("syntax", "syntax_error"), ("blank", "invalid_arguments"), ("unsafe", "invalid_program"),
                       ("segment", "not_found"), ("missing", "not_found")]:
         assert results[key].is_error, key
-        assert results[key].structured_content["error"]["code"] == code
+        assert error_of(results[key])["code"] == code
     assert results["syntax"].content[0].text.startswith("SyntaxError: ")
     assert "line 1, column 15" in results["syntax"].content[0].text
     assert results["blank"].content[0].text.startswith("InvalidArguments: ")
     assert results["segment"].content[0].text == "Memory not mounted: nowhere"
 
 
-@pytest.mark.parametrize("era", ERAS)
-@pytest.mark.parametrize("name, args", [
+SCHEMA_FAILURES = [
     ("remember_fact", {}),
     ("remember_fact", {"fact": None}),
     ("remember_fact", {"fact": ""}),
@@ -112,19 +112,26 @@ def test_tool_errors_are_results_with_a_stable_code(db_path, era):
     ("explain_why", {"fact": "p(a)", "max_depth": 0}),
     ("define_rule", {"head": "p(X)"}),
     ("echo", {"message": ["not", "a", "string"]}),
-])
-def test_schema_failures_are_invalid_params(db_path, era, name, args):
+]
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_schema_failures_are_tool_errors_the_model_reads(db_path, era):
+    """SEP-1303: a schema failure is an isError result, so the model sees what to change (one server per era)."""
     async def scenario(client):
-        with pytest.raises(MCPError) as info:
-            await client.call_tool(name, args)
+        failed = [await client.call_tool(name, args) for name, args in SCHEMA_FAILURES]
         # the server is still serving
         assert (await client.call_tool("echo", {"message": "still here"})).content[0].text == "still here"
-        return info.value
-    error = run(db_path, era, scenario)
-    assert error.code == -32602
-    assert error.message.startswith("InvalidArguments: Invalid arguments for tool " + name)
-    assert error.data["code"] == "invalid_arguments"
-    assert len(error.message) < 2000
+        return failed
+    for (name, args), result in zip(SCHEMA_FAILURES, run(db_path, era, scenario)):
+        text = result.content[0].text
+        assert text.startswith("InvalidArguments: Invalid arguments for tool " + name + ": "), text
+        assert error_of(result)["code"] == "invalid_arguments"
+        assert len(text) < 2000
+        if "extra" in args:
+            assert text.endswith("('extra' was unexpected); the arguments are: fact, memory")
+        if len(str(args)) > 65536:
+            assert text.endswith("'fact': too long (1048579 characters; the limit is 65536)")
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -145,7 +152,7 @@ def test_handshake_era_raw(db_path):
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
     assert init["result"]["protocolVersion"] == "2025-11-25"
     assert init["result"]["serverInfo"]["name"] == "datalog-memory"
-    assert init["result"]["capabilities"]["tools"] == {"listChanged": True}
+    assert init["result"]["capabilities"]["tools"] == {"listChanged": False}
     server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     assert server.request("{not json")["error"]["code"] == -32700
     assert server.request('{"jsonrpc": "2.0", "id": 5}')["error"]["code"] in (-32600, -32700)
@@ -234,7 +241,7 @@ def test_budget_exceeded_is_a_tool_error_and_the_server_keeps_serving(db_path, m
         small = await client.call_tool("query_logic", {"goal": "path(298, Y)"})
         return big, small
     big, small = run(db_path, "legacy", scenario)
-    assert big.is_error and big.structured_content["error"]["code"] == "budget_exceeded"
+    assert big.is_error and error_of(big)["code"] == "budget_exceeded"
     assert "1000" in big.content[0].text
     assert not small.is_error and small.structured_content["total"] == 2
 

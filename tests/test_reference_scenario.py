@@ -10,7 +10,7 @@ from mcp import Client
 
 from memory import Memory
 from memory.tools import REGISTRY
-from surfaces import server_params
+from surfaces import error_of, server_params
 
 # (tool, arguments, expected text, or a callable taking the text)
 SCENARIO = [
@@ -42,7 +42,8 @@ SCENARIO = [
     ("explain_why", {"fact": "risky(deploy_v3)"},
      '{"fact":"risky(deploy_v3)","proven":true,"proof_tree":{"goal":"risky(deploy_v3)","rule_applied":'
      '"risky(X) :- untested(X), in_production(X)","children":[{"goal":"untested(deploy_v3)","rule_applied":"fact",'
-     '"children":[]},{"goal":"in_production(deploy_v3)","rule_applied":"fact","children":[]}]}}'),
+     '"children":[],"supports":["asserted"]},{"goal":"in_production(deploy_v3)","rule_applied":"fact","children":[],'
+     '"supports":["asserted"]}]}}'),
     ("explain_why", {"fact": "risky(deploy_v4)"}, '{"fact":"risky(deploy_v4)","proven":false,"proof_tree":null}'),
     ("remember_fact", {"fact": "project(beta, api)"}, "Asserted: project(beta, api)"),
     ("remember_fact", {"fact": "project(beta, web)"}, "Asserted: project(beta, web)"),
@@ -156,7 +157,7 @@ def test_reference_examples_in_order(db_path, era):
         jsonschema.validate(result.structured_content, REGISTRY[name].output_schema)
     for (name, _args, expected), result in zip(ERRORS, results[len(SCENARIO):]):
         assert result.is_error and result.content[0].text == expected, (name, result.content[0].text)
-        assert result.structured_content["error"]["code"] in ("not_found", "conflict", "invalid_arguments")
+        assert error_of(result)["code"] in ("not_found", "conflict", "invalid_arguments")
 
 
 def test_every_zpm_tool_is_exercised_over_mcp():
@@ -186,5 +187,5 @@ def test_read_only_segments_refuse_every_mutation_tool(tmp_path):
             return [await client.call_tool(name, {**args, "memory": "frozen"}) for name, args in mutations]
     for (name, _), result in zip(mutations, anyio.run(scenario)):
         assert result.is_error, name
-        assert result.structured_content["error"]["code"] == "read_only"
+        assert error_of(result)["code"] == "read_only"
         assert result.content[0].text in ("Memory is read-only", "Cannot rename in read-only memory: frozen")

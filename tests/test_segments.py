@@ -3,6 +3,8 @@
 import pytest
 
 from memory import Memory
+from memory.sources import CallerContext
+from memory.sources.context import KNOWN_CAPABILITIES
 from memory.errors import Conflict, InvalidArguments, NotFound, ReadOnly
 
 MUTATIONS = [
@@ -80,8 +82,12 @@ def test_rules_read_other_segments(mem):
     assert leaf["memory"] == "inventory" and leaf["supports"] == ["asserted"]
 
 
+# Writing global segments (shared by every project) needs memory_write_global, which is never a default.
+GLOBAL_WRITER = CallerContext(capabilities=KNOWN_CAPABILITIES)
+
+
 def test_global_segments_are_shared_between_projects(tmp_path):
-    one = Memory(str(tmp_path / "one" / "memory.db"))
+    one = Memory(str(tmp_path / "one" / "memory.db"), context=GLOBAL_WRITER)
     two = Memory(str(tmp_path / "two" / "memory.db"))
     one.create_memory("team", scope="global")
     one.mount_memory("team")
@@ -115,7 +121,7 @@ def test_mounts_persist_for_the_project(db_path):
 
 
 def test_references_and_rename_see_rules_in_global_segments(tmp_path):
-    m = Memory(str(tmp_path / "p" / "memory.db"))
+    m = Memory(str(tmp_path / "p" / "memory.db"), context=GLOBAL_WRITER)
     m.create_memory("shared", scope="global")
     m.mount_memory("shared")
     m.remember_fact("task_status(a, open)")
@@ -133,6 +139,7 @@ def test_references_and_rename_see_rules_in_global_segments(tmp_path):
 def test_bulk_import_into_a_global_segment_lands_in_the_global_database(tmp_path, monkeypatch):
     from surfaces import cli, cli_json
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("DATALOG_MEMORY_CAPABILITIES", ",".join(KNOWN_CAPABILITIES))  # global writes need it
     db = str(tmp_path / "p.db")
     cli(db, "create-memory", "--name", "shared", "--scope", "global", check=True)
     cli(db, "mount-memory", "--name", "shared", check=True)

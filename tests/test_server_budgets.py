@@ -172,7 +172,7 @@ def assert_budget_error(wire: Wire, arguments: dict, tool: str = "query_logic", 
     elapsed, reply, latencies = watch(wire, rid, 60)
     result = reply["result"]
     assert result["isError"], result
-    error = result["structuredContent"]["error"]
+    error = result["_meta"]["datalog-memory/error"]
     assert error["code"] == "budget_exceeded", error
     assert error["limit_kind"] in kinds, error
     assert error["setting"] in result["content"][0]["text"]  # says how to raise it
@@ -237,7 +237,7 @@ def test_arithmetic_failures_are_typed_and_never_freeze(server, goal):
     rid = server.call("query_logic", {"goal": goal})
     elapsed, reply, _ = watch(server, rid, 10)
     result = reply["result"]
-    assert result["isError"] and result["structuredContent"]["error"]["code"] == "evaluation_error", result
+    assert result["isError"] and result["_meta"]["datalog-memory/error"]["code"] == "evaluation_error", result
     assert elapsed < 1.0
     assert_next_call_works(server)
 
@@ -245,7 +245,7 @@ def test_arithmetic_failures_are_typed_and_never_freeze(server, goal):
 def test_huge_integer_literal_is_a_typed_error(server):
     """remember_fact of a 4,400-digit integer was `Internal error: ValueError`."""
     result = server.result(server.call("remember_fact", {"fact": f"big({'9' * 4400})"}))
-    assert result["isError"] and result["structuredContent"]["error"]["code"] == "syntax_error"
+    assert result["isError"] and result["_meta"]["datalog-memory/error"]["code"] == "syntax_error"
     result = server.result(server.call("remember_fact", {"fact": f"big({'9' * 4000})"}))
     assert not result["isError"]  # the largest integer allowed is stored, and prints back
     answer = server.result(server.call("query_logic", {"goal": "big(X)"}))
@@ -278,7 +278,7 @@ def test_materialize_never_locks_out_a_writer_in_another_process(server, store):
     assert proc.returncode == 0, proc.stderr
     assert not server.answered(rid) or server.wait(rid)[0] > started  # it wrote while materialize ran
     result = server.result(rid)
-    assert result["isError"] and result["structuredContent"]["error"]["code"] == "budget_exceeded"
+    assert result["isError"] and result["_meta"]["datalog-memory/error"]["code"] == "budget_exceeded"
     assert server.result(server.call("query_logic", {"goal": "written(X)"}))["structuredContent"]["total"] == 1
 
 
@@ -330,7 +330,7 @@ def test_end_of_input_or_a_signal_answers_every_request_read_then_exits_0(store)
     for how, wire in wires.items():
         assert wire.proc.wait(timeout=30) == 0, (how, wire.stderr)
         long, quick = calls[how]
-        assert wire.wait(long, 1)[1]["result"]["structuredContent"]["error"]["code"] == "budget_exceeded"
+        assert wire.wait(long, 1)[1]["result"]["_meta"]["datalog-memory/error"]["code"] == "budget_exceeded"
         assert wire.wait(quick, 1)[1]["result"]["structuredContent"].get("total") == 1, wire.wait(quick, 1)
     assert not any("serving" in line for line in wires["eof"].stderr)
 

@@ -5,10 +5,9 @@ import json
 import subprocess
 
 import pytest
-from mcp.shared.exceptions import MCPError
 
 from memory.tools import REGISTRY
-from surfaces import COMMAND, ERAS, MODERN_META, ROOT, RawServer, call_checked, cli, cli_json, env, run_client
+from surfaces import COMMAND, ERAS, MODERN_META, ROOT, RawServer, call_checked, cli, cli_json, env, error_of, run_client
 
 TRICKY = "Exact  text ✓\nnaïve — 👩‍💻\r\n\ttrailing  "
 HOST = {"DATALOG_MEMORY_PRINCIPAL": "host_agent", "DATALOG_MEMORY_SESSION_ID": "sess-1",
@@ -54,31 +53,30 @@ def test_remember_get_search_recall_forget_over_mcp(db_path, era):
     assert out["recall"].content[0].text.startswith("# Recalled memory")
     assert "## Source context" in out["recall"].content[0].text  # lossy: the source comes along
     assert out["query"].content[0].text == '[{"X":"prolog"}]'
-    leaf = out["explain"].structured_content["detailed_tree"]["children"][0]
+    nodes = out["explain"].structured_content["proof_nodes"]
+    leaf = nodes[nodes[0]["children"][0]]
+    assert f'"supports":["source:{ident}"]' in out["explain"].content[0].text  # the model sees what it rests on
     assert leaf["memories"][0]["id"] == ident and leaf["memories"][0]["source_text"] == TRICKY
     assert [t["id"] for t in out["dry"].structured_content["targets"]] == [ident]
     assert out["forget"].structured_content["removed_facts"] == ["uses(alpha, prolog)"]
     assert out["after"].content[0].text == "[]"
-    assert out["hidden"].structured_content["error"]["code"] == "not_found"
+    assert error_of(out["hidden"])["code"] == "not_found"
     assert "existence_error(memory" in out["hidden"].content[0].text
 
 
 @pytest.mark.parametrize("era", ERAS)
 def test_authority_comes_only_from_the_host(db_path, era):
-    """A read-only host refuses writes; arguments naming a principal or capabilities are protocol errors."""
+    """A read-only host refuses writes; arguments naming a principal or capabilities are refused arguments."""
     async def scenario(client):
         refused = await call(client, "memory_remember", {"memory": "x"})
         errors = []
         for extra in ({"principal": "root"}, {"capabilities": ["memory_write_global"]}, {"session_id": "other"}):
-            try:
-                await client.call_tool("memory_remember", {"memory": "x", **extra})
-            except MCPError as exc:
-                errors.append(exc.error.code)
+            errors.append(error_of(await client.call_tool("memory_remember", {"memory": "x", **extra}))["code"])
         searched = await call(client, "memory_search", {"query": "x"})
         return refused, errors, searched
     refused, errors, searched = run(db_path, era, scenario, {**HOST, "DATALOG_MEMORY_CAPABILITIES": "memory_read"})
-    assert refused.is_error and refused.structured_content["error"]["code"] == "permission_denied"
-    assert errors == [-32602, -32602, -32602]
+    assert refused.is_error and error_of(refused)["code"] == "permission_denied"
+    assert errors == ["invalid_arguments"] * 3
     assert not searched.is_error and searched.structured_content["results"] == []
 
 
@@ -93,7 +91,7 @@ def test_an_empty_capability_list_means_none_over_raw_json_rpc(db_path):
     finally:
         server.close()
     assert reply["result"]["isError"] is True and reply["result"]["resultType"] == "complete"
-    assert reply["result"]["structuredContent"]["error"]["code"] == "permission_denied"
+    assert reply["result"]["_meta"]["datalog-memory/error"]["code"] == "permission_denied"
 
 
 def test_sessions_are_isolated_across_server_processes(db_path):
@@ -107,7 +105,7 @@ def test_sessions_are_isolated_across_server_processes(db_path):
     one = {"DATALOG_MEMORY_SESSION_ID": "one"}
     ident = run(db_path, "legacy", remember, one)
     got, found = run(db_path, "legacy", lambda c: probe(c, ident), {"DATALOG_MEMORY_SESSION_ID": "two"})
-    assert got.is_error and got.structured_content["error"]["code"] == "not_found"
+    assert got.is_error and error_of(got)["code"] == "not_found"
     assert found.structured_content["results"] == []
     mine, _ = run(db_path, "legacy", lambda c: probe(c, ident), one)  # and it survived the restart
     assert mine.content[0].text == "session secret"

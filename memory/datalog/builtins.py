@@ -6,7 +6,7 @@ import math
 from typing import Callable
 
 from ..errors import EvaluationError
-from ..terms import Compound, Float, String, Term, Var, format_term
+from ..terms import Compound, Float, String, Term, Var, format_term, is_ground, map_leaves
 from ..terms.lexer import MAX_INTEGER_DIGITS
 
 Number = int | float
@@ -193,7 +193,26 @@ NUMERIC_COMPARE: dict[str, Callable[[Number, Number], bool]] = {
 
 
 def order_key(term: Term):
-    """A sort key realizing the standard order of terms: Var < Number < Atom < String < Compound."""
+    """A sort key realizing the standard order of terms: Var < Number < Atom < String < Compound.
+
+    Compounds compare by arity, then name, then arguments left to right. The key is the flat preorder
+    sequence of the nodes' own keys: each compound's key carries its arity, so no term's sequence is a
+    proper prefix of another's and comparing sequences is comparing terms; and a 10,000-item list gives
+    a long flat tuple, not a 10,000-deep one."""
+    kind = type(term)
+    if kind is not Compound:
+        return (_node_key(term),)
+    keys = []
+    stack = [term]
+    while stack:
+        node = stack.pop()
+        keys.append(_node_key(node))
+        if type(node) is Compound:
+            stack.extend(reversed(node.args))  # type: ignore[union-attr]
+    return tuple(keys)
+
+
+def _node_key(term: Term) -> tuple:
     kind = type(term)
     if kind is int:
         return (1, term, 1)
@@ -204,7 +223,7 @@ def order_key(term: Term):
     if kind is String:
         return (3, term.value)  # type: ignore[union-attr]
     if kind is Compound:
-        return (4, len(term.args), term.functor, tuple(order_key(a) for a in term.args))  # type: ignore[union-attr]
+        return (4, len(term.args), term.functor)  # type: ignore[union-attr]
     if kind is Var:
         return (0, term.name, term.serial)  # type: ignore[union-attr]
     raise TypeError(f"not a term: {term!r}")
@@ -219,12 +238,9 @@ ORDER_COMPARE: dict[str, Callable[[tuple, tuple], bool]] = {
 
 
 def substitute(term: Term, binding: dict) -> Term:
-    kind = type(term)
-    if kind is Var:
-        return binding.get(term, term)
-    if kind is Compound:
-        return Compound(term.functor, tuple(substitute(a, binding) for a in term.args))  # type: ignore[union-attr]
-    return term
+    if type(term) is Compound and is_ground(term):
+        return term
+    return map_leaves(term, lambda t: binding.get(t, t) if type(t) is Var else t)
 
 
 def unify(a: Term, b: Term, binding: dict) -> bool:
@@ -254,12 +270,15 @@ def unify(a: Term, b: Term, binding: dict) -> bool:
 
 
 def resolve(term: Term, binding: dict) -> Term:
-    """Apply a binding produced by `unify` completely (follows variable chains)."""
+    """Apply a binding produced by `unify` completely (follows variable chains), without recursing on the
+    term's depth (a ground term, however big, is returned as it is)."""
     kind = type(term)
     if kind is Var:
         while type(term) is Var and term in binding:
             term = binding[term]
         return resolve(term, binding) if type(term) is Compound else term
     if kind is Compound:
-        return Compound(term.functor, tuple(resolve(a, binding) for a in term.args))  # type: ignore[union-attr]
+        if is_ground(term):
+            return term
+        return map_leaves(term, lambda t: resolve(t, binding) if type(t) is Var else t)
     return term

@@ -14,7 +14,7 @@ from typing import Callable
 
 from ..errors import EvaluationError
 from ..terms import NIL, Compound, Float, Term, Var, is_ground, make_list, variables
-from .builtins import NUMERIC_COMPARE, ORDER_COMPARE, BINARY, UNARY, evaluate, from_number, order_key, to_number
+from .builtins import NUMERIC_COMPARE, ORDER_COMPARE, BINARY, UNARY, evaluate, from_number, order_key, substitute, to_number
 from .program import Agg, Builtin, Lit, Neg, Rule, literal_vars
 from .relations import EMPTY, Relations
 
@@ -32,9 +32,28 @@ def term_getter(term: Term, varmap: dict) -> Callable:
         return itemgetter(varmap[term])
     if is_ground(term):
         return lambda r, t=term: t
+    if _larger_than(term, BIG_TERM_NODES):  # compiled getters nest one closure per level: substitute instead
+        slots = {v: varmap[v] for v in variables(term) if not v.anonymous}
+        return lambda r, t=term: substitute(t, {v: r[i] for v, i in slots.items()})
     functor = term.functor  # type: ignore[union-attr]
     parts = [term_getter(a, varmap) for a in term.args]  # type: ignore[union-attr]
     return lambda r: Compound(functor, tuple(p(r) for p in parts))
+
+
+BIG_TERM_NODES = 200
+
+
+def _larger_than(term: Term, limit: int) -> bool:
+    """More than `limit` nodes (counted with a stack, stopping early)."""
+    stack, seen = [term], 0
+    while stack:
+        node = stack.pop()
+        seen += 1
+        if seen > limit:
+            return True
+        if type(node) is Compound:
+            stack.extend(node.args)  # type: ignore[union-attr]
+    return False
 
 
 def number_getter(expr: Term, varmap: dict) -> Callable:
@@ -79,22 +98,29 @@ def head_projection(args: tuple, varmap: dict) -> Callable:
 # --- pattern matching for arguments that are compound terms with variables ---
 
 def _match(pattern: Term, value: Term, row: tuple, varmap: dict, fresh: dict) -> bool:
-    kind = type(pattern)
-    if kind is Var:
-        if pattern.anonymous:  # type: ignore[union-attr]
-            return True
-        if pattern in varmap:
-            return row[varmap[pattern]] == value
-        seen = fresh.get(pattern, MISSING)
-        if seen is MISSING:
-            fresh[pattern] = value
-            return True
-        return seen == value
-    if kind is Compound:
-        if type(value) is not Compound or value.functor != pattern.functor or len(value.args) != len(pattern.args):  # type: ignore[union-attr]
+    stack = [(pattern, value)]  # explicit: a pattern can be a 10,000-item list
+    while stack:
+        pattern, value = stack.pop()
+        kind = type(pattern)
+        if kind is Var:
+            if pattern.anonymous:  # type: ignore[union-attr]
+                continue
+            if pattern in varmap:
+                if row[varmap[pattern]] != value:
+                    return False
+                continue
+            seen = fresh.get(pattern, MISSING)
+            if seen is MISSING:
+                fresh[pattern] = value
+            elif seen != value:
+                return False
+        elif kind is Compound:
+            if type(value) is not Compound or value.functor != pattern.functor or len(value.args) != len(pattern.args):  # type: ignore[union-attr]
+                return False
+            stack.extend(zip(reversed(pattern.args), reversed(value.args)))  # type: ignore[union-attr]
+        elif not (pattern == value and type(pattern) is type(value)):
             return False
-        return all(_match(p, v, row, varmap, fresh) for p, v in zip(pattern.args, value.args))  # type: ignore[union-attr]
-    return pattern == value and type(pattern) is type(value)
+    return True
 
 
 # --- literal steps -----------------------------------------------------------

@@ -36,10 +36,52 @@ class ProofNode:
         return self.rule if self.kind == "rule" and self.rule else self.kind
 
     def to_dict(self) -> dict:
-        out = {"goal": self.goal, "rule_applied": self.rule_applied, "children": [c.to_dict() for c in self.children]}
+        """The reference shape (goal, rule_applied, children), built without recursion: proofs can be deep."""
+        return map_tree(self, ProofNode._plain)
+
+    def _plain(self) -> dict:
+        out = {"goal": self.goal, "rule_applied": self.rule_applied, "children": []}
         if self.truncated:
             out["truncated"] = True
         return out
+
+
+def map_tree(root, convert, children=lambda node: node.children) -> dict:
+    """`convert(node)` (a dict with an empty "children" list) for every node of a tree, nested the same
+    way, with an explicit stack instead of recursion."""
+    top = convert(root)
+    stack = [(root, top)]
+    while stack:
+        node, out = stack.pop()
+        for child in children(node):
+            converted = convert(child)
+            out["children"].append(converted)
+            stack.append((child, converted))
+    return top
+
+
+def walk_tree(tree: dict):
+    """Every node of a proof tree (dict form), parents before children, without recursion."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(node.get("children", ())))
+
+
+def flatten_tree(tree: dict) -> list[dict]:
+    """A proof tree as a flat list in depth-first order (the root first), each node's `children` the indexes
+    of its children in that list: as shallow in JSON as a proof of any depth can be."""
+    nodes: list[dict] = []
+    stack: list[tuple[dict, int | None]] = [(tree, None)]
+    while stack:
+        node, parent = stack.pop()
+        index = len(nodes)
+        nodes.append({**{k: v for k, v in node.items() if k != "children"}, "children": []})
+        if parent is not None:
+            nodes[parent]["children"].append(index)
+        stack.extend((child, index) for child in reversed(node.get("children", ())))
+    return nodes
 
 
 def _goal_text(pred: tuple, args: tuple) -> str:
@@ -78,39 +120,62 @@ class ProofBuilder:
         return idx.get(tuple(key), [])
 
     def prove(self, pred: tuple, args: tuple, depth: int, max_depth: int | None) -> ProofNode | None:
+        """The proof of a tuple, built depth first with an explicit stack (a chain of 10,000 derivations must
+        not recurse 10,000 deep). Children keep their premises' order; past MAX_PROOF_NODES nodes the
+        remaining premises are cut and their parent marked truncated."""
+        root: ProofNode | None = None
+        # (parent or None, "lit" with (pred, args) or a leaf kind with its text, depth)
+        stack: list = [(None, "lit", (pred, args), depth)]
+        while stack:
+            parent, kind, value, level = stack.pop()
+            if parent is not None:
+                if parent.truncated:
+                    continue  # an earlier sibling's subtree used up the node budget
+                if self.nodes >= MAX_PROOF_NODES:
+                    parent.truncated = True
+                    continue
+            if kind != "lit":
+                self.nodes += 1
+                parent.children.append(ProofNode(value, kind))
+                continue
+            node, premises = self._derivation(value[0], value[1], level, max_depth)
+            if node is None:
+                continue
+            if parent is None:
+                root = node
+            else:
+                parent.children.append(node)
+            for premise_kind, literal, premise in reversed(premises):
+                if premise_kind == "lit":
+                    stack.append((node, "lit", (literal.pred, premise), level + 1))
+                else:
+                    stack.append((node, premise_kind, premise, level + 1))
+        return root
+
+    def _derivation(self, pred: tuple, args: tuple, depth: int, max_depth: int | None):
+        """One proof node and the premises still to prove under it (none for a fact or a cut-off node)."""
         code = self.relations.get(pred, {}).get(args)
         if code is None:
-            return None
+            return None, []
         self.nodes += 1
         goal = _goal_text(pred, args)
         if not code & RULE_MASK:
-            return ProofNode(goal, "fact", pred=pred, args=args)
+            return ProofNode(goal, "fact", pred=pred, args=args), []
         rule = self.rules[(code & RULE_MASK) - 1].meaning
         source = self.program.sources[rule.source]
         node = ProofNode(goal, "rule", rule=source.text, rule_id=source.rule_id, pred=pred, args=args)
         if max_depth is not None and depth >= max_depth:
             node.truncated = True
-            return node
+            return node, []
         binding: dict = {}
         for pattern, value in zip(rule.head.args, args):
             if not unify(pattern, value, binding):
-                return node  # cannot happen for a tuple this rule produced
+                return node, []  # cannot happen for a tuple this rule produced
         premises = self.search(rule, binding, code >> RULE_BITS)
         if premises is None:
             node.truncated = True
-            return node
-        for kind, literal, value in premises:
-            if self.nodes >= MAX_PROOF_NODES:
-                node.truncated = True
-                break
-            if kind == "lit":
-                child = self.prove(literal.pred, value, depth + 1, max_depth)
-                if child is not None:
-                    node.children.append(child)
-            else:
-                self.nodes += 1
-                node.children.append(ProofNode(value, kind))
-        return node
+            return node, []
+        return node, premises
 
     def search(self, rule: Rule, binding: dict, stamp: int):
         """Premises for one derivation: relational literals are tried most-selective first

@@ -1,24 +1,41 @@
 """Pattern detection over all observations: structural and temporal anomalies, each tied to its edges.
 
+Baselines are per peer group (entities of one type) and robust to heavy tails, because real
+activity is Zipf-like: a few accounts and hosts do most of the work, and that is not an anomaly.
+An entity is an outlier only when it stands out on a log scale (robust z of log(count) against
+the median and MAD of its peers) *and* above the power-law tail its peers draw: a least-squares
+line through log(count) against log(rank) over the peers just below it, extrapolated to its rank
+(the "tail excess" is count / extrapolated count; 1 on clean Zipf data).
+
 Fast pass:
 - hub: an entity with far more observations than its peers of the same type
-  (robust z = (degree − median) / (1.4826·MAD) ≥ 8 and degree ≥ 20);
+  (log-scale robust z ≥ 8, tail excess ≥ 2 and degree ≥ 20);
 - burst: an entity (or the whole store) with many observations inside one hour against
   its own average rate (count ≥ 15 and Poisson z = (count − λ)/√λ ≥ 8);
 - dense_cluster: ≥ 4 entities whose pairs each co-occur ≥ 3 times, with ≥ 60 % of the
   possible pairs present;
 - fan_out: an entity linked to far more distinct other entities than its peers
-  (robust z ≥ 8 and ≥ 20 distinct);
+  (log-scale robust z ≥ 8, tail excess ≥ 2 and ≥ 20 distinct);
 - convergence: two or more entities of one type, each in its own observation, meeting a
   rarely observed entity (≤ 10 observations in all, at least half of them in the meeting)
-  within ten minutes (drones converging on a quiet sector);
+  within ten minutes (drones converging on a quiet sector); the entity must also be quiet for
+  its peers (log-scale robust z ≤ −3; with fewer than 5 peers there is no baseline and any
+  such entity qualifies), since in heavy-tailed data most entities are rarely observed;
 - spectral: entities carrying ≥ 2 % of the co-occurrence graph's principal eigenvector
   and ≥ 4 times the share their degree explains (a dense core beyond degree, EigenSpokes-style).
 With full_scan:
 - lateral_movement: time-respecting chains of ≥ 3 host-to-host hops (AUTH_EVENT
   observations with two hosts: source, then destination), each hop within one hour of the last;
-- beaconing: an entity pair seen ≥ 8 times at regular intervals (MAD of the
-  intervals ≤ 10 % of their median).
+- beaconing: an entity pair seen ≥ 8 times at regular intervals: at least 80 % of the
+  intervals within 10 % of their median (random arrivals almost never line up so).
+
+Per call:
+- window: only observations inside a time window (recall's phrases: "last 7 days",
+  "in May 2026", "between … and …"), relative to `now`; the whole window text must parse;
+- sensitivity in [0.25, 4] (default 1): the z thresholds (hub, fan_out, burst, convergence's
+  quietness) are divided by
+  it, and so are the excess over 1 that hub, fan_out and spectral require; beaconing's tolerance
+  is multiplied by it. Above 1 finds more, below 1 fewer. Minimum counts do not change.
 
 risk_score = 1 − Π(1 − w·score) over the findings (noisy-OR), with weights
 hub 0.3, burst 0.4, dense_cluster 0.5, fan_out 0.4, convergence 0.6, spectral 0.3,
@@ -32,18 +49,23 @@ import statistics
 import time
 from collections import defaultdict
 
+from ..errors import InvalidArguments
 from .observations import hedge_tag
+from .recall import check_now
+from .timewindow import Window, parse_window
 
 HUB_Z, HUB_MIN = 8.0, 20
+TAIL_EXCESS, TAIL_FIT = 2.0, 0.25  # fit the tail over the next quarter of the peers (at least MIN_PEERS)
+SENSITIVITY_RANGE = (0.25, 4.0)
 BURST_WINDOW, BURST_MIN, BURST_Z = 3_600, 15, 8.0
 PAIR_MAX_MEMBERS, STRONG_PAIR, CLUSTER_MIN, CLUSTER_DENSITY = 10, 3, 4, 0.6
 FAN_Z, FAN_MIN = 8.0, 20
 SPECTRAL_MASS, SPECTRAL_RATIO, SPECTRAL_ITERATIONS = 0.02, 4.0, 40
 HOP_WINDOW, CHAIN_MIN_HOPS, CHAIN_MAX_HOPS, CHAIN_STEPS_PER_START, MAX_CHAINS = 3_600, 3, 12, 200, 50
-BEACON_MIN, BEACON_DISPERSION = 8, 0.10
+BEACON_MIN, BEACON_DISPERSION, BEACON_SHARE = 8, 0.10, 0.8
 MIN_PEERS = 5
 MAX_TAGS = 25
-CONVERGE_WINDOW, CONVERGE_MAX_DEGREE, CONVERGE_SHARE = 600, 10, 0.5
+CONVERGE_WINDOW, CONVERGE_MAX_DEGREE, CONVERGE_SHARE, CONVERGE_QUIET_Z = 600, 10, 0.5, 3.0
 WEIGHTS = {"hub": 0.3, "burst": 0.4, "dense_cluster": 0.5, "fan_out": 0.4, "convergence": 0.6, "spectral": 0.3,
            "lateral_movement": 0.8, "beaconing": 0.7}
 HOST_TYPES = ("host", "machine")
@@ -52,11 +74,18 @@ HOST_TYPES = ("host", "machine")
 class Graph:
     """Observations loaded once: edge times and members, entity names and types."""
 
-    def __init__(self, conn) -> None:
+    def __init__(self, conn, window: Window | None = None) -> None:
         self.ts: dict[int, int] = {}
         self.formation: dict[int, str] = {}
+        bounds, params = "", []
+        if window is not None and window.start is not None:
+            bounds += " AND event_ts >= ?"
+            params.append(window.start)
+        if window is not None and window.end is not None:
+            bounds += " AND event_ts < ?"
+            params.append(window.end)
         for edge_id, ts, formation in conn.execute("SELECT id, event_ts, formation FROM hyperedges "
-                                                   "WHERE retracted_at IS NULL"):
+                                                   f"WHERE retracted_at IS NULL{bounds}", params):
             self.ts[edge_id] = ts
             self.formation[edge_id] = formation
         self.members: dict[int, list[int]] = defaultdict(list)
@@ -96,17 +125,59 @@ def robust_z(values: dict[int, float], groups: dict[int, str]) -> dict[int, floa
     return out
 
 
+def _fit_line(points: list[tuple[float, float]]) -> tuple[float, float]:
+    """Least-squares (intercept, slope) through (x, y) points."""
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    slope = sum((x - mx) * (y - my) for x, y in points) / sxx if sxx else 0.0
+    return my - slope * mx, slope
+
+
+def outliers(values: dict[int, float], groups: dict[int, str], z_min: float, excess_min: float,
+             minimum: float) -> dict[int, tuple[float, float]]:
+    """Entities far above their peers on a heavy-tailed scale: key -> (log-scale robust z, tail excess).
+
+    Log scale, because activity counts are heavy-tailed; tail excess, because on a log scale the top
+    of a Zipf group still stands out from the median, but not from the power law its peers follow."""
+    logs = {k: math.log(v) for k, v in values.items() if v > 0}
+    z = robust_z(logs, groups)
+    by_group: dict[str, list[int]] = defaultdict(list)
+    for key in z:
+        by_group[groups[key]].append(key)
+    out = {}
+    for keys in by_group.values():
+        ranked = sorted(keys, key=lambda k: -values[k])
+        candidates = [k for k in ranked if z[k] >= z_min and values[k] >= minimum]
+        if not candidates:
+            continue
+        below = [k for k in ranked if k not in set(candidates)]  # the peers the tail is fitted on
+        first = ranked.index(below[0]) + 1 if below else len(ranked) + 1
+        span = max(MIN_PEERS, int(len(ranked) * TAIL_FIT))
+        points = [(math.log(first + i), logs[k]) for i, k in enumerate(below[:span])]
+        if len(points) < 2:
+            continue
+        intercept, slope = _fit_line(points)
+        for k in candidates:
+            expected = math.exp(intercept + slope * math.log(ranked.index(k) + 1))
+            excess = values[k] / max(expected, 1e-12)
+            if excess >= excess_min:
+                out[k] = (z[k], excess)
+    return out
+
+
 def _finding(g: Graph, pattern: str, score: float, nodes: list[int], edges, **details) -> dict:
     tags, count = g.tags(edges)
     return {"pattern": pattern, "score": round(min(1.0, max(0.0, score)), 4), "nodes": [g.name[n] for n in nodes],
             "hedge_tags": tags, "edge_count": count, "details": details}
 
 
-def hubs(g: Graph) -> list[dict]:
+def hubs(g: Graph, sensitivity: float = 1.0) -> list[dict]:
     degree = {e: len(edges) for e, edges in g.edges_of.items()}
-    z = robust_z(degree, g.type)
-    return [_finding(g, "hub", zz / (zz + HUB_Z), [e], g.edges_of[e], degree=degree[e], z=round(zz, 2))
-            for e, zz in z.items() if zz >= HUB_Z and degree[e] >= HUB_MIN]
+    found = outliers(degree, g.type, HUB_Z / sensitivity, 1 + (TAIL_EXCESS - 1) / sensitivity, HUB_MIN)
+    return [_finding(g, "hub", zz / (zz + HUB_Z), [e], g.edges_of[e], degree=degree[e], z=round(zz, 2),
+                     tail_excess=round(excess, 2)) for e, (zz, excess) in found.items()]
 
 
 def _max_window(times: list[int]) -> tuple[int, int, int]:
@@ -120,7 +191,7 @@ def _max_window(times: list[int]) -> tuple[int, int, int]:
     return best, best_lo, best_hi
 
 
-def bursts(g: Graph) -> list[dict]:
+def bursts(g: Graph, sensitivity: float = 1.0) -> list[dict]:
     if not g.ts:
         return []
     span = max(BURST_WINDOW, max(g.ts.values()) - min(g.ts.values()) + 1)
@@ -133,7 +204,7 @@ def bursts(g: Graph) -> list[dict]:
         count, lo, hi = _max_window(times)
         expected = len(times) * BURST_WINDOW / span
         z = (count - expected) / math.sqrt(max(expected, 1.0))
-        if count >= BURST_MIN and z >= BURST_Z:
+        if count >= BURST_MIN and z >= BURST_Z / sensitivity:
             nodes = [entity] if entity >= 0 else []
             finding = _finding(g, "burst", z / (z + BURST_Z), nodes, ordered[lo:hi], count=count,
                                expected=round(expected, 3), z=round(z, 2), start=times[lo], end=times[hi - 1])
@@ -188,7 +259,7 @@ def dense_clusters(g: Graph, pairs: dict) -> list[dict]:
     return out
 
 
-def fan_out(g: Graph) -> list[dict]:
+def fan_out(g: Graph, sensitivity: float = 1.0) -> list[dict]:
     neighbours: dict[int, set[int]] = defaultdict(set)
     for members in g.members.values():
         if len(members) > PAIR_MAX_MEMBERS:
@@ -198,16 +269,18 @@ def fan_out(g: Graph) -> list[dict]:
                 if a != b and g.type[a] != g.type[b]:
                     neighbours[a].add(b)
     distinct = {e: len(n) for e, n in neighbours.items()}
-    z = robust_z(distinct, g.type)
-    return [_finding(g, "fan_out", zz / (zz + FAN_Z), [e], g.edges_of[e], distinct_targets=distinct[e], z=round(zz, 2))
-            for e, zz in z.items() if zz >= FAN_Z and distinct[e] >= FAN_MIN]
+    found = outliers(distinct, g.type, FAN_Z / sensitivity, 1 + (TAIL_EXCESS - 1) / sensitivity, FAN_MIN)
+    return [_finding(g, "fan_out", zz / (zz + FAN_Z), [e], g.edges_of[e], distinct_targets=distinct[e],
+                     z=round(zz, 2), tail_excess=round(excess, 2)) for e, (zz, excess) in found.items()]
 
 
-def convergence(g: Graph) -> list[dict]:
+def convergence(g: Graph, sensitivity: float = 1.0) -> list[dict]:
     out = []
+    degree = {e: len(edges) for e, edges in g.edges_of.items()}
+    quietness = robust_z({e: math.log(d) for e, d in degree.items()}, g.type)
     for target, edges in g.edges_of.items():
-        if len(edges) > CONVERGE_MAX_DEGREE:
-            continue
+        if len(edges) > CONVERGE_MAX_DEGREE or quietness.get(target, -math.inf) > -CONVERGE_QUIET_Z / sensitivity:
+            continue  # not quiet, or no quieter than its peers usually are (heavy-tailed data has many such)
         by_type: dict[str, list] = defaultdict(list)
         for e in edges:  # one agent per observation: several of a type in one observation are not a meeting
             per_type: dict[str, list] = defaultdict(list)
@@ -236,7 +309,7 @@ def convergence(g: Graph) -> list[dict]:
     return out
 
 
-def spectral(g: Graph, pairs: dict) -> list[dict]:
+def spectral(g: Graph, pairs: dict, sensitivity: float = 1.0) -> list[dict]:
     if not pairs:
         return []
     index: dict[int, int] = {}
@@ -264,7 +337,7 @@ def spectral(g: Graph, pairs: dict) -> list[dict]:
         if mass < SPECTRAL_MASS:
             continue
         ratio = abs(x) / max(degree[i] / degree_norm, 1e-12)
-        if ratio >= SPECTRAL_RATIO:
+        if ratio >= 1 + (SPECTRAL_RATIO - 1) / sensitivity:
             e = entity[i]
             out.append(_finding(g, "spectral", 1 - math.exp(-(ratio - 1) / SPECTRAL_RATIO), [e], g.edges_of[e],
                                 eigenvector_mass=round(mass, 4), ratio_to_degree=round(ratio, 2)))
@@ -322,7 +395,7 @@ def _longest_chain(hops_from: dict, start: list) -> list:
     return best
 
 
-def beaconing(g: Graph, pairs: dict) -> list[dict]:
+def beaconing(g: Graph, pairs: dict, sensitivity: float = 1.0) -> list[dict]:
     out = []
     for (a, b), edges in pairs.items():
         if len(edges) < BEACON_MIN:
@@ -332,20 +405,54 @@ def beaconing(g: Graph, pairs: dict) -> list[dict]:
         median = statistics.median(gaps)
         if median <= 0:
             continue
-        dispersion = statistics.median(abs(x - median) for x in gaps) / median
-        if dispersion <= BEACON_DISPERSION:
-            out.append(_finding(g, "beaconing", 1 - dispersion / BEACON_DISPERSION * 0.5, [a, b], edges,
+        deviations = sorted(abs(x - median) / median for x in gaps)
+        dispersion = deviations[math.ceil(BEACON_SHARE * len(deviations)) - 1]  # 80 % of intervals lie this close
+        tolerance = BEACON_DISPERSION * sensitivity
+        if dispersion <= tolerance:
+            out.append(_finding(g, "beaconing", 1 - dispersion / tolerance * 0.5, [a, b], edges,
                                 events=len(times), interval_s=median, dispersion=round(dispersion, 4)))
     return out
 
 
-def detect(conn, full_scan: bool = False) -> dict:
+def check_sensitivity(sensitivity: object) -> float:
+    low, high = SENSITIVITY_RANGE
+    if sensitivity is None:
+        return 1.0
+    if isinstance(sensitivity, bool) or not isinstance(sensitivity, (int, float)) or not math.isfinite(sensitivity) \
+            or not low <= sensitivity <= high:
+        raise InvalidArguments(f"'sensitivity' must be a number from {low:g} to {high:g}", argument="sensitivity")
+    return float(sensitivity)
+
+
+def check_window(window: object, now: int) -> Window | None:
+    """A detect window: recall's time phrases, all of the text understood."""
+    if window is None:
+        return None
+    if not isinstance(window, str) or not window.strip() or len(window) > 256:
+        raise InvalidArguments("'window' must be a time phrase of at most 256 characters", argument="window")
+    try:
+        found, rest = parse_window(window, now)
+    except InvalidArguments as exc:
+        raise InvalidArguments(exc.message, argument="window") from None
+    left = rest.replace(",", " ").replace(";", " ").split()
+    if found is None or left:
+        raise InvalidArguments(f"'window' must be a time phrase such as 'last 7 days' or 'in May 2026'; not "
+                               f"understood: {' '.join(left) or window!r}", argument="window", unparsed=left)
+    return found
+
+
+def detect(conn, full_scan: bool = False, window: str | None = None, sensitivity: float | None = None,
+           now: object = None) -> dict:
     started = time.perf_counter()
-    g = Graph(conn)
+    moment = check_now(now)
+    scope = check_window(window, moment)
+    level = check_sensitivity(sensitivity)
+    g = Graph(conn, scope)
     pairs = pair_counts(g)
-    findings = hubs(g) + bursts(g) + dense_clusters(g, pairs) + fan_out(g) + convergence(g) + spectral(g, pairs)
+    findings = (hubs(g, level) + bursts(g, level) + dense_clusters(g, pairs) + fan_out(g, level) + convergence(g, level)
+                + spectral(g, pairs, level))
     if full_scan:
-        findings += lateral_movement(g) + beaconing(g, pairs)
+        findings += lateral_movement(g) + beaconing(g, pairs, level)
     findings.sort(key=lambda f: (-f["score"], f["pattern"], f["nodes"]))
     remaining = 1.0
     for f in findings:
@@ -356,5 +463,6 @@ def detect(conn, full_scan: bool = False) -> dict:
     return {"findings": findings, "summary": {
         "risk_score": round(1 - remaining, 4), "findings": len(findings), "by_pattern": dict(sorted(counts.items())),
         "edges_scanned": len(g.ts), "entities": len(g.name), "full_scan": full_scan,
-        "seconds": round(time.perf_counter() - started, 3),
-        "formula": "1 - prod(1 - weight[pattern] * score)", "weights": WEIGHTS}}
+        "sensitivity": level, "seconds": round(time.perf_counter() - started, 3),
+        "formula": "1 - prod(1 - weight[pattern] * score)", "weights": WEIGHTS,
+        **({"window": scope.to_dict()} if scope else {})}}

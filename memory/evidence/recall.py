@@ -2,7 +2,9 @@
 
 Entities are `type:id` tokens and bare names that match a stored entity (by name or
 by the part after the colon, case-folded); a word naming a known type ("drones")
-filters by type. Score = 0.6·overlap + 0.25·weight + 0.15·recency, where overlap
+filters by type; the time window comes from `timewindow` (an impossible date or a
+negative duration is an invalid_arguments error, never "all time"). Every other word
+that is not a stop word is echoed in `parsed.unparsed`: it had no effect on the answer. Score = 0.6·overlap + 0.25·weight + 0.15·recency, where overlap
 is the share of the query's entities among the edge's members and recency is
 exp(−age/τ) with τ the window's span (7 days without one). Ties go to the lower id.
 The same query and `now` always give the same answer."""
@@ -37,10 +39,11 @@ class Parsed:
     unknown: list[str] = field(default_factory=list)
     types: list[str] = field(default_factory=list)
     window: Window | None = None
+    unparsed: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"entities": self.entities, "unknown_entities": self.unknown, "types": self.types,
-                "window": self.window.to_dict() if self.window else None}
+                "window": self.window.to_dict() if self.window else None, "unparsed": self.unparsed}
 
 
 def check_now(now: object) -> int:
@@ -74,10 +77,16 @@ def parse_query(conn, query: str, now: int) -> Parsed:
         for name, ident in known_names(conn, words).items():
             found.setdefault(name, ident)
         types = {t for (t,) in conn.execute("SELECT DISTINCT type FROM entities")}
+        named = {n.lower() for n in found} | {n.lower().split(":", 1)[-1] for n in found}
         for w in words:
+            understood = w in named
             for candidate in (w, w[:-1] if w.endswith("s") else None, w[:-2] if w.endswith("es") else None):
-                if candidate in types and candidate not in parsed.types:
-                    parsed.types.append(candidate)
+                if candidate in types:
+                    understood = True
+                    if candidate not in parsed.types:
+                        parsed.types.append(candidate)
+            if not understood:
+                parsed.unparsed.append(w)  # said back, so a caller sees what had no effect on the answer
     parsed.entities = list(found)
     parsed.entity_ids = list(found.values())
     return parsed

@@ -1,168 +1,261 @@
-"""The answer gate: keep a factual sentence only if it cites allowed evidence that says what it says.
+"""The answer gate: keep a factual sentence only if what it asserts is carried by the evidence it cites.
 
-The answer is split into sentences (and list items). A sentence is factual unless it
-is a question, a hedge ("I could not find …"), a greeting, or too short to assert
-anything. A factual sentence is kept when it cites at least one allowed tag
-(HEDGE-n, RULE-n, STEP-n from this query's recall and proofs) and every entity,
-number, date and time it names appears in the evidence behind its cited tags;
-otherwise it is stripped with the reason. `require_proof` allows only tags from
-proofs and abstains when nothing is proved."""
+The answer is split into sentences and list items (`sentences`), and each is read into a
+claim (`claims`: entities, types, numbers with their roles, dates and times, relation words,
+negation, unknown names and words). A sentence with no claim at all ("Here is what I found.",
+"Should we alert the team?") is kept as it is. Every other sentence must cite an allowed tag
+(HEDGE-n, RULE-n, STEP-n from this query's recall and proofs) and then pass every check, or
+it is stripped with the first reason that failed:
+
+1. no impossible date, no negation (evidence records what happened, never what did not), no
+   unknown name, no ordering word (before, after, first, …: not checked, state the times);
+2. every entity and entity type it names is in the cited evidence, and the entities it names
+   are related by the cited items: each pair joined by an item holding both, or by a chain
+   of such items ("drone:x1 and drone:x2 were at sector:q" cites two sightings, each with
+   sector:q; "drone:x1 was seen with admin" citing a sighting and a login is stripped);
+3. every relation word is expressed by a cited item: an observation expresses the generic words
+   (seen, observed, recorded, …), its formation's words (DRONE_EVENT: entered, flew, sighted,
+   …; AUTH_EVENT: logged in, accessed, …; see claims.RELATIONS) and its own label's words; a
+   proved conclusion expresses its predicate's and its rule's name words ("coordinated
+   threat", "converged") and the proof words (derived, indicates, …). A word no cited item
+   expresses is stripped, however harmless it looks: the vocabulary is closed;
+4. every date, time, number and relation word must be carried by cited items that, together,
+   involve every entity and type the sentence names (a time of one drone's observation does
+   not vouch for another drone); a date, time or number must also be carried by items that
+   express every relation word of the sentence (a sighting's weight of 0.9 is not the threat's
+   confidence). A conclusion's times are those of the observations it rests on;
+5. numbers by role: a plain number is a weight, confidence (STEP-n's proved value), timestamp,
+   member count or fact argument, exactly or rounded to the written precision when that is two
+   decimals or more; a percentage is a weight or confidence (80 % = 0.8); "2 drones" counts the
+   distinct drones in the cited evidence, "3 observations" the cited observations, "4 minutes
+   apart" the gap between two cited events, "within 10 minutes" the span of all of them.
+
+`require_proof` allows only tags from proofs and abstains when nothing is proved."""
 
 from __future__ import annotations
 
 import json
-import re
-from datetime import datetime, timezone
+from dataclasses import dataclass, field
+from itertools import combinations
 
 from ..terms import Compound, parse_term
 from ..terms.codec import to_json
 from ..validation import require_name, require_text
+from .claims import (GENERIC_STEMS, PROOF_STEMS, RELATION_STEMS, Claim, Names, Number, is_question_to_user,
+                     plain_words, read_claim, stem, stems)
+from .observations import entity_type
 from .reasoning import proofs_of, run
-from .recall import TYPED, known_names, typed_tokens
+from .recall import check_now
+from .sentences import TAG, split_units
 
 ABSTAIN_TEXT = "I cannot answer this from verified memory."
 MAX_ANSWER_CHARS = 65_536
-_TAG = re.compile(r"\b(?:HEDGE|RULE|STEP)-\d+\b")
-_DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2})(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?)?\b")
-_TIME = re.compile(r"(?<![\d:])(\d{1,2}:\d{2})(?::\d{2})?(?![\d:])")
-_NUMBER = re.compile(r"(?<![\w.:-])(\d+(?:\.\d+)?)(?![\w:-]|\.\d)")
-_WORD = re.compile(r"[A-Za-z_][\w.@-]*")
-_SPLIT = re.compile(r"(?<=[.!?])\s+")
-HEDGES = ("i could not", "i couldn't", "i can't", "i cannot", "i do not know", "i don't know", "i am not sure",
-          "i'm not sure", "there is not enough", "there isn't enough", "no evidence", "not enough information",
-          "it is unclear", "it's unclear")
-GREETINGS = ("hello", "hi", "hey", "thanks", "thank you", "sure", "okay", "ok", "in summary", "summary", "answer")
+KNOWN_STEMS = GENERIC_STEMS | PROOF_STEMS | set().union(*RELATION_STEMS.values())
 
 
-def _units(answer: str) -> list[str]:
-    units: list[str] = []
-    for line in answer.splitlines():
-        for part in _SPLIT.split(line.strip()):
-            if not part:
+@dataclass
+class Item:
+    """One thing a tag vouches for: an observation, or a proved conclusion."""
+
+    kind: str
+    entities: set[str] = field(default_factory=set)
+    types: set[str] = field(default_factory=set)
+    numbers: set[float] = field(default_factory=set)
+    moments: list[int] = field(default_factory=list)
+    words: set[str] = field(default_factory=set)
+    edges: frozenset = frozenset()
+    says: str = ""
+
+    def involves(self, name: str) -> bool:
+        return name in self.entities or any(e.split(":", 1)[-1] == name for e in self.entities)
+
+
+def observation_item(edge: dict) -> Item:
+    ts = edge.get("timestamp", edge.get("event_ts"))
+    members = [m.lower() for m in edge["members"]]
+    formation = edge["formation"]
+    return Item("observation", set(members), {entity_type(m) for m in members},
+                {float(ts), float(edge["weight"]), float(len(members))}, [ts],
+                GENERIC_STEMS | RELATION_STEMS.get(formation, stems(formation)) | stems(edge.get("label") or ""),
+                frozenset((edge.get("id", edge.get("edge_id")),)), formation)
+
+
+def fact_item(node: dict, kind: str) -> Item:
+    """What a proof node's fact says: its predicate's words, and its arguments as entities or numbers."""
+    item = Item(kind, says=node["fact"])
+    term = parse_term(node["fact"])
+    if isinstance(term, Compound):
+        item.words |= stems(term.functor)
+        for arg in term.args:
+            value = to_json(arg)
+            if isinstance(value, bool):
                 continue
-            if _TAG.sub("", part).strip(" []().,;") == "" and units:
-                units[-1] += " " + part  # "…converged. [HEDGE-3]": the tag belongs to the sentence before
+            if isinstance(value, (int, float)):
+                item.numbers.add(float(value))
             else:
-                units.append(part)
-    return units
+                name = (value if isinstance(value, str) else json.dumps(value)).lower()
+                item.entities.add(name)
+                item.types.add(entity_type(name))
+                item.words |= stems(name) if entity_type(name) == "entity" else set()  # an atom's own words
+    return item
 
 
-def is_factual(sentence: str) -> bool:
-    text = _TAG.sub("", sentence).strip(" []()")
-    low = text.lower()
-    if not re.search(r"\w", text) or text.endswith("?"):
-        return False
-    if low.startswith(HEDGES) or low.rstrip(".!:,") in GREETINGS or text.endswith(":"):
-        return False
-    return bool(re.search(r"\d", text) or TYPED.search(text)) or len(_WORD.findall(text)) >= 3
+def conclusion_item(node: dict, below: list[Item]) -> Item:
+    item = fact_item(node, "conclusion")
+    item.words |= stems(node.get("rule_id", "").removeprefix("rule:")) | PROOF_STEMS | GENERIC_STEMS
+    item.numbers.add(float(node["confidence"]))
+    for child in below:  # what a conclusion is about includes who its evidence involves
+        item.entities |= child.entities
+        item.types |= child.types
+        item.edges |= child.edges
+    return item
 
 
-def _day_and_time(ts: int) -> tuple[str, str]:
-    moment = datetime.fromtimestamp(ts, timezone.utc)
-    return moment.strftime("%Y-%m-%d"), moment.strftime("%H:%M")
+def items_by_tag(recalled: list[dict], proofs: dict, proofs_only: bool) -> dict[str, list[Item]]:
+    tags: dict[str, list[Item]] = {}
+    held: dict[str, set[int]] = {}  # per tag, the items it already holds (by identity)
 
+    def add(tag: str, items: list[Item]) -> None:
+        ids = held.setdefault(tag, set())
+        for item in items:
+            if id(item) not in ids:
+                ids.add(id(item))
+                tags.setdefault(tag, []).append(item)
 
-class Evidence:
-    """What one tag vouches for: entity names, numbers, days and times."""
-
-    def __init__(self) -> None:
-        self.entities: set[str] = set()
-        self.numbers: set[float] = set()
-        self.days: set[str] = set()
-        self.times: set[str] = set()
-
-    def add_edge(self, edge: dict) -> None:
-        self.entities.update(m.lower() for m in edge["members"])
-        ts = edge.get("timestamp", edge.get("event_ts"))
-        self.numbers.update({float(ts), float(edge["weight"]), float(len(edge["members"]))})
-        day, clock = _day_and_time(ts)
-        self.days.add(day)
-        self.times.add(clock)
-
-    def add_value(self, value) -> None:
-        if isinstance(value, bool):
-            return
-        if isinstance(value, (int, float)):
-            self.numbers.add(float(value))
-        elif isinstance(value, str):
-            self.entities.add(value.lower())
-
-    def merge(self, other: "Evidence") -> None:
-        self.entities |= other.entities
-        self.numbers |= other.numbers
-        self.days |= other.days
-        self.times |= other.times
-
-
-def _evidence_by_tag(recalled: list[dict], proofs: dict, proofs_only: bool) -> dict[str, Evidence]:
-    tags: dict[str, Evidence] = {}
+    observations: dict[str, Item] = {}
     if not proofs_only:
         for edge in recalled:
-            tags.setdefault(edge["hedge_tag"], Evidence()).add_edge(edge)
+            observations[edge["hedge_tag"]] = observation_item(edge)
+            add(edge["hedge_tag"], [observations[edge["hedge_tag"]]])
     for proof in proofs["proofs"]:
-        below: dict[str, Evidence] = {}
+        below: dict[str, list[Item]] = {}  # node id -> its item and every item under it
         for node in proof["nodes"]:  # post-order: children come first
-            ev = Evidence()
+            children = [item for link in proof["edges"] if link["to"] == node["id"] for item in below[link["from"]]]
             if node["kind"] == "evidence":
-                ev.add_edge(node)
-                tags.setdefault(node["hedge_tag"], Evidence()).add_edge(node)
-            for link in proof["edges"]:
-                if link["to"] == node["id"]:
-                    ev.merge(below[link["from"]])
-            if node["kind"] in ("conclusion", "fact"):
-                _fact_values(node["fact"], ev)
-            below[node["id"]] = ev
-            if node["kind"] == "conclusion":
-                tags.setdefault(node["step_tag"], Evidence()).merge(ev)
-                tags.setdefault(node["rule_tag"], Evidence()).merge(ev)
+                item = observations.setdefault(node["hedge_tag"], observation_item(node))
+                add(node["hedge_tag"], [item])
+                below[node["id"]] = [item]
+            elif node["kind"] == "conclusion":
+                item = conclusion_item(node, children)
+                # The conclusion's observations, saying its words too, carry its times: "converged at 20:26"
+                # is the time of the sightings it rests on. They carry no numbers: a weight is no confidence.
+                supports = [Item("support", o.entities, o.types, set(), o.moments, o.words | item.words, o.edges,
+                                 o.says) for o in children if o.kind == "observation"]
+                below[node["id"]] = [item, *children, *supports]
+                add(node["step_tag"], below[node["id"]])
+                add(node["rule_tag"], below[node["id"]])
+            elif node["kind"] == "fact":  # a stored fact the proof rests on: what it says is evidence too
+                below[node["id"]] = [fact_item(node, "fact"), *children]
+            else:
+                below[node["id"]] = children
     return tags
 
 
-def _fact_values(fact: str, ev: Evidence) -> None:
-    term = parse_term(fact)
-    if isinstance(term, Compound):
-        for arg in term.args:
-            value = to_json(arg)
-            ev.add_value(value if not isinstance(value, (dict, list)) else json.dumps(value))
+def _involving(items: list[Item], claim: Claim) -> bool:
+    """Whether the items, together, involve every entity and type the claim names."""
+    return all(any(i.involves(e) for i in items) for e in claim.entities) and \
+        all(any(t in i.types for i in items) for t in claim.types)
 
 
-def _mentions(conn, sentence: str) -> tuple[set[str], set[float], set[str], set[str]]:
-    text = _TAG.sub(" ", sentence)
-    days, times = set(), set()
-    for day, clock in _DATE.findall(text):
-        days.add(day)
-        if clock:
-            times.add(clock)
-    text = _DATE.sub(" ", text)
-    times |= {t if len(t) == 5 else "0" + t for t in _TIME.findall(text)}
-    text = _TIME.sub(" ", text)
-    entities = {t.lower() for t in typed_tokens(text)}
-    text = TYPED.sub(" ", text)
-    words = [w.rstrip(".").lower() for w in _WORD.findall(text)]
-    if words:
-        known = {name.lower() for name in known_names(conn, words)}
-        for w in words:  # a bare word names an entity when it is one, or is the id part of one
-            matches = {k for k in known if k == w or k.split(":", 1)[-1] == w}
-            if matches:
-                entities.add(next(iter(sorted(matches))) if len(matches) == 1 else w)
-    numbers = {float(n) for n in _NUMBER.findall(text)}
-    return entities, numbers, days, times
+def _unrelated(claim: Claim, items: list[Item]) -> list[list[str]]:
+    """The groups of named entities that no cited item (nor chain of items) relates, when there are several:
+    "drone:x1 was seen with admin" cites a sighting and a login, and neither holds both."""
+    group = {e: e for e in claim.entities}
+
+    def root(e: str) -> str:
+        while group[e] != e:
+            e = group[e]
+        return e
+
+    for item in items:
+        held = [e for e in claim.entities if item.involves(e)]
+        for e in held[1:]:
+            group[root(e)] = root(held[0])
+    groups: dict[str, list[str]] = {}
+    for e in sorted(claim.entities):
+        groups.setdefault(root(e), []).append(e)
+    return list(groups.values()) if len(groups) > 1 else []
 
 
-def _aligned(conn, sentence: str, evidence: Evidence) -> str | None:
-    entities, numbers, days, times = _mentions(conn, sentence)
-    for entity in sorted(entities):
-        if entity not in evidence.entities and not any(e.split(":", 1)[-1] == entity for e in evidence.entities):
+def _named(claim: Claim) -> str:
+    return ", ".join(sorted(claim.entities | claim.types)) or "the subject"
+
+
+def _saying(items: list[Item], claim: Claim) -> list[Item]:
+    """The items that express every relation word of the claim: only they carry its numbers and times."""
+    return [i for i in items if all(root in i.words for root in claim.relations)]
+
+
+def _number_reason(number: Number, claim: Claim, items: list[Item]) -> str | None:
+    observations = [i for i in items if i.kind == "observation"]
+    if number.role == "count":
+        distinct = {e for i in items for e in i.entities if entity_type(e) == number.unit}
+        return None if len(distinct) == number.value else \
+            f"{number.text} {number.unit}(s): the cited evidence has {len(distinct)}"
+    if number.role == "observations":
+        edges = {e for i in items for e in i.edges}
+        return None if len(edges) == number.value else \
+            f"{number.text} observation(s): the cited evidence has {len(edges)}"
+    if number.role in ("duration", "within"):
+        moments = sorted({ts for i in observations for ts in i.moments})
+        gaps = [b - a for a, b in combinations(moments, 2)]
+        if number.role == "within":
+            ok = bool(gaps) and max(gaps) <= number.value * number.unit
+        else:
+            ok = any(round(g / number.unit, number.decimals) == number.value for g in gaps)
+        return None if ok else f"duration '{number.text}' is not between cited events"
+    carrying = [i for i in items if any(number.matches(v) for v in i.numbers)]
+    if not carrying:
+        return f"number {number.text} is not in the cited evidence"
+    carrying = _saying(carrying, claim)
+    if not carrying:
+        return f"number {number.text} is in the cited evidence, but not as what the sentence says it is"
+    if not _involving(carrying, claim):
+        return f"number {number.text} is in the cited evidence, but not for {_named(claim)}"
+    return None
+
+
+def aligned(claim: Claim, items: list[Item]) -> str | None:
+    """Why the claim is not carried by the items, or None when it is."""
+    if claim.invalid:
+        return claim.invalid
+    if claim.negation:
+        return f"negation ('{claim.negation}'): the evidence records what happened, not what did not"
+    for name in claim.unknown_names:  # a proved fact may name one: owner('host:db01', alice)
+        if not any(stem(name) in i.words for i in items):
+            return f"unknown name '{name}': not in the cited evidence"
+    if claim.ordering:
+        return f"order of events ('{claim.ordering}') is not checked: state the times instead"
+    for entity in sorted(claim.entities):
+        if not any(i.involves(entity) for i in items):
             return f"entity {entity} is not in the cited evidence"
-    for number in sorted(numbers):
-        if number not in evidence.numbers:
-            return f"number {number:g} is not in the cited evidence"
-    for day in sorted(days):
-        if day not in evidence.days:
-            return f"date {day} is not in the cited evidence"
-    for clock in sorted(times):
-        if clock not in evidence.times:
-            return f"time {clock} is not in the cited evidence"
+    for kind in sorted(claim.types):
+        if not any(kind in i.types for i in items):
+            return f"no {kind} in the cited evidence"
+    apart = _unrelated(claim, items)
+    if apart:
+        return f"no cited evidence relates {' and '.join(', '.join(group) for group in apart)}"
+    for root, word in claim.relations.items():
+        saying = [i for i in items if root in i.words]
+        if not saying:
+            if root not in KNOWN_STEMS:
+                return f"'{word}' is not something the cited evidence can say"
+            return f"'{word}' is not what the cited evidence says ({', '.join(sorted({i.says for i in items}))})"
+        if not _involving(saying, claim):
+            return f"'{word}' is in the cited evidence, but not for {_named(claim)}"
+    for moment in claim.moments:
+        holding = [i for i in items if any(moment.holds(ts) for ts in i.moments)]
+        if not holding:
+            return f"date or time '{moment.text}' is not in the cited evidence"
+        holding = _saying(holding, claim)
+        if not holding:
+            return f"date or time '{moment.text}' is in the cited evidence, but not of what the sentence says"
+        if not _involving(holding, claim):
+            return f"date or time '{moment.text}' is in the cited evidence, but not for {_named(claim)}"
+    for number in claim.numbers:
+        reason = _number_reason(number, claim, items)
+        if reason:
+            return reason
     return None
 
 
@@ -171,16 +264,19 @@ def verify(kb, answer: str, query: str = "", require_proof: bool = False, goal_p
     answer = require_text("answer", answer, max_chars=MAX_ANSWER_CHARS)
     if goal_pred is not None:
         require_name("goal_pred", goal_pred)
-    reasoning = run(kb, query, top_k, memory, now)  # recalls the query's edges once, for proofs and tags alike
+    moment = check_now(now)
+    reasoning = run(kb, query, top_k, memory, moment)  # recalls the query's edges once, for proofs and tags alike
     proofs = proofs_of(kb, reasoning, query, goal_pred)
     with kb.store.read() as conn:
-        tags = _evidence_by_tag([e.to_dict() for e in reasoning.edges.values()], proofs, require_proof)
+        tags = items_by_tag([e.to_dict() for e in reasoning.edges.values()], proofs, require_proof)
+        types = {t for (t,) in conn.execute("SELECT DISTINCT type FROM entities")}
         proved = proofs["count"] > 0
         allowed = sorted(tags, key=lambda t: (t.split("-")[0], int(t.split("-")[1])))
-        sentences, kept = [], []
-        for unit in _units(answer):
-            factual = is_factual(unit)
-            cited = _TAG.findall(unit)
+        sentences, kept, names = [], [], Names(conn)
+        for unit in split_units(answer):
+            claim = read_claim(names, unit, moment, types)
+            factual = claim.is_factual and not is_question_to_user(claim, plain_words(unit))
+            cited = list(dict.fromkeys(TAG.findall(unit)))
             reason = None
             if factual:
                 usable = [t for t in cited if t in tags]
@@ -189,10 +285,7 @@ def verify(kb, answer: str, query: str = "", require_proof: bool = False, goal_p
                 elif not usable:
                     reason = f"cites no allowed tag ({', '.join(cited)})"
                 else:
-                    evidence = Evidence()
-                    for t in usable:
-                        evidence.merge(tags[t])
-                    reason = _aligned(conn, unit, evidence)
+                    reason = aligned(claim, [i for t in usable for i in tags[t]])
             sentences.append({"text": unit, "factual": factual, "tags": cited, "kept": reason is None,
                               "reason": reason})
             if reason is None:

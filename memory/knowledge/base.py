@@ -8,6 +8,7 @@ from typing import Any
 
 from ..datalog import Budget, Normalizer, Program, analyze, explain, solve
 from ..datalog.program import Lit
+from ..datalog.proofs import map_tree
 from ..datalog.relations import RULE_BITS, RULE_MASK
 from ..datalog.engine import evaluate
 from ..errors import Conflict, InvalidArguments, NotFound
@@ -18,7 +19,7 @@ from ..terms import Compound, Term, format_term, indicator, parse_term
 from ..terms.codec import decode_args, encode_args, to_json
 from ..validation import require_name
 from .parsing import parse_fact, parse_goal, parse_rule
-from .rows import support_fact
+from .rows import EVERYTHING, release, support_fact, visible_fact, visible_supports
 from .segments import DEFAULT, Segment, bump_generation, resolve
 
 MAX_LIMIT = 10_000
@@ -104,16 +105,28 @@ class KnowledgeBase:
         self._facts: dict = {}  # (segment id, pred) -> (generation, tuples)
         # The knowledge base of the global database (for mounted global segments), set by Memory
         self.global_source = None
-        # Which facts the caller may see (source-memory projections are namespace-bound), set by Memory:
-        # conn -> (SQL condition over `f`, parameters), or None when every fact is visible
-        self.fact_filter = None
+        # Which supports the caller may see (source-memory projections are namespace-bound), set by Memory:
+        # conn -> (SQL condition over a supports row `s`, parameters), or None when every support is visible.
+        # Every fact and support read below goes through seen() or visible().
+        self.support_filter = None
+        # Refuses (PermissionDenied) rewriting the projections of the given source memories, set by Memory:
+        # (conn, memory ids, what is being done) -> None.
+        self.projection_guard = None
         # Relations computed from other tables (the evidence memory's observations), set by Memory: an object
         # with `preds`, `tuples(conn, pred)` and `supports(conn, pred, args)`; they join the default segment's facts.
         self.computed = None
 
+    def seen(self, conn) -> tuple[str, list]:
+        """The caller's support filter: SQL over a supports row `s`, and its parameters."""
+        clause = self.support_filter(conn) if self.support_filter is not None else None
+        return clause or EVERYTHING
+
     def visible(self, conn) -> tuple[str, list]:
-        clause = self.fact_filter(conn) if self.fact_filter is not None else None
-        return clause or ("1", [])
+        """The caller's fact filter: SQL over a facts row `f`, and its parameters."""
+        seen = self.seen(conn)
+        if seen is EVERYTHING:
+            return EVERYTHING
+        return f"EXISTS (SELECT 1 FROM supports AS s WHERE s.fact_id = f.id AND {seen[0]})", seen[1]
 
     # --- facts ---------------------------------------------------------
     def remember_fact(self, fact: str, memory: str | None = None) -> FactChange:
@@ -121,12 +134,12 @@ class KnowledgeBase:
         text = format_term(term)
         with self.store.write() as conn:
             segment = resolve(conn, memory, write=True)
-            fact_id, created, added = support_fact(conn, segment, term, "asserted", "", self.actor)
-            if created:
-                bump_generation(conn, segment)
+            seen = self.seen(conn)
+            fact_id, created, added = support_fact(conn, segment, term, "asserted", "", self.actor, seen)
             if added:  # remembering what is already asserted writes nothing
+                bump_generation(conn, segment)  # a new support can make the fact visible to someone
                 record_audit(conn, self.actor, "remember_fact", segment.name, {"fact": text, "created": created})
-            supports = self._supports(conn, fact_id)
+            supports = visible_supports(conn, fact_id, seen)
         return FactChange(text, segment.name, created, supports=supports)
 
     def forget_fact(self, fact: str, memory: str | None = None) -> FactChange:
@@ -134,15 +147,15 @@ class KnowledgeBase:
         text = format_term(term)
         with self.store.write() as conn:
             segment = resolve(conn, memory, write=True)
-            row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?", (segment.id, text)).fetchone()
-            if row is None:
+            seen = self.seen(conn)
+            fact_id = visible_fact(conn, segment, text, seen)
+            if fact_id is None:
                 raise NotFound(f"No matching clause found for: {text}", fact=text, memory=segment.name)
-            fact_id = row[0]
             conn.execute("DELETE FROM supports WHERE fact_id = ? AND kind = 'asserted'", (fact_id,))
-            supports = self._supports(conn, fact_id)
+            dropped = conn.changes() > 0
+            supports = release(conn, fact_id, seen)
             removed = not supports
-            if removed:
-                conn.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
+            if dropped or removed:  # what other callers see may change with any support
                 bump_generation(conn, segment)
             record_audit(conn, self.actor, "forget_fact", segment.name,
                          {"fact": text, "removed": removed, "remaining_supports": supports})
@@ -157,7 +170,9 @@ class KnowledgeBase:
             rows.append((name, arity, format_term(term), encode_args(args)))
         with self.store.write() as conn:
             segment = resolve(conn, memory, write=True)
-            before = conn.execute("SELECT count(*) FROM facts WHERE segment_id = ?", (segment.id,)).fetchone()[0]
+            visible, visible_params = self.visible(conn)
+            count = f"SELECT count(*) FROM facts AS f WHERE f.segment_id = ? AND {visible}"
+            before = conn.execute(count, (segment.id, *visible_params)).fetchone()[0]
             now = utc_now()
             conn.executemany(
                 "INSERT INTO facts (segment_id, functor, arity, text, args, created_at) VALUES (?, ?, ?, ?, ?, ?) "
@@ -169,17 +184,12 @@ class KnowledgeBase:
                 "SELECT id, 'asserted', '', ?, ? FROM facts WHERE segment_id = ? AND text = ?",
                 [(self.actor, now, segment.id, text) for _, _, text, _ in rows],
             )
-            after = conn.execute("SELECT count(*) FROM facts WHERE segment_id = ?", (segment.id,)).fetchone()[0]
+            after = conn.execute(count, (segment.id, *visible_params)).fetchone()[0]
             added = after - before
             if added:
                 bump_generation(conn, segment)
             record_audit(conn, self.actor, operation, segment.name, {"facts": len(rows), "added": added})
         return added, len(rows) - added
-
-    @staticmethod
-    def _supports(conn, fact_id: int) -> list[str]:
-        rows = conn.execute("SELECT kind, ref FROM supports WHERE fact_id = ? ORDER BY id", (fact_id,)).fetchall()
-        return [kind if not ref else f"{kind}:{ref}" for kind, ref in rows]
 
     def list_facts(self, memory: str | None = None, functor: str | None = None, arity: int | None = None,
                    limit: int | None = None, offset: int = 0) -> Page:
@@ -199,11 +209,15 @@ class KnowledgeBase:
                 params.append(arity)
             clause = " AND ".join(where)
             total = conn.execute(f"SELECT count(*) FROM facts AS f WHERE {clause}", params).fetchone()[0]
+            # The supports and the time of the first one are those the caller sees: a fact row is shared with
+            # projections it may not see, which must not show through (not even as an earlier created_at).
+            seen, seen_params = self.seen(conn)
             rows = conn.execute(
-                f"SELECT f.id, f.text, f.created_at, (SELECT group_concat(s.kind || CASE WHEN s.ref = '' THEN '' "
-                f"ELSE ':' || s.ref END, ',') FROM supports AS s WHERE s.fact_id = f.id) "
+                f"SELECT f.id, f.text, (SELECT min(s.created_at) FROM supports AS s WHERE s.fact_id = f.id AND {seen}), "
+                f"(SELECT group_concat(s.kind || CASE WHEN s.ref = '' THEN '' ELSE ':' || s.ref END, ',' "
+                f"ORDER BY s.id) FROM supports AS s WHERE s.fact_id = f.id AND {seen}) "
                 f"FROM facts AS f WHERE {clause} ORDER BY f.functor, f.arity, f.text LIMIT ? OFFSET ?",
-                [*params, limit, offset],
+                [*seen_params, *seen_params, *params, limit, offset],
             ).fetchall()
         items = [{"id": i, "fact": t, "created_at": c, "supports": (s or "").split(",") if s else []}
                  for i, t, c, s in rows]
@@ -368,10 +382,12 @@ class KnowledgeBase:
         text = format_term(term)
         return Explanation(text, segment.name, proof is not None, tree, detailed)
 
-    def _with_supports(self, conn, segment: Segment, node) -> dict:
+    def _with_supports(self, conn, segment: Segment, proof) -> dict:
         """The proof tree with each stored fact's supports (asserted, assumption:…) on its leaf."""
-        out = {"goal": node.goal, "rule_applied": node.rule_applied, "kind": node.kind,
-               "children": [self._with_supports(conn, segment, c) for c in node.children]}
+        return map_tree(proof, lambda node: self._detailed_node(conn, segment, node))
+
+    def _detailed_node(self, conn, segment: Segment, node) -> dict:
+        out = {"goal": node.goal, "rule_applied": node.rule_applied, "kind": node.kind, "children": []}
         if node.rule_id is not None:
             out["rule_id"] = node.rule_id
         if node.truncated:
@@ -382,9 +398,8 @@ class KnowledgeBase:
             if owner.scope == "global" and self.global_source is not None:
                 out["supports"] = self.global_source().supports_of(owner.name, text)
             else:
-                row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?",
-                                   (owner.id, text)).fetchone()
-                out["supports"] = self._supports(conn, row[0]) if row else []
+                fact_id = visible_fact(conn, owner, text, self.seen(conn))
+                out["supports"] = visible_supports(conn, fact_id, self.seen(conn)) if fact_id else []
                 if self.computed is not None and owner.name == DEFAULT and node.pred[:2] in self.computed.preds:
                     out["supports"] += self.computed.supports(conn, node.pred[:2], node.args)
             if owner is not segment:
@@ -395,8 +410,8 @@ class KnowledgeBase:
         """The supports of a stored fact (canonical text) in a segment; [] when it is not stored."""
         with self.store.read() as conn:
             segment = resolve(conn, memory)
-            row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?", (segment.id, text)).fetchone()
-            return self._supports(conn, row[0]) if row else []
+            fact_id = visible_fact(conn, segment, text, self.seen(conn))
+            return visible_supports(conn, fact_id, self.seen(conn)) if fact_id else []
 
     def materialize(self, memory: str | None = None) -> Materialization:
         """Write every derived conclusion with its rule and stamp, under the current generation.

@@ -12,13 +12,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..datalog.proofs import walk_tree
 from ..datalog import explain
 from ..errors import InvalidArguments, NotFound
 from ..store import record_audit
 from ..terms import format_term
 from ..validation import require_name, require_text
 from .parsing import parse_fact
-from .rows import support_fact, withdraw_support
+from .rows import support_fact, visible_fact, visible_supports, withdraw_support
 from .segments import Segment, bump_generation, resolve
 
 GLOB = re.compile(r"^[a-z*?][A-Za-z0-9_*?]*$")
@@ -44,8 +45,8 @@ def assume_fact(kb, fact: str, assumption: str, memory: str | None) -> dict:
     text = format_term(term)
     with kb.store.write() as conn:
         segment = resolve(conn, memory, write=True)
-        _, created, added = support_fact(conn, segment, term, "assumption", name, kb.actor)
-        if created:
+        _, created, added = support_fact(conn, segment, term, "assumption", name, kb.actor, kb.seen(conn))
+        if added:
             bump_generation(conn, segment)
         if added:  # assuming the same fact under the same assumption again writes nothing
             record_audit(conn, kb.actor, "assume_fact", segment.name, {"fact": text, "assumption": name})
@@ -53,12 +54,12 @@ def assume_fact(kb, fact: str, assumption: str, memory: str | None) -> dict:
 
 
 def _stored_supports(kb, conn, segment: Segment, text: str) -> list[tuple[str, str]] | None:
-    visible, params = kb.visible(conn)
-    row = conn.execute(f"SELECT id FROM facts AS f WHERE segment_id = ? AND text = ? AND {visible}",
-                       (segment.id, text, *params)).fetchone()
-    if row is None:
+    """The supports of a stored fact the caller sees, or None when it sees no such fact."""
+    seen = kb.seen(conn)
+    fact_id = visible_fact(conn, segment, text, seen)
+    if fact_id is None:
         return None
-    return conn.execute("SELECT kind, ref FROM supports WHERE fact_id = ? ORDER BY id", (row[0],)).fetchall()
+    return [(kind, ref) for kind, _, ref in (s.partition(":") for s in visible_supports(conn, fact_id, seen))]
 
 
 def belief_status(kb, fact: str, memory: str | None) -> dict:
@@ -86,11 +87,8 @@ def belief_status(kb, fact: str, memory: str | None) -> dict:
             "memory": segment.name, "supports": [], "derived": True}
 
 
-def _leaves(node: dict):
-    if not node["children"]:
-        yield node
-    for child in node["children"]:
-        yield from _leaves(child)
+def _leaves(tree: dict):
+    return (node for node in walk_tree(tree) if not node["children"])
 
 
 def justification(kb, assumption: str, memory: str | None) -> dict:
@@ -113,9 +111,9 @@ def assumptions(kb, memory: str | None) -> dict:
     return {"assumptions": names, "memory": segment.name}
 
 
-def _retract(conn, segment: Segment, names: list[str], result: Retraction) -> None:
+def _retract(conn, segment: Segment, names: list[str], result: Retraction, seen: tuple[str, list]) -> None:
     for name in names:
-        removed, kept = withdraw_support(conn, segment, "assumption", name)
+        removed, kept = withdraw_support(conn, segment, "assumption", name, seen)
         result.removed.extend(removed)
         result.kept.extend(kept)
 
@@ -129,7 +127,7 @@ def retract_assumption(kb, assumption: str, memory: str | None) -> Retraction:
         if not known:
             raise NotFound(f"Unknown assumption '{name}'", assumption=name, plain=True)
         result = Retraction(segment.name, [name])
-        _retract(conn, segment, [name], result)
+        _retract(conn, segment, [name], result, kb.seen(conn))
         bump_generation(conn, segment)
         record_audit(conn, kb.actor, "retract_assumption", segment.name,
                      {"assumption": name, "removed": result.removed, "kept": result.kept})
@@ -149,7 +147,7 @@ def retract_assumptions(kb, pattern: str, memory: str | None) -> Retraction:
             "WHERE f.segment_id = ? AND s.kind = 'assumption' ORDER BY s.ref", (segment.id,)) if matcher.match(r[0])]
         result = Retraction(segment.name, names)
         if names:
-            _retract(conn, segment, names, result)
+            _retract(conn, segment, names, result, kb.seen(conn))
             bump_generation(conn, segment)
             record_audit(conn, kb.actor, "retract_assumptions", segment.name,
                          {"pattern": glob, "assumptions": names, "removed": result.removed, "kept": result.kept})

@@ -14,7 +14,7 @@ from ..store import record_audit
 from ..terms import Compound, Term, Var, format_term, indicator
 from ..terms.codec import decode_args
 from .parsing import parse_fact, parse_pattern
-from .rows import support_fact
+from .rows import release, support_fact, visible_fact
 from .segments import Segment, bump_generation, resolve
 
 
@@ -27,22 +27,24 @@ class EditResult:
     created: bool = False
 
 
-def _unassert(conn, fact_id: int, text: str, result: EditResult) -> bool:
-    """Drop a fact's asserted support; delete the fact if nothing else supports it. True if deleted."""
+def _unassert(conn, fact_id: int, text: str, result: EditResult, seen: tuple[str, list]) -> bool:
+    """Drop a fact's asserted support; delete the fact if nothing else supports it. True if the caller no
+    longer sees it (supports it may not see keep the row, unreported)."""
     conn.execute("DELETE FROM supports WHERE fact_id = ? AND kind = 'asserted'", (fact_id,))
-    if conn.execute("SELECT 1 FROM supports WHERE fact_id = ? LIMIT 1", (fact_id,)).fetchone():
+    if release(conn, fact_id, seen):
         result.kept.append(text)
         return False
-    conn.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
     result.removed.append(text)
     return True
 
 
-def _matching(conn, segment: Segment, pattern: Term) -> list[tuple[int, str]]:
+def _matching(conn, segment: Segment, pattern: Term, visible: tuple[str, list]) -> list[tuple[int, str]]:
+    """The facts the caller sees that unify with the pattern."""
     name, arity = indicator(pattern)
     pattern_args = pattern.args if type(pattern) is Compound else ()
-    rows = conn.execute("SELECT id, text, args FROM facts WHERE segment_id = ? AND functor = ? AND arity = ? ORDER BY id",
-                        (segment.id, name, arity)).fetchall()
+    rows = conn.execute(f"SELECT f.id, f.text, f.args FROM facts AS f WHERE f.segment_id = ? AND f.functor = ? "
+                        f"AND f.arity = ? AND {visible[0]} ORDER BY f.id",
+                        (segment.id, name, arity, *visible[1])).fetchall()
     out = []
     for fact_id, text, args in rows:
         values = decode_args(args)
@@ -57,9 +59,10 @@ def clear_context(kb, category: str, memory: str | None) -> EditResult:
     with kb.store.write() as conn:
         segment = resolve(conn, memory, write=True)
         result = EditResult(segment.name)
-        for fact_id, text in _matching(conn, segment, pattern):
-            _unassert(conn, fact_id, text, result)
-        if result.removed:
+        seen = kb.seen(conn)
+        for fact_id, text in _matching(conn, segment, pattern, kb.visible(conn)):
+            _unassert(conn, fact_id, text, result, seen)
+        if result.removed or result.kept:
             bump_generation(conn, segment)
         record_audit(conn, kb.actor, "clear_context", segment.name,
                      {"pattern": format_term(pattern), "removed": result.removed, "kept": result.kept})
@@ -72,15 +75,17 @@ def update_fact(kb, old_fact: str, new_fact: str, memory: str | None) -> EditRes
     old_text = format_term(old)
     with kb.store.write() as conn:
         segment = resolve(conn, memory, write=True)
-        row = conn.execute(
-            "SELECT f.id FROM facts AS f JOIN supports AS s ON s.fact_id = f.id AND s.kind = 'asserted' "
-            "WHERE f.segment_id = ? AND f.text = ?", (segment.id, old_text)).fetchone()
+        seen = kb.seen(conn)
+        # Any stored fact the caller sees matches, as for forget_fact: one believed only through an assumption
+        # is found too (it keeps that support and is reported under kept).
+        fact_id = visible_fact(conn, segment, old_text, seen)
+        row = None if fact_id is None else (fact_id,)
         if row is None:
             raise NotFound(f"No matching clause for: {old_text}", fact=old_text, memory=segment.name)
         result = EditResult(segment.name)
         if format_term(new) != old_text:
-            _unassert(conn, row[0], old_text, result)
-        _, result.created, _ = support_fact(conn, segment, new, "asserted", "", kb.actor)
+            _unassert(conn, row[0], old_text, result, seen)
+        _, result.created, _ = support_fact(conn, segment, new, "asserted", "", kb.actor, seen)
         result.added = format_term(new)
         bump_generation(conn, segment)
         record_audit(conn, kb.actor, "update_fact", segment.name,
@@ -97,10 +102,10 @@ def upsert_fact(kb, fact: str, memory: str | None) -> EditResult:
         result = EditResult(segment.name)
         if type(term) is Compound:
             key = Compound(term.functor, (term.args[0],) + tuple(Var("_", i) for i in range(1, len(term.args))))
-            for fact_id, other in _matching(conn, segment, key):
+            for fact_id, other in _matching(conn, segment, key, kb.visible(conn)):
                 if other != text:
-                    _unassert(conn, fact_id, other, result)
-        _, result.created, _ = support_fact(conn, segment, term, "asserted", "", kb.actor)
+                    _unassert(conn, fact_id, other, result, kb.seen(conn))
+        _, result.created, _ = support_fact(conn, segment, term, "asserted", "", kb.actor, kb.seen(conn))
         result.added = text
         bump_generation(conn, segment)
         record_audit(conn, kb.actor, "upsert_fact", segment.name,

@@ -38,12 +38,16 @@ def _predicates(conn, segment_id: int, visible: tuple[str, list]) -> dict:
     return out
 
 
-def _samples(conn, segment_id: int, name: str, arity: int, size: int, visible: tuple[str, list]) -> list[str]:
+def _samples(conn, segment_id: int, name: str, arity: int, size: int, seen: tuple[str, list]) -> list[str]:
+    """The first facts of a predicate in the order the caller's supports arrived (a fact row can be older,
+    created by a projection the caller cannot see), then rules."""
     if size <= 0:
         return []
     out = [r[0] for r in conn.execute(
-        f"SELECT text FROM facts AS f WHERE segment_id = ? AND functor = ? AND arity = ? AND {visible[0]} "
-        "ORDER BY id LIMIT ?", (segment_id, name, arity, *visible[1], size))]
+        f"SELECT f.text FROM facts AS f JOIN (SELECT s.fact_id, min(s.id) AS first FROM supports AS s "
+        f"WHERE {seen[0]} GROUP BY s.fact_id) AS v ON v.fact_id = f.id "
+        "WHERE f.segment_id = ? AND f.functor = ? AND f.arity = ? ORDER BY v.first LIMIT ?",
+        (*seen[1], segment_id, name, arity, size))]
     if len(out) < size:
         out += [r[0] for r in conn.execute(
             "SELECT text FROM rules WHERE segment_id = ? AND head_functor = ? AND head_arity = ? ORDER BY id LIMIT ?",
@@ -61,13 +65,21 @@ def kb_overview(kb, sample_size: int | None) -> dict:
         segment = resolve(conn, DEFAULT)
         visible = kb.visible(conn)
         predicates = sorted(_predicates(conn, segment.id, visible).items())
-        samples = {key: _samples(conn, segment.id, key[0], key[1], size, visible) for key, _ in predicates}
+        seen = kb.seen(conn)
+        samples = {key: _samples(conn, segment.id, key[0], key[1], size, seen) for key, _ in predicates}
         assumptions = sorted(r[0] for r in conn.execute(
             "SELECT DISTINCT s.ref FROM supports AS s JOIN facts AS f ON f.id = s.fact_id "
             "WHERE s.kind = 'assumption' AND f.segment_id = ?", (segment.id,)))
         mounts = [{"name": n, "scope": sc, "mode": m} for n, sc, m in conn.execute(
             "SELECT name, scope, mode FROM segments WHERE mounted = 1 ORDER BY name")]
         page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        snapshot_count, = conn.execute("SELECT count(*) FROM snapshots WHERE segment_id = ?", (segment.id,)).fetchone()
+        latest = conn.execute("SELECT name, created_at FROM snapshots WHERE segment_id = ? ORDER BY id DESC LIMIT 1",
+                              (segment.id,)).fetchone()
+        check = conn.execute("SELECT payload FROM audit_log WHERE operation = 'integrity_check' "
+                             "ORDER BY id DESC LIMIT 1").fetchone()
+    # Healthy: a write could succeed now, and the last integrity check (if any) found nothing.
+    healthy = kb.store.writable() is None and (check is None or json.loads(check[0])["result"] == ["ok"])
     wal = kb.store.path + "-wal"
     wal_frames = os.path.getsize(wal) // (page_size + 24) if os.path.exists(wal) else 0
 
@@ -79,8 +91,9 @@ def kb_overview(kb, sample_size: int | None) -> dict:
                 for (name, arity), (kind, count, _, _) in predicates[:keep]
             ],
             "assumptions": {"count": len(assumptions), "names": assumptions},
-            "snapshots": {"count": 0, "latest": None, "latest_at": None},
-            "persistence": {"wal_pending": wal_frames, "healthy": True},
+            "snapshots": {"count": snapshot_count, "latest": latest[0] if latest else None,
+                          "latest_at": latest[1] if latest else None},
+            "persistence": {"wal_pending": wal_frames, "healthy": healthy},
             "mounts": {"available": True, "count": len(mounts), "items": mounts},
             "truncated": per_predicate < size or keep < len(predicates),
         }
@@ -119,10 +132,11 @@ def trace_dependency(kb, start_node: str, memory: str | None) -> dict:
         raise InvalidArguments("'start_node' must be a ground term such as module_a", argument="start_node")
     with kb.store.read() as conn:
         segment = resolve(conn, memory)
+        visible = kb.visible(conn)
         defined = conn.execute(
             "SELECT 1 FROM rules WHERE segment_id = ? AND head_functor = 'path' AND head_arity = 2 UNION ALL "
-            "SELECT 1 FROM facts WHERE segment_id = ? AND functor = 'path' AND arity = 2 LIMIT 1",
-            (segment.id, segment.id)).fetchone()
+            f"SELECT 1 FROM facts AS f WHERE segment_id = ? AND functor = 'path' AND arity = 2 AND {visible[0]} "
+            "LIMIT 1", (segment.id, segment.id, *visible[1])).fetchone()
     if not defined:
         raise NotFound(
             f"path/2 is not defined in memory '{segment.name}': define it first, "
@@ -141,9 +155,11 @@ def verify_consistency(kb, scope: str | None, memory: str | None) -> dict:
     name = "integrity_violation" if scope is None else f"integrity_violation_{scope}"
     with kb.store.read() as conn:
         segment = resolve(conn, memory)
+        visible = kb.visible(conn)
         arities = sorted({r[0] for r in conn.execute(
             "SELECT head_arity FROM rules WHERE segment_id = ? AND head_functor = ? UNION "
-            "SELECT arity FROM facts WHERE segment_id = ? AND functor = ?", (segment.id, name, segment.id, name))})
+            f"SELECT arity FROM facts AS f WHERE segment_id = ? AND functor = ? AND {visible[0]}",
+            (segment.id, name, segment.id, name, *visible[1]))})
     violations, details = [], []
     for arity in arities:
         variables = [Var(f"V{i}") for i in range(arity)]

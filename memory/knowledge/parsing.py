@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from ..datalog.program import check_user_predicate
 from ..errors import InvalidArguments, InvalidProgram, TermSyntaxError
-from ..terms import Compound, Term, Var, format_term, parse_term, variables
+from ..terms import Compound, Term, Var, format_term, map_leaves, parse_term, variables
 from ..validation import require_text
 
 
 def _predicate_term(text: object, argument: str, example: str) -> Term:
     """An atom or compound term naming a user predicate (not a rule, not a builtin)."""
-    term = parse_term(require_text(argument, text))
+    return _check_predicate_term(parse_term(require_text(argument, text)), argument, example)
+
+
+def _check_predicate_term(term: Term, argument: str, example: str) -> Term:
     if type(term) is Compound and term.functor == ":-":
         raise InvalidArguments(f"{argument} must not contain rule syntax (use define_rule for rules)", argument=argument)
     if type(term) not in (str, Compound):
@@ -22,9 +25,18 @@ def _predicate_term(text: object, argument: str, example: str) -> Term:
     return term
 
 
+FACT_EXAMPLE = "an atom or compound term such as human(socrates)"
+
+
 def parse_fact(text: object, argument: str = "fact") -> Term:
     """A ground atom or compound term that is a user predicate."""
-    term = _predicate_term(text, argument, "an atom or compound term such as human(socrates)")
+    return check_fact(_predicate_term(text, argument, FACT_EXAMPLE), argument)
+
+
+def check_fact(term: Term, argument: str = "fact") -> Term:
+    """An already parsed term as a fact (program text, snapshots): the checks of parse_fact, without
+    printing and re-parsing it (its canonical text may be longer than an argument may be)."""
+    term = _check_predicate_term(term, argument, FACT_EXAMPLE)
     unbound = sorted({v.name for v in variables(term)})
     if unbound:
         raise InvalidArguments(
@@ -53,11 +65,7 @@ def parse_name(text: object, argument: str) -> str:
 
 
 def _shift_anonymous(term: Term, offset: int) -> Term:
-    if type(term) is Var and term.anonymous:
-        return Var("_", term.serial + offset)
-    if type(term) is Compound:
-        return Compound(term.functor, tuple(_shift_anonymous(a, offset) for a in term.args))
-    return term
+    return map_leaves(term, lambda t: Var("_", t.serial + offset) if type(t) is Var and t.anonymous else t)
 
 
 def parse_rule(head: object, body: object) -> Term:

@@ -20,7 +20,7 @@ from ..store import current_version, record_audit, utc_now
 from ..terms import NIL, Compound, Float, Term, format_term, indicator, list_items, parse_clauses
 from ..validation import require_name
 from .beliefs import check_assumption
-from .parsing import parse_fact
+from .parsing import check_fact
 from .rows import support_fact
 from .segments import bump_generation, resolve
 
@@ -51,7 +51,7 @@ def _split(text: str) -> tuple[list[Term], list[tuple[Term, str | None, float]],
             directive = clause.args[0]
             if type(directive) is Compound and directive.functor == "assume" and len(directive.args) == 2 \
                     and type(directive.args[1]) is str:
-                assumed.append((parse_fact(format_term(directive.args[0])), check_assumption(directive.args[1])))
+                assumed.append((check_fact(directive.args[0]), check_assumption(directive.args[1])))
                 continue
             if type(directive) is Compound and directive.functor == "rule" and len(directive.args) == 2:
                 rules.append(_rule_options(directive))
@@ -61,7 +61,7 @@ def _split(text: str) -> tuple[list[Term], list[tuple[Term, str | None, float]],
         if type(clause) is Compound and clause.functor == ":-":
             rules.append((clause, None, 1.0))
         else:
-            facts.append(parse_fact(format_term(clause)))
+            facts.append(check_fact(clause))
     return facts, rules, assumed
 
 
@@ -216,13 +216,14 @@ def persistence_status(kb, check_integrity: bool = False) -> dict:
     wal = path + "-wal"
     wal_bytes = os.path.getsize(wal) if on_disk and os.path.exists(wal) else 0
     checkpoint = kb.store.checkpoint()
-    writable = not on_disk or not os.path.exists(path) or os.access(path, os.W_OK)
+    problem = kb.store.writable()
     integrity = None
     if check:
         payload = json.loads(check[1])["result"]
         integrity = {"at": check[0], "ok": payload == ["ok"], "result": payload}
     return {
-        "status": "active" if writable else "degraded",
+        "status": "active" if problem is None else "degraded",
+        "problem": problem,
         "database": path,
         "directory": os.path.dirname(os.path.abspath(path)) if on_disk else ":memory:",
         "journal_mode": journal_mode,

@@ -5,6 +5,7 @@ never by text substitution, so `status` never touches `task_status` or an atom `
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from ..datalog import Normalizer, Program, analyze
@@ -17,6 +18,7 @@ from ..terms.operators import ALL_OPERATORS, INFIX, PREFIX
 from ..validation import is_name
 from .goals import GoalRef, goals, rewrite
 from .parsing import parse_name
+from .rows import release
 from .segments import Segment, resolve
 
 ALL = "__all__"
@@ -85,7 +87,9 @@ def find_references(kb, functor: str, arity: int | None, memory: str | None, inc
             if arity is not None:
                 where += " AND f.arity = ?"
                 params.append(arity)
-            facts_count += conn.execute(f"SELECT count(*) FROM facts AS f WHERE {where}", params).fetchone()[0]
+            visible, visible_params = kb.visible(conn)
+            facts_count += conn.execute(f"SELECT count(*) FROM facts AS f WHERE {where} AND {visible}",
+                                        [*params, *visible_params]).fetchone()[0]
             for assumption, text in conn.execute(
                     f"SELECT s.ref, f.text FROM facts AS f JOIN supports AS s ON s.fact_id = f.id "
                     f"WHERE s.kind = 'assumption' AND {where} ORDER BY s.ref, f.text", params):
@@ -115,7 +119,7 @@ class RenamePlan:
     old: str
     new: str
     arity: int
-    fact_updates: list = field(default_factory=list)  # (fact id, new text)
+    fact_updates: list = field(default_factory=list)  # (fact id, new text, the visible supports' ids)
     rule_updates: dict = field(default_factory=dict)  # segment id -> [(rule id, new text, new head)]
     renamed_rule_heads: list = field(default_factory=list)
     rewritten_bodies: list = field(default_factory=list)  # head texts in the target segment
@@ -124,10 +128,12 @@ class RenamePlan:
     skipped_readonly: list = field(default_factory=list)
 
 
-def _arities(conn, segment: Segment, name: str) -> set:
+def _arities(conn, segment: Segment, name: str, visible: tuple[str, list]) -> set:
+    """The arities a name is used with in a segment, by facts the caller sees and by rules."""
     found = {r[0] for r in conn.execute(
-        "SELECT arity FROM facts WHERE segment_id = ? AND functor = ? UNION "
-        "SELECT head_arity FROM rules WHERE segment_id = ? AND head_functor = ?", (segment.id, name, segment.id, name))}
+        f"SELECT arity FROM facts AS f WHERE segment_id = ? AND functor = ? AND {visible[0]} UNION "
+        "SELECT head_arity FROM rules WHERE segment_id = ? AND head_functor = ?",
+        (segment.id, name, *visible[1], segment.id, name))}
     for rule in _rules(conn, segment.id):
         found |= {ref.arity for ref in goals(rule.body) if ref.name == name and ref.qualifier in (None, segment.name)}
     return found
@@ -156,8 +162,9 @@ def plan_rename(kb, conn, old_functor: str, new_functor: str, arity: int | None,
         if name in PROTECTED:
             implied = arity if arity is not None else (2 if name in INFIX else 1 if name in PREFIX else 0)
             raise InvalidArguments(f"Cannot rename ISO operator: {name}/{implied}", plain=True)
+    visible = kb.visible(conn)
     if arity is None:
-        found = sorted(_arities(conn, segment, old))
+        found = sorted(_arities(conn, segment, old, visible))
         if len(found) > 1:
             raise InvalidArguments(
                 f"Ambiguous arity for {old}; detected arities: {', '.join(map(str, found))}. Specify arity parameter.",
@@ -165,16 +172,27 @@ def plan_rename(kb, conn, old_functor: str, new_functor: str, arity: int | None,
         if not found:
             raise NotFound(f"Predicate not found: {old} in memory '{segment.name}'", memory=segment.name)
         arity = found[0]
-    if arity not in _arities(conn, segment, old):
+    if arity not in _arities(conn, segment, old, visible):
         raise NotFound(f"Predicate not found: {old}/{arity} in memory '{segment.name}'", memory=segment.name)
-    if arity in _arities(conn, segment, new):
+    if arity in _arities(conn, segment, new, visible):
         raise Conflict(f"Cannot rename: {new}/{arity} already exists in memory '{segment.name}'",
                        memory=segment.name, plain=True)
     plan = RenamePlan(segment, old, new, arity)
+    seen, seen_params = kb.seen(conn)
+    projected: list[str] = []
     for fact_id, args_text in conn.execute(
-            "SELECT id, args FROM facts WHERE segment_id = ? AND functor = ? AND arity = ?", (segment.id, old, arity)):
+            f"SELECT f.id, f.args FROM facts AS f WHERE f.segment_id = ? AND f.functor = ? AND f.arity = ? "
+            f"AND {visible[0]}", (segment.id, old, arity, *visible[1])).fetchall():
         args = decode_args(args_text)
-        plan.fact_updates.append((fact_id, format_term(Compound(new, args) if args else new)))
+        supports = conn.execute(f"SELECT s.id, s.kind, s.ref FROM supports AS s WHERE s.fact_id = ? AND {seen}",
+                                (fact_id, *seen_params)).fetchall()
+        projected += [ref for _, kind, ref in supports if kind == "source"]
+        plan.fact_updates.append((fact_id, format_term(Compound(new, args) if args else new), [i for i, _, _ in supports]))
+    # Projections the caller sees follow the rename, so it must be allowed to rewrite their memories: otherwise
+    # the rename is refused (they are visible, so refusing reveals nothing). Projections it cannot see are
+    # left exactly as they are: their facts keep the old name.
+    if projected and kb.projection_guard is not None:
+        kb.projection_guard(conn, projected, f"Renaming {old}/{arity}")
 
     def local(ref: GoalRef) -> str | None:
         return new if ref.name == old and ref.arity == arity and ref.qualifier in (None, segment.name) else None
@@ -239,13 +257,28 @@ def rename_predicate(kb, old_functor: str, new_functor: str, arity: int | None, 
 
 
 def _apply(kb, conn, plan: RenamePlan) -> None:
-    for fact_id, text in plan.fact_updates:
-        old_text = conn.execute("SELECT text FROM facts WHERE id = ?", (fact_id,)).fetchone()[0]
-        conn.execute("UPDATE facts SET functor = ?, text = ? WHERE id = ?", (plan.new, text, fact_id))
+    for fact_id, text, moving in plan.fact_updates:
+        old_text, args, created_at = conn.execute("SELECT text, args, created_at FROM facts WHERE id = ?",
+                                                  (fact_id,)).fetchone()
+        staying = conn.execute("SELECT count(*) FROM supports WHERE fact_id = ?", (fact_id,)).fetchone()[0] - len(moving)
+        target = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?",
+                              (plan.segment.id, text)).fetchone()
+        if target is None and not staying:
+            conn.execute("UPDATE facts SET functor = ?, text = ? WHERE id = ?", (plan.new, text, fact_id))
+        else:
+            # The row is shared with supports the caller cannot see (or the new text's row exists, held only by
+            # such supports): the caller's supports move to the renamed fact, the others keep the old one.
+            if target is None:
+                conn.execute("INSERT INTO facts (segment_id, functor, arity, text, args, created_at) "
+                             "VALUES (?, ?, ?, ?, ?, ?)", (plan.segment.id, plan.new, plan.arity, text, args, created_at))
+                target = (conn.last_insert_rowid(),)
+            conn.execute("UPDATE supports SET fact_id = ? WHERE id IN (SELECT value FROM json_each(?))",
+                         (target[0], json.dumps(moving)))
+            release(conn, fact_id)
         # A fact projected from source memories: their projections follow it, so recall finds the new name.
         conn.execute("UPDATE memory_projections SET predicate = ?, fact = ? WHERE fact = ? AND memory_id IN "
-                     "(SELECT ref FROM supports WHERE fact_id = ? AND kind = 'source')", (plan.new, text, old_text,
-                                                                                           fact_id))
+                     "(SELECT ref FROM supports WHERE kind = 'source' AND id IN (SELECT value FROM json_each(?)))",
+                     (plan.new, text, old_text, json.dumps(moving)))
     touched = set()
     for segment_id, changes in plan.rule_updates.items():
         for rule_id, text, head in changes:

@@ -10,12 +10,18 @@ import os
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from ..errors import PermissionDenied
+
 READ = "memory_read"
 WRITE_SESSION = "memory_write_session"
 WRITE_PROJECT = "memory_write_project"
-WRITE_GLOBAL = "memory_write_global"
-DEFAULT_CAPABILITIES = frozenset({READ, WRITE_SESSION, WRITE_PROJECT})
-KNOWN_CAPABILITIES = frozenset({READ, WRITE_SESSION, WRITE_PROJECT, WRITE_GLOBAL})
+WRITE_GLOBAL = "memory_write_global"  # global source memories and global segments (shared by every project)
+WRITE_KNOWLEDGE = "memory_write_knowledge"  # facts, rules, assumptions, fact edits, saving snapshots
+WRITE_OBSERVATIONS = "memory_write_observations"  # remember and forget_observation
+ADMIN = "memory_admin"  # rename, restore, materialize, import, segments and mounts, integrity checks
+# What a single local user needs with no configuration: everything but writing what every project shares.
+DEFAULT_CAPABILITIES = frozenset({READ, WRITE_SESSION, WRITE_PROJECT, WRITE_KNOWLEDGE, WRITE_OBSERVATIONS, ADMIN})
+KNOWN_CAPABILITIES = DEFAULT_CAPABILITIES | {WRITE_GLOBAL}
 
 DEFAULT_PRINCIPAL = "local_mcp"
 DEFAULT_SESSION = "mcp-local"
@@ -65,6 +71,11 @@ class CallerContext:
 
     def can(self, capability: str) -> bool:
         return capability in self.capabilities
+
+    def require(self, capability: str, what: str) -> None:
+        """Refuse (before anything is read or written) unless the caller holds the capability."""
+        if capability not in self.capabilities:
+            raise PermissionDenied(f"{what} needs the capability {capability}", required_capability=capability)
 
     def describe(self) -> dict:
         return {"principal": self.principal, "session_id": self.session_id, "project_remote": self.project_remote,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from ..datalog.proofs import walk_tree
 from ..knowledge.segments import resolve
 from ..terms import Compound, Var, format_term
 from .memories import SourceMemories
@@ -17,11 +18,10 @@ from .projections import to_value
 MAX_PROOFS = 200
 
 
-def _leaf_memories(node: dict, found: dict) -> None:
-    for memory in node.get("memories", ()):
-        found.setdefault(memory["id"], memory)
-    for child in node.get("children", ()):
-        _leaf_memories(child, found)
+def _leaf_memories(tree: dict, found: dict) -> None:
+    for node in walk_tree(tree):
+        for memory in node.get("memories", ()):
+            found.setdefault(memory["id"], memory)
 
 
 def _lossy(sources: SourceMemories, ids: list[str]) -> set[str]:

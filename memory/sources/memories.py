@@ -18,7 +18,9 @@ from ..knowledge.segments import bump_generation, resolve
 from ..store import Store, record_audit, utc_now
 from ..validation import require_text
 from .context import READ, CallerContext
-from .namespaces import Namespace, new_id, readable_namespaces, require_write, write_namespace
+from .namespaces import CAPABILITY, Namespace, new_id, readable_namespaces, require_write, write_namespace
+from .erasure import erase_memory
+from .visibility import EVERYTHING, visible_supports_clause
 from .projections import Projection, parse_projections
 
 MAX_SOURCE_CHARS = 1_000_000
@@ -137,6 +139,18 @@ class SourceMemories:
             record = self.visible_record(conn, ident, at)
             return self.describe(conn, record, at, full=True)
 
+    def listing(self, offset: int, limit: int) -> list[dict]:
+        """The caller's current memories (id, kind, recorded_at), oldest first, one page: what it may browse."""
+        self.require_read()
+        where, params = current_filter(None, False)
+        with self.store.read() as conn:
+            spaces = readable_namespaces(conn, self.context)
+            rows = conn.execute(
+                f"SELECT m.id, m.kind, m.recorded_at FROM {FROM} WHERE {where} AND s.erased_at IS NULL AND "
+                f"m.namespace IN ({', '.join('?' * len(spaces))}) ORDER BY m.seq LIMIT ? OFFSET ?",
+                (*params, *spaces, limit, offset)).fetchall()
+        return [{"id": i, "kind": k, "recorded_at": r} for i, k, r in rows]
+
     def describe(self, conn, record: MemoryRecord, at: str | None, full: bool = False) -> dict:
         status = status_at(conn, record, at)
         moment = at or utc_now()
@@ -214,8 +228,7 @@ class SourceMemories:
             raise InvalidArguments("'valid_to' must be after 'valid_from'", argument="valid_to")
         digest = sha256(text)
         with self.store.write() as conn:
-            namespace = write_namespace(conn, self.context, scope)
-            capability = require_write(self.context, namespace)
+            namespace, capability = write_namespace(conn, self.context, scope)
             if key is not None:
                 receipt = self._replay(conn, namespace, key, digest)
                 if receipt is not None:
@@ -243,10 +256,11 @@ class SourceMemories:
             for old in olds:
                 withdrawn += self._end(conn, old, "superseded", f"superseded by {memory_id}", now, memory_id)
             receipt = self._receipt(conn, self._record(conn, memory_id), replay=False)
+            # Ids and counts only: no text, digest, key or fact of a memory that may be erased later.
             record_audit(conn, self.context.principal, "memory_remember", None, {
                 "id": memory_id, "source_id": source_id, "namespace": namespace.key, "capability": capability,
-                "sha256": digest, "projections": len(specs), "supersedes": replaced, "idempotency_key": key,
-                "withdrawn_facts": withdrawn})
+                "projections": len(specs), "supersedes": replaced, "idempotency_key_given": key is not None,
+                "withdrawn_facts": len(withdrawn)})
         return receipt
 
     def _replay(self, conn, namespace: Namespace, key: str, digest: str) -> dict | None:
@@ -311,9 +325,19 @@ class SourceMemories:
             "WHERE id = ?", (status, successor, status, now, now, record.id))
         self._event(conn, record.id, now, status, reason)
         segment = resolve(conn, None)
-        removed, _ = withdraw_support(conn, segment, SUPPORT_KIND, record.id)
+        removed, _ = withdraw_support(conn, segment, SUPPORT_KIND, record.id,
+                                      visible_supports_clause(conn, self.context) or EVERYTHING)
         bump_generation(conn, segment)
         return removed
+
+    def guard_projections(self, conn, ids: list[str], what: str) -> None:
+        """Refuse rewriting the projections of these memories unless the caller may write their namespaces."""
+        for ident in dict.fromkeys(ids):
+            namespace = Namespace.from_key(self.visible_record(conn, ident).namespace)
+            capability = CAPABILITY[namespace.type]
+            if not self.context.can(capability):
+                raise PermissionDenied(f"{what} would rewrite projections of {namespace.type} memories, which needs "
+                                       f"the capability {capability}", required_capability=capability)
 
     def _writable(self, conn, ident: str) -> MemoryRecord:
         record = self.visible_record(conn, ident)
@@ -361,18 +385,17 @@ class SourceMemories:
                     if record.status != status:
                         removed += self._end(conn, record, status, reason, now)
                     if erase and record.erased_at is None:
-                        self._erase(conn, record, now)
+                        erase_memory(conn, record, now)
+                # The tombstone of an erase: what happened, to which ids, by whom (the actor) and when. Never
+                # the query or the facts' texts, which may spell out what was erased.
                 record_audit(conn, self.context.principal, "memory_forget", None, {
                     "action": action, "ids": [c["id"] for c in changes if c["changed"]], "reason": reason,
-                    "erase": erase, "query": query, "removed_facts": removed})
+                    "erase": erase, "by_query": query is not None, "removed_facts": len(removed)})
+        scrubbed = None
+        if erase and not dry_run and any(c["changed"] for c in changes):
+            scrubbed = self.store.scrub()
         return {"action": action, "dry_run": dry_run, "query": query, "targets": changes,
                 "forgotten": 0 if dry_run else sum(c["changed"] for c in changes), "removed_facts": removed,
-                "erased": erase and not dry_run, "model_calls": 0}
+                "erased": erase and not dry_run, "model_calls": 0,
+                **({"wal_truncated": scrubbed} if scrubbed is not None else {})}
 
-    def _erase(self, conn, record: MemoryRecord, now: str) -> None:
-        """Erase the text (and what was projected from it); the id, namespace, times and audit stay."""
-        conn.execute("UPDATE sources SET text = NULL, sha256 = '', erased_at = ? WHERE id = ?", (now, record.source_id))
-        conn.execute("UPDATE memory_projections SET predicate = '', statement = NULL, arguments = '[]', fact = '' "
-                     "WHERE memory_id = ?", (record.id,))
-        conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (record.seq,))
-        conn.execute("UPDATE source_memories SET idempotency_key = NULL WHERE id = ?", (record.id,))

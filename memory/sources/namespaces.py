@@ -1,6 +1,8 @@
 """Namespaces of source memories: which one a write goes to, which ones a caller may read.
 
-A namespace key is 'session:<session id>', 'project:<project id>' or 'global'.
+A namespace key is 'session:<principal>/<session id>', 'project:<project id>' or 'global'.
+A session belongs to its principal: two principals that set the same session id
+have two sessions (the principal is escaped: '%', '/' and ':' as %25, %2F, %3A).
 Projects are rows keyed by a normalized remote; resolving one for reading never
 creates it, and `auto` never falls back to global."""
 
@@ -50,19 +52,38 @@ def normalize_remote(remote: str) -> str:
     return f"https://{host}{path}"
 
 
+def escape_principal(principal: str) -> str:
+    """The principal as it appears in a session key (migration 0006 escapes the same three characters)."""
+    return principal.replace("%", "%25").replace("/", "%2F").replace(":", "%3A")
+
+
+def unescape_principal(text: str) -> str:
+    return text.replace("%3A", ":").replace("%2F", "/").replace("%25", "%")
+
+
 @dataclass(frozen=True)
 class Namespace:
     type: str  # session | project | global
     id: str | None = None
+    principal: str | None = None  # the owner of a session namespace
 
     @property
     def key(self) -> str:
+        if self.type == "session":
+            return f"session:{escape_principal(self.principal or '')}/{self.id}"
         return self.type if self.id is None else f"{self.type}:{self.id}"
 
     @classmethod
     def from_key(cls, key: str) -> "Namespace":
         kind, _, ident = key.partition(":")
+        if kind == "session":
+            owner, _, session = ident.partition("/")
+            return cls(kind, session, unescape_principal(owner))
         return cls(kind, ident or None)
+
+    @classmethod
+    def session(cls, context: CallerContext) -> "Namespace":
+        return cls("session", context.session_id, context.principal)
 
     def to_dict(self) -> dict:
         return {"type": self.type} if self.id is None else {"type": self.type, "id": self.id}
@@ -93,21 +114,21 @@ def check_scope(scope: object, allowed: tuple[str, ...], argument: str = "scope"
     return scope  # type: ignore[return-value]
 
 
-def write_namespace(conn, context: CallerContext, scope: str) -> Namespace:
-    """Where a remember goes (creating the project row if needed; the caller checks the capability)."""
+def write_namespace(conn, context: CallerContext, scope: str) -> tuple[Namespace, str]:
+    """Where a remember goes and the capability it used. The capability is checked before the project row
+    is created, so a refused remember writes nothing."""
     scope = check_scope(scope, SCOPES)
     if scope == "auto":
         scope = "project" if context.project_remote else "session"
+    if scope == "project" and not context.project_remote:
+        raise NotFound("No project context: the host sets DATALOG_MEMORY_PROJECT_REMOTE for project memories",
+                       reason="no_project_context")
+    capability = require_write(context, Namespace(scope))
     if scope == "global":
-        namespace = Namespace("global")
-    elif scope == "session":
-        namespace = Namespace("session", context.session_id)
-    else:
-        if not context.project_remote:
-            raise NotFound("No project context: the host sets DATALOG_MEMORY_PROJECT_REMOTE for project memories",
-                           reason="no_project_context")
-        namespace = Namespace("project", project_id(conn, context, create=True))
-    return namespace
+        return Namespace("global"), capability
+    if scope == "session":
+        return Namespace.session(context), capability
+    return Namespace("project", project_id(conn, context, create=True)), capability
 
 
 def require_write(context: CallerContext, namespace: Namespace) -> str:
@@ -123,7 +144,7 @@ def readable_namespaces(conn, context: CallerContext, scope: str = "all_visible"
     global, narrowed by `scope` ('current' is where an `auto` remember would write)."""
     scope = check_scope(scope, READ_SCOPES)
     project = project_id(conn, context)
-    keys = {"session": [f"session:{context.session_id}"],
+    keys = {"session": [Namespace.session(context).key],
             "project": [f"project:{project}"] if project else [],
             "global": ["global"]}
     if scope == "current":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,12 +20,12 @@ BUSY_TIMEOUT_MS = 10_000
 def open_connection(path: str, *, create: bool = True, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> apsw.Connection:
     """Open (and migrate) a database with the pragmas every connection needs."""
     flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
-    if path != IN_MEMORY and create:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
     try:
+        if path != IN_MEMORY and create:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
         conn = apsw.Connection(path, flags=flags)
-    except apsw.Error as exc:
-        raise StorageError(f"cannot open database {path}: {exc}") from exc
+    except (apsw.Error, OSError) as exc:  # e.g. a file where the database's folder should be
+        raise StorageError(f"cannot open database {path}: {type(exc).__name__}: {exc}") from exc
     conn.setbusytimeout(busy_timeout_ms)
     if path != IN_MEMORY:
         mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
@@ -33,6 +34,8 @@ def open_connection(path: str, *, create: bool = True, busy_timeout_ms: int = BU
     # FULL: an acknowledged commit is on disk even if the machine loses power, not only the process.
     conn.execute("PRAGMA synchronous=FULL")
     conn.execute("PRAGMA foreign_keys=ON")
+    # Deleted content is overwritten with zeros, so an erased memory leaves no bytes in free space.
+    conn.execute("PRAGMA secure_delete=ON")
     migrate(conn)
     return conn
 
@@ -58,6 +61,7 @@ class Store:
             return self._conn
         if self._conn is not None:
             self._conn.close()
+            self._conn = None  # never keep a closed connection: a failed open below is retried on the next call
         if for_write or self.exists:
             self._conn = open_connection(self.path, create=True, busy_timeout_ms=self.busy_timeout_ms)
             self._placeholder = False
@@ -65,6 +69,26 @@ class Store:
             self._conn = open_connection(IN_MEMORY)
             self._placeholder = True
         return self._conn
+
+    def writable(self) -> str | None:
+        """Why a write cannot succeed here now (None when it can): checked on the file system, not assumed."""
+        if self.path == IN_MEMORY:
+            return None
+        target = Path(self.path)
+        if target.exists():
+            if not target.is_file():
+                return f"{target} is not a file"
+            if not os.access(target, os.W_OK) or not os.access(target.parent, os.W_OK | os.X_OK):
+                return f"{target} or its folder is not writable"
+            return None
+        folder = target.parent
+        while not folder.exists():  # the folders a first write would create
+            folder = folder.parent
+        if not folder.is_dir():
+            return f"{folder} is a file where the database's folder should be"
+        if not os.access(folder, os.W_OK | os.X_OK):
+            return f"{folder} is not writable"
+        return None
 
     def ensure_created(self) -> None:
         with self._lock:
@@ -126,6 +150,24 @@ class Store:
                 return None
             busy, log, done = self._connection(for_write=False).execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
             return busy, log, done
+
+    def scrub(self) -> bool | None:
+        """After an erase: rebuild the file once if it predates secure_delete (see the `maintenance` table),
+        then checkpoint the WAL into the database and truncate it, so no old page image keeps erased bytes.
+        True when the WAL was truncated, False when readers in other processes kept it busy (their next
+        checkpoint overwrites it); None for an in-memory database."""
+        with self._lock:
+            if self.path == IN_MEMORY or self._depth:
+                return None
+            conn = self._connection(for_write=True)
+            try:
+                if conn.execute("SELECT 1 FROM maintenance WHERE task = 'vacuum_on_erase'").fetchone():
+                    conn.execute("VACUUM")
+                    conn.execute("DELETE FROM maintenance WHERE task = 'vacuum_on_erase'")
+                busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except apsw.Error as exc:
+                raise StorageError(f"could not scrub {self.path} after an erase: {exc}") from exc
+            return busy == 0
 
     def data_version(self) -> int:
         """Changes whenever another connection commits (PRAGMA data_version)."""

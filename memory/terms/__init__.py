@@ -4,8 +4,9 @@ import sys
 
 from .parser import MAX_NESTING
 
-# Parsing and printing recurse once per nesting level (a few frames each); terms may
-# nest MAX_NESTING deep, so the interpreter's default limit of 1000 is too low.
+# Parsing, printing, the JSON codec and the engine's term walks use explicit stacks. Rule analysis
+# still recurses on a rule's goal structure (conjunctions, negations), which text nests at most
+# MAX_NESTING deep, a few frames per level: the interpreter's default limit of 1000 is too low for that.
 if sys.getrecursionlimit() < 5 * MAX_NESTING + 1000:
     sys.setrecursionlimit(5 * MAX_NESTING + 1000)
 
@@ -24,6 +25,7 @@ from .model import (
     is_number,
     list_items,
     make_list,
+    map_leaves,
     variables,
     variant,
 )
@@ -33,5 +35,5 @@ from .printer import format_atom, format_term
 __all__ = [
     "LIST_FUNCTOR", "NIL", "Compound", "Float", "String", "Term", "Var", "format_atom",
     "format_term", "indicator", "is_atom", "is_callable", "is_ground", "is_number",
-    "list_items", "make_list", "parse_clauses", "parse_term", "variables", "variant",
+    "list_items", "make_list", "map_leaves", "parse_clauses", "parse_term", "variables", "variant",
 ]

@@ -2,7 +2,15 @@
 
 atom -> "text", integer -> 1, float -> 1.5 (always with a decimal point or
 exponent, so it reads back as a float), string -> {"string": "text"},
-compound -> {"functor": "f", "args": [...]}. Variables are not encodable.
+compound -> {"functor": "f", "args": [...]}, list -> {"list": [...]} (plus
+"tail" when it is not `[]`). Variables are not encodable.
+
+Lists are flat, so a 10,000-item list is one JSON array, not 10,000 nested
+objects. Past MAX_JSON_DEPTH levels a subterm is written in postfix order,
+{"postfix": [leaf, ..., {"functor": "f", "arity": 2}, ...]}, one flat array: JSON
+stays shallow for SQLite's json functions (depth limit 1000) and for protocol
+serializers, whatever the depth of the term (the engine can build terms deeper
+than the parser accepts), and both directions run without recursion there.
 """
 
 from __future__ import annotations
@@ -10,10 +18,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .model import Compound, Float, String, Term, Var
+from .model import LIST_FUNCTOR, NIL, Compound, Float, String, Term, Var, list_items, make_list
+
+MAX_JSON_DEPTH = 64  # JSON objects/arrays nested in one encoded term before it falls back to text
 
 
-def to_json(term: Term) -> Any:
+def to_json(term: Term, _depth: int = 0) -> Any:
     kind = type(term)
     if kind is str or kind is int:
         return term
@@ -22,7 +32,15 @@ def to_json(term: Term) -> Any:
     if kind is String:
         return {"string": term.value}  # type: ignore[union-attr]
     if kind is Compound:
-        return {"functor": term.functor, "args": [to_json(a) for a in term.args]}  # type: ignore[union-attr]
+        if _depth >= MAX_JSON_DEPTH:
+            return {"postfix": _postfix(term)}
+        if term.functor == LIST_FUNCTOR and len(term.args) == 2:  # type: ignore[union-attr]
+            items, tail = list_items(term)
+            encoded: dict[str, Any] = {"list": [to_json(item, _depth + 2) for item in items]}
+            if tail != NIL:
+                encoded["tail"] = to_json(tail, _depth + 1)
+            return encoded
+        return {"functor": term.functor, "args": [to_json(a, _depth + 2) for a in term.args]}  # type: ignore[union-attr]
     if kind is Var:
         raise ValueError("a variable has no JSON encoding")
     raise TypeError(f"not a term: {term!r}")
@@ -37,8 +55,43 @@ def from_json(value: Any) -> Term:
     if kind is dict:
         if "string" in value:
             return String(value["string"])
+        if "list" in value:
+            tail = from_json(value["tail"]) if "tail" in value else NIL
+            return make_list([from_json(item) for item in value["list"]], tail)
+        if "postfix" in value:
+            return _from_postfix(value["postfix"])
         return Compound(value["functor"], tuple(from_json(a) for a in value["args"]))
     raise ValueError(f"not an encoded term: {value!r}")
+
+
+def _postfix(term: Term) -> list:
+    out: list = []
+    stack: list = [(term, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if type(node) is not Compound:
+            out.append(to_json(node))
+        elif expanded:
+            out.append({"functor": node.functor, "arity": len(node.args)})  # type: ignore[union-attr]
+        else:
+            stack.append((node, True))
+            stack.extend((arg, False) for arg in reversed(node.args))  # type: ignore[union-attr]
+    return out
+
+
+def _from_postfix(items: list) -> Term:
+    built: list = []
+    for item in items:
+        if type(item) is dict and "arity" in item:
+            count = item["arity"]
+            args = tuple(built[len(built) - count:])
+            del built[len(built) - count:]
+            built.append(Compound(item["functor"], args))
+        else:
+            built.append(from_json(item))
+    if len(built) != 1:
+        raise ValueError("not an encoded term: unbalanced postfix sequence")
+    return built[0]
 
 
 def encode_args(args: tuple) -> str:

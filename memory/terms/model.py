@@ -86,12 +86,20 @@ class Compound:
         return len(self.args)
 
     def __eq__(self, other: object) -> bool:
-        return (
-            type(other) is Compound
-            and other._hash == self._hash  # type: ignore[union-attr]
-            and other.functor == self.functor  # type: ignore[union-attr]
-            and other.args == self.args  # type: ignore[union-attr]
-        )
+        # With an explicit stack: comparing two 10,000-item lists must not recurse 10,000 deep.
+        stack = [(self, other)]
+        while stack:
+            a, b = stack.pop()
+            if a is b:
+                continue
+            if type(a) is Compound:
+                if (type(b) is not Compound or a._hash != b._hash or a.functor != b.functor  # type: ignore[union-attr]
+                        or len(a.args) != len(b.args)):  # type: ignore[union-attr]
+                    return False
+                stack.extend(zip(a.args, b.args))  # type: ignore[union-attr]
+            elif type(a) is not type(b) or a != b:
+                return False
+        return True
 
     def __hash__(self) -> int:
         return self._hash
@@ -117,6 +125,28 @@ def list_items(term: Term) -> tuple[list, Term]:
         items.append(term.args[0])
         term = term.args[1]
     return items, term
+
+
+def map_leaves(term: Term, convert) -> Term:
+    """The term with every non-compound subterm replaced by `convert(subterm)`, rebuilt bottom-up with an
+    explicit stack: a 10,000-item list is a 10,000-deep chain of cells."""
+    if type(term) is not Compound:
+        return convert(term)
+    done: list = []  # finished subterms, in order
+    stack: list = [(term, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if type(node) is not Compound:
+            done.append(convert(node))
+        elif expanded:
+            count = len(node.args)
+            args = tuple(done[len(done) - count:]) if count else ()
+            del done[len(done) - count:]
+            done.append(Compound(node.functor, args))
+        else:
+            stack.append((node, True))
+            stack.extend((arg, False) for arg in reversed(node.args))
+    return done[0]
 
 
 def is_number(term: object) -> bool:

@@ -9,6 +9,8 @@ from .operators import INFIX, PREFIX, infix_argument_limits, prefix_argument_lim
 
 MAX_NESTING = 1000
 _CLOSERS = {")", "]", "}", ",", "|"}
+_ARGUMENT_ENDS = frozenset({",", ")", "]", "|"})
+_NOT_LEAF = object()
 
 
 def _describe(token: Token) -> str:
@@ -66,9 +68,27 @@ class Parser:
 
     # --- terms ---------------------------------------------------------
     def parse(self, max_prec: int, depth: int) -> tuple[Term, int]:
+        """A term of priority at most max_prec. The grammar is recursive, the parser is not: each rule below
+        is a generator that yields `(max_prec, depth)` where it needs a nested term, and this loop keeps the
+        pending ones on a list, so nesting costs a list entry, not a Python stack frame."""
+        pending = [self._term(max_prec, depth)]
+        value = None
+        while True:
+            try:
+                request = pending[-1].send(value)
+            except StopIteration as done:
+                pending.pop()
+                if not pending:
+                    return done.value
+                value = done.value
+                continue
+            pending.append(self._term(*request))
+            value = None
+
+    def _term(self, max_prec: int, depth: int):
         if depth > MAX_NESTING:
             raise self.error(f"term nested more than {MAX_NESTING} levels deep", self.peek())
-        left, left_prec = self.primary(max_prec, depth)
+        left, left_prec = yield from self.primary(max_prec, depth)
         while True:
             token = self.peek()
             if token.kind == "name" and token.value in INFIX:
@@ -84,7 +104,7 @@ class Parser:
             if left_prec > left_max:
                 break
             self.advance()
-            right, _ = self.parse(right_max, depth + 1)
+            right, _ = yield (right_max, depth + 1)
             left = Compound(";" if name == "|" else name, (left, right))
             left_prec = priority
         return left, left_prec
@@ -100,7 +120,7 @@ class Parser:
             return nxt.kind == "punct" and nxt.value == "(" and not nxt.layout_before
         return True
 
-    def primary(self, max_prec: int, depth: int) -> tuple[Term, int]:
+    def primary(self, max_prec: int, depth: int):
         token = self.advance()
         kind = token.kind
         if kind == "int":
@@ -113,17 +133,17 @@ class Parser:
             return String(token.value), 0  # type: ignore[arg-type]
         if kind == "punct":
             if token.value == "(":
-                inner, _ = self.parse(1200, depth + 1)
+                inner, _ = yield (1200, depth + 1)
                 self.expect_punct(")", "to close '('")
                 return inner, 0
             if token.value == "[":
-                return self.list_rest(depth), 0
+                return (yield from self.list_rest(depth)), 0
             if token.value == "{":
                 nxt = self.peek()
                 if nxt.kind == "punct" and nxt.value == "}":
                     self.advance()
-                    return self.after_name("{}", depth)
-                inner, _ = self.parse(1200, depth + 1)
+                    return (yield from self.after_name("{}", depth))
+                inner, _ = yield (1200, depth + 1)
                 self.expect_punct("}", "to close '{'")
                 return Compound("{}", (inner,)), 0
             raise self.error(f"expected a term, found {_describe(token)}", token)
@@ -131,7 +151,7 @@ class Parser:
             name: str = token.value  # type: ignore[assignment]
             nxt = self.peek()
             if nxt.kind == "punct" and nxt.value == "(" and not nxt.layout_before:
-                return self.after_name(name, depth)
+                return (yield from self.after_name(name, depth))
             if kind == "name" and name == "-" and nxt.kind in ("int", "float") and not nxt.layout_before:
                 self.advance()
                 value = nxt.value
@@ -139,7 +159,7 @@ class Parser:
             if kind == "name" and name in PREFIX and self._starts_term(nxt):
                 priority, op_kind = PREFIX[name]
                 priority = min(priority, max_prec) if priority > max_prec else priority
-                operand, _ = self.parse(prefix_argument_limit(priority, op_kind), depth + 1)
+                operand, _ = yield (prefix_argument_limit(priority, op_kind), depth + 1)
                 return Compound(name, (operand,)), priority
             if kind == "name" and (name in INFIX or name in PREFIX):
                 priority = max(INFIX.get(name, (0,))[0], PREFIX.get(name, (0,))[0])
@@ -147,36 +167,69 @@ class Parser:
             return name, 0
         raise self.error(f"expected a term, found {_describe(token)}", token)
 
-    def after_name(self, name: str, depth: int) -> tuple[Term, int]:
+    def _leaf_argument(self, depth: int):
+        """An argument or list item that is one plain token (most are): read it here instead of starting a
+        nested term, which is what makes parsing fast. _NOT_LEAF when anything else follows."""
+        if depth + 1 > MAX_NESTING:
+            return _NOT_LEAF
+        tokens, i = self.tokens, self.i
+        following = tokens[i + 1] if i + 1 < len(tokens) else None
+        if following is None or following.kind != "punct" or following.value not in _ARGUMENT_ENDS:
+            return _NOT_LEAF
+        token = tokens[i]
+        kind = token.kind
+        if kind == "int":
+            value = token.value
+        elif kind == "var":
+            value = self.variable(token.value)  # type: ignore[arg-type]
+        elif kind == "qname" or (kind == "name" and token.value not in INFIX and token.value not in PREFIX):
+            value = token.value
+        elif kind == "float":
+            value = Float(token.value)  # type: ignore[arg-type]
+        elif kind == "string":
+            value = String(token.value)  # type: ignore[arg-type]
+        else:
+            return _NOT_LEAF
+        self.i = i + 1
+        return value
+
+    def _argument(self, depth: int):
+        """One argument (priority 999) of a compound or list."""
+        value = self._leaf_argument(depth)
+        if value is _NOT_LEAF:
+            value = (yield (999, depth + 1))[0]
+        return value
+
+    def after_name(self, name: str, depth: int):
         """A name already read; read `(args)` if they follow directly."""
         nxt = self.peek()
         if not (nxt.kind == "punct" and nxt.value == "(" and not nxt.layout_before):
             return name, 0
         self.advance()
-        args = [self.parse(999, depth + 1)[0]]
+        args = [(yield from self._argument(depth))]
         while True:
             token = self.advance()
             if token.kind == "punct" and token.value == ",":
-                args.append(self.parse(999, depth + 1)[0])
+                args.append((yield from self._argument(depth)))
             elif token.kind == "punct" and token.value == ")":
                 return Compound(name, tuple(args)), 0
             else:
                 raise self.error(f"expected ',' or ')' in the arguments of {name}, found {_describe(token)}", token)
 
-    def list_rest(self, depth: int) -> Term:
+    def list_rest(self, depth: int):
         nxt = self.peek()
         if nxt.kind == "punct" and nxt.value == "]":
             self.advance()
-            term, _ = self.after_name(NIL, depth)
+            term, _ = yield from self.after_name(NIL, depth)
             return term
-        items = [self.parse(999, depth + 1)[0]]
+        items = [(yield from self._argument(depth))]
         tail: Term = NIL
         while True:
             token = self.advance()
             if token.kind == "punct" and token.value == ",":
-                items.append(self.parse(999, depth + 1)[0])
+                items.append((yield from self._argument(depth)))
             elif token.kind == "punct" and token.value == "|":
-                tail = self.parse(999, depth + 1)[0]
+                tail = yield from self._argument(depth)
                 self.expect_punct("]", "to close the list")
                 break
             elif token.kind == "punct" and token.value == "]":
@@ -196,11 +249,15 @@ class Parser:
 
 
 def parse_term(text: str) -> Term:
-    """Parse exactly one term; a final `.` is optional."""
+    """Parse exactly one term; a final `.` is optional. Anything after it is a syntax error (never dropped)."""
     parser = Parser(text)
     if parser.at_end():
         raise parser.error("expected a term, found end of input", parser.peek())
-    return parser.clause(require_end=False)
+    term = parser.clause(require_end=False)
+    if not parser.at_end():
+        token = parser.peek()
+        raise parser.error(f"expected one term, found more text after it: {_describe(token)}", token)
+    return term
 
 
 def parse_clauses(text: str) -> list[Term]:

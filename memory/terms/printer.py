@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .lexer import SYMBOL_CHARS
-from .model import LIST_FUNCTOR, NIL, Compound, Float, String, Term, Var, variables
+from .model import LIST_FUNCTOR, NIL, Compound, Float, String, Term, Var, list_items, variables
 from .operators import ALL_OPERATORS, INFIX, PREFIX, infix_argument_limits, prefix_argument_limit
 
 _SOLO_ATOMS = frozenset({"[]", "{}", "!", ";"})
@@ -63,6 +63,28 @@ def format_term(term: Term) -> str:
 
 
 def _fmt(term: Term, max_prec: int, operand: bool, shared: set = frozenset()) -> str:  # type: ignore[assignment]
+    """Post-order with an explicit stack: a compound's text is joined once its arguments' texts are done, so
+    a term nested thousands deep (the engine can build one) prints without recursion."""
+    done: list[str] = []
+    stack: list = [(term, max_prec, operand, None)]
+    while stack:
+        node, prec, is_operand, join = stack.pop()
+        if join is not None:  # all of node's parts are formatted: combine them
+            count = join[0]
+            parts = done[len(done) - count:] if count else []
+            del done[len(done) - count:]
+            done.append(join[1](parts))
+            continue
+        if type(node) is not Compound:
+            done.append(_fmt_leaf(node, is_operand, shared))
+            continue
+        parts, combine = _compound_layout(node, prec)  # type: ignore[arg-type]
+        stack.append((node, prec, is_operand, (len(parts), combine)))
+        stack.extend((part, part_prec, part_operand, None) for part, part_prec, part_operand in reversed(parts))
+    return done[0]
+
+
+def _fmt_leaf(term: Term, operand: bool, shared: set) -> str:
     kind = type(term)
     if kind is str:
         text = format_atom(term)  # type: ignore[arg-type]
@@ -82,38 +104,43 @@ def _fmt(term: Term, max_prec: int, operand: bool, shared: set = frozenset()) ->
             # An anonymous variable that occurs twice must keep its identity in the text.
             return f"_G{term.serial}" if term in shared else "_"  # type: ignore[union-attr]
         return term.name if not term.serial else f"{term.name}_{term.serial}"  # type: ignore[union-attr]
-    if kind is Compound:
-        return _fmt_compound(term, max_prec, shared)  # type: ignore[arg-type]
     raise TypeError(f"not a term: {term!r}")
 
 
-def _fmt_compound(term: Compound, max_prec: int, shared: set) -> str:
+def _compound_layout(term: Compound, max_prec: int):
+    """The parts of a compound's text, each (subterm, max priority, is an operand), and how to join their texts."""
     functor, args = term.functor, term.args
     if functor == LIST_FUNCTOR and len(args) == 2:
-        items = []
-        while type(term) is Compound and term.functor == LIST_FUNCTOR and len(term.args) == 2:
-            items.append(_fmt(term.args[0], 999, False, shared))
-            term = term.args[1]  # type: ignore[assignment]
-        body = ", ".join(items)
-        if term != NIL:
-            body += "|" + _fmt(term, 999, False, shared)
-        return "[" + body + "]"
+        items, tail = list_items(term)
+        parts = [(item, 999, False) for item in items]
+        if tail != NIL:
+            parts.append((tail, 999, False))
+
+            def join_list(texts: list[str]) -> str:
+                return "[" + ", ".join(texts[:-1]) + "|" + texts[-1] + "]"
+            return parts, join_list
+        return parts, lambda texts: "[" + ", ".join(texts) + "]"
     if functor == "{}" and len(args) == 1:
-        return "{" + _fmt(args[0], 1200, False, shared) + "}"
+        return [(args[0], 1200, False)], lambda texts: "{" + texts[0] + "}"
     if len(args) == 2 and functor in INFIX and functor != "|":
         priority, kind = INFIX[functor]
         left_max, right_max = infix_argument_limits(priority, kind)
-        left = _fmt(args[0], left_max, True, shared)
-        right = _fmt(args[1], right_max, True, shared)
-        if functor == ",":
-            text = f"{left}, {right}"
-        elif functor == ":" and left[-1] not in SYMBOL_CHARS and right[0] not in SYMBOL_CHARS:
-            text = f"{left}:{right}"
-        else:
-            text = f"{left} {functor} {right}"
-        return f"({text})" if priority > max_prec else text
+
+        def join_infix(texts: list[str]) -> str:
+            left, right = texts
+            if functor == ",":
+                text = f"{left}, {right}"
+            elif functor == ":" and left[-1] not in SYMBOL_CHARS and right[0] not in SYMBOL_CHARS:
+                text = f"{left}:{right}"
+            else:
+                text = f"{left} {functor} {right}"
+            return f"({text})" if priority > max_prec else text
+        return [(args[0], left_max, True), (args[1], right_max, True)], join_infix
     if len(args) == 1 and functor in PREFIX and not (functor in ("-", "+") and type(args[0]) in (int, Float)):
         priority, kind = PREFIX[functor]
-        text = f"{functor} {_fmt(args[0], prefix_argument_limit(priority, kind), True, shared)}"
-        return f"({text})" if priority > max_prec else text
-    return format_atom(functor) + "(" + ", ".join(_fmt(a, 999, False, shared) for a in args) + ")"
+
+        def join_prefix(texts: list[str]) -> str:
+            text = f"{functor} {texts[0]}"
+            return f"({text})" if priority > max_prec else text
+        return [(args[0], prefix_argument_limit(priority, kind), True)], join_prefix
+    return [(a, 999, False) for a in args], lambda texts: format_atom(functor) + "(" + ", ".join(texts) + ")"

@@ -13,6 +13,7 @@ from .schemas import STRING, obj, out
     input_schema=obj({"message": {"type": "string", "maxLength": 65536, "description": "The message to echo"}},
                      ["message"]),
     output_schema=out({"message": STRING}),
+    capability=None,
     annotations=Annotations(read_only=True),
 )
 def echo(api, message: str) -> ToolResult:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..sources.context import READ, WRITE_KNOWLEDGE
 from .registry import Annotations, ToolResult, tool
 from .schemas import name_arg, BOOLEAN, STRING, STRINGS, compact_json, memory_arg, obj, out, text
 
@@ -22,6 +23,7 @@ RETRACTION = {"memory": STRING, "assumptions": STRINGS, "removed": STRINGS, "kep
         "memory": memory_arg(),
     }, ["fact", "assumption"]),
     output_schema=out({"fact": STRING, "assumption": STRING, "memory": STRING, "created": BOOLEAN, "added": BOOLEAN}),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def assume_fact(api, fact: str, assumption: str, **kw) -> ToolResult:
@@ -41,6 +43,7 @@ def assume_fact(api, fact: str, assumption: str, **kw) -> ToolResult:
                      ["fact"]),
     output_schema=out({"status": {"enum": ["in", "out"]}, "justifications": STRINGS, "source": STRING,
                        "fact": STRING, "memory": STRING, "supports": STRINGS, "derived": BOOLEAN}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def get_belief_status(api, fact: str, **kw) -> ToolResult:
@@ -57,6 +60,7 @@ def get_belief_status(api, fact: str, **kw) -> ToolResult:
         "memory": memory_arg(),
     }, ["assumption"]),
     output_schema=out({"assumption": STRING, "memory": STRING, "facts": STRINGS}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def get_justification(api, assumption: str, **kw) -> ToolResult:
@@ -70,6 +74,7 @@ def get_justification(api, assumption: str, **kw) -> ToolResult:
     description="The assumptions that currently support at least one fact, each once, oldest first.",
     input_schema=obj({"memory": memory_arg()}),
     output_schema=out({"assumptions": STRINGS, "memory": STRING}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def list_assumptions(api, **kw) -> ToolResult:
@@ -93,6 +98,7 @@ def _retraction(result) -> dict:
         "memory": memory_arg(),
     }, ["assumption"]),
     output_schema=out(RETRACTION),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def retract_assumption(api, assumption: str, **kw) -> ToolResult:
@@ -111,6 +117,7 @@ def retract_assumption(api, assumption: str, **kw) -> ToolResult:
         "memory": memory_arg(),
     }, ["pattern"]),
     output_schema=out({"pattern": STRING, **RETRACTION}),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def retract_assumptions(api, pattern: str, **kw) -> ToolResult:

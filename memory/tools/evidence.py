@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from ..evidence.observations import (FIRST_SECOND, LAST_SECOND, MAX_ENTITY_CHARS, MAX_LABEL_CHARS, MAX_MEMBERS,
                                      MAX_RETRACT, TAG)
+from ..evidence.detect import SENSITIVITY_RANGE
 from ..evidence.recall import MAX_QUERY_CHARS, MAX_TOP_K
 from ..evidence.verify import MAX_ANSWER_CHARS
+from ..sources.context import READ, WRITE_OBSERVATIONS
 from .registry import Annotations, ToolResult, tool
 from .schemas import BOOLEAN, INTEGER, ROWS, STRING, STRINGS, compact_json, integer, memory_arg, name_arg, obj, out, text
 
@@ -34,7 +36,7 @@ def _top_k(default: int) -> dict:
         "members": {"type": "array", "minItems": 1, "maxItems": MAX_MEMBERS,
                     "items": {"type": "string", "minLength": 1, "maxLength": MAX_ENTITY_CHARS},
                     "description": "Entity names to link, e.g. [\"account:admin\", \"host:db01\"]"},
-        "event_ts": {"type": ["integer", "null"], "minimum": FIRST_SECOND, "maximum": LAST_SECOND,
+        "event_ts": {"type": "integer", "minimum": FIRST_SECOND, "maximum": LAST_SECOND,
                      "description": "Epoch seconds of the event (default now)"},
         "weight": {"type": "number", "exclusiveMinimum": 0, "maximum": 1,
                    "description": "Strength of the observation in (0, 1] (default 1.0)"},
@@ -43,6 +45,7 @@ def _top_k(default: int) -> dict:
     output_schema=out({"stored": BOOLEAN, "table": STRING, "id": INTEGER, "hedge_tag": STRING, "event_ts": INTEGER,
                        "formation": STRING, "structural_formation": STRING, "weight": NUMBER, "members": STRINGS,
                        "member_ids": {"type": "array", "items": INTEGER}, "source": STRING}),
+    capability=WRITE_OBSERVATIONS,
     annotations=Annotations(read_only=False, destructive=False, idempotent=False),
 )
 def remember(api, members: list, **kw) -> ToolResult:
@@ -65,6 +68,7 @@ def remember(api, members: list, **kw) -> ToolResult:
         "reason": text("Why (kept with the observation)", 4096),
     }, ["hedge_tags"]),
     output_schema=out({"retracted": STRINGS, "already_retracted": STRINGS}),
+    capability=WRITE_OBSERVATIONS,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def forget_observation(api, hedge_tags: list, **kw) -> ToolResult:
@@ -80,12 +84,17 @@ def forget_observation(api, hedge_tags: list, **kw) -> ToolResult:
         "Deterministically retrieve the observations most relevant to a query, without any model: entities "
         "(type:id tokens, known names, type words like 'drones') and a time window ('last 3 days', 'since "
         "2026-01-01', 'between … and …', 'yesterday', ISO dates, epoch seconds) are parsed out relative to now; "
-        "edges are ranked by member overlap, weight and recency (ties by id). Returns what was parsed and each "
-        "edge with its stable hedge_tag."
+        "edges are ranked by member overlap, weight and recency (ties by id). 'in May 2026', 'during 2025' "
+        "name a month or year; since/after never reach past now; an impossible date or a negative duration is "
+        "an error. Returns what was parsed (parsed.unparsed: the words that had no effect) and each edge with "
+        "its stable hedge_tag."
     ),
     input_schema=obj({"query": QUERY, "top_k": _top_k(20), "now": NOW}),
-    output_schema=out({"query": STRING, "now": INTEGER, "parsed": {"type": "object"}, "count": INTEGER,
+    output_schema=out({"query": STRING, "now": INTEGER, "parsed": {"type": "object", "properties": {
+        "entities": STRINGS, "unknown_entities": STRINGS, "types": STRINGS, "unparsed": STRINGS},
+        "required": ["entities", "unknown_entities", "types", "unparsed"]}, "count": INTEGER,
                        "edges": ROWS, "abstained": BOOLEAN}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def recall(api, **kw) -> ToolResult:
@@ -109,6 +118,7 @@ def recall(api, **kw) -> ToolResult:
     input_schema=obj({"query": QUERY, "top_k": _top_k(40), "memory": memory_arg(), "now": NOW}),
     output_schema=out({"derived": ROWS, "rules_fired": STRINGS, "iterations": INTEGER, "timed_out": BOOLEAN,
                        "edges_considered": INTEGER}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def reason(api, **kw) -> ToolResult:
@@ -129,6 +139,7 @@ def reason(api, **kw) -> ToolResult:
     input_schema=obj({"query": QUERY, "goal_pred": name_arg("Only prove conclusions of this predicate"),
                       "top_k": _top_k(40), "memory": memory_arg(), "now": NOW}),
     output_schema=out({"count": INTEGER, "derived_count": INTEGER, "edges_considered": INTEGER, "proofs": ROWS}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def prove(api, **kw) -> ToolResult:
@@ -143,11 +154,14 @@ def prove(api, **kw) -> ToolResult:
     "verify",
     title="Verify an answer",
     description=(
-        "Gate an answer against evidence: split it into sentences, keep every non-factual one, and keep a "
-        "factual one only if it cites an allowed tag (HEDGE-n, RULE-n, STEP-n from this query's recall and "
-        "proofs) and the entities, numbers, dates and times it names appear in the cited evidence. Returns "
-        "the sanitized answer, outcome (supported, stripped, abstained), coverage and what was stripped and "
-        "why. require_proof abstains when nothing is proved and allows only tags from proofs."
+        "Gate an answer against evidence: split it into sentences and list items; keep a sentence that makes "
+        "no claim at all, and keep a factual one only if it cites an allowed tag (HEDGE-n, RULE-n, STEP-n from "
+        "this query's recall and proofs) and what it asserts is carried by the cited evidence: its entities "
+        "and types, numbers (percentages, counts, durations), dates and times, and relation words (the cited "
+        "observation's formation or the proved conclusion's predicate and rule names); negation, ordering "
+        "and words outside that vocabulary are stripped. Returns the sanitized answer, outcome (supported, "
+        "stripped, abstained), coverage and each stripped sentence with its reason. require_proof abstains "
+        "when nothing is proved and allows only tags from proofs."
     ),
     input_schema=obj({
         "answer": text("The answer to gate", MAX_ANSWER_CHARS),
@@ -162,6 +176,7 @@ def prove(api, **kw) -> ToolResult:
                        "abstained": BOOLEAN, "coverage": NUMBER, "supported_count": INTEGER,
                        "stripped_count": INTEGER, "stripped": ROWS, "answer": STRING, "allowed_tags": STRINGS,
                        "proved": BOOLEAN, "derived_count": INTEGER}),
+    capability=READ,
     annotations=Annotations(read_only=True),
     stdin_argument="answer",
 )
@@ -176,17 +191,29 @@ def verify(api, answer: str, **kw) -> ToolResult:
     title="Detect patterns",
     description=(
         "Scan all observations for hubs, bursts, dense clusters, fan-out, convergence on a quiet entity and "
-        "spectral outliers; full_scan adds "
-        "lateral movement (time-ordered host-to-host chains) and beaconing (regular intervals). Each finding "
-        "names its pattern, score, nodes and the hedge_tags behind it; summary.risk_score = 1 − Π(1 − "
-        "weight·score) over the findings."
+        "spectral outliers against per-type baselines that hold on heavy-tailed (Zipf-like) activity; full_scan "
+        "adds lateral movement (time-ordered host-to-host chains) and beaconing (regular intervals). window "
+        "limits the scan to a time phrase ('last 7 days', 'in May 2026'); sensitivity scales the thresholds "
+        "(above 1 finds more). Each finding names its pattern, score, nodes and the hedge_tags behind it; "
+        "summary.risk_score = 1 − Π(1 − weight·score) over the findings."
     ),
-    input_schema=obj({"full_scan": {"type": "boolean", "description": "Also run the heavier detectors"}}),
-    output_schema=out({"findings": ROWS, "summary": {"type": "object"}}),
+    input_schema=obj({"full_scan": {"type": "boolean", "description": "Also run the heavier detectors"},
+                      "window": {"type": "string", "minLength": 1, "maxLength": 256,
+                                 "description": "Only observations in this time window, e.g. 'last 7 days', "
+                                                "'between 2026-05-01 and 2026-05-08' (default: all)"},
+                      "sensitivity": {"type": "number", "minimum": SENSITIVITY_RANGE[0],
+                                      "maximum": SENSITIVITY_RANGE[1],
+                                      "description": "Divides the z thresholds and required excesses (default 1)"},
+                      "now": NOW}),
+    output_schema=out({"findings": ROWS, "summary": {"type": "object", "properties": {
+        "risk_score": NUMBER, "findings": INTEGER, "edges_scanned": INTEGER, "sensitivity": NUMBER,
+        "window": {"type": "object", "description": "The window scanned, when one was given"}},
+        "required": ["risk_score", "findings", "edges_scanned", "sensitivity"]}}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def detect(api, **kw) -> ToolResult:
-    result = api.detect(kw.get("full_scan", False))
+    result = api.detect(kw.get("full_scan", False), kw.get("window"), kw.get("sensitivity"), kw.get("now"))
     lines = [f"{f['pattern']} {f['score']:g}: {', '.join(f['nodes']) or '(all)'} [{', '.join(f['hedge_tags'][:5])}"
              f"{', …' if f['edge_count'] > 5 else ''}]" for f in result["findings"]]
     lines.append(f"risk_score {result['summary']['risk_score']:g} ({len(result['findings'])} finding(s))")

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from ..sources.context import ADMIN, READ, WRITE_KNOWLEDGE
+from ..datalog.proofs import flatten_tree, map_tree
 from .registry import Annotations, ToolResult, tool
-from .schemas import compact_json, name_arg, BOOLEAN, INTEGER, NULLABLE_INTEGER, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
+from .schemas import compact_json, name_arg, BOOLEAN, INTEGER, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
 
 MAX_LIMIT = 10_000
 MAX_OFFSET = 2 ** 62  # SQLite integers are 64-bit
 DEFAULT_QUERY_LIMIT = 1_000  # bounded by default; total and truncated say what was left out
+# One node of explain_why's flat proof_nodes list.
+PROOF_NODE = {"type": "object", "required": ["goal", "rule_applied", "kind", "children"], "properties": {
+    "goal": STRING, "rule_applied": STRING, "kind": STRING, "children": {"type": "array", "items": INTEGER},
+    "supports": STRINGS, "truncated": BOOLEAN, "rule_id": INTEGER, "memory": STRING, "memories": ROWS}}
 
 
 @tool(
@@ -20,6 +26,7 @@ DEFAULT_QUERY_LIMIT = 1_000  # bounded by default; total and truncated say what 
     input_schema=obj({"fact": text('A Prolog fact to assert (e.g. "human(socrates)")'), "memory": memory_arg()},
                      ["fact"]),
     output_schema=out({"fact": STRING, "memory": STRING, "created": BOOLEAN, "supports": STRINGS}),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def remember_fact(api, fact: str, **kw) -> ToolResult:
@@ -46,7 +53,8 @@ def remember_fact(api, fact: str, **kw) -> ToolResult:
                        "description": "Confidence in (0, 1] that reason multiplies in (default 1)"},
     }, ["head", "body"]),
     output_schema=out({"rule": STRING, "memory": STRING, "created": BOOLEAN, "rule_id": INTEGER,
-                       "name": {"type": ["string", "null"]}, "confidence": {"type": "number"}}),
+                       "name": STRING, "confidence": {"type": "number"}}, optional=("name",)),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def define_rule(api, head: str, body: str, **kw) -> ToolResult:
@@ -66,6 +74,7 @@ def define_rule(api, head: str, body: str, **kw) -> ToolResult:
     ),
     input_schema=obj({"fact": text('The fact to forget (e.g. "human(socrates)")'), "memory": memory_arg()}, ["fact"]),
     output_schema=out({"fact": STRING, "memory": STRING, "removed": BOOLEAN, "remaining_supports": STRINGS}),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def forget_fact(api, fact: str, **kw) -> ToolResult:
@@ -98,8 +107,9 @@ def forget_fact(api, fact: str, **kw) -> ToolResult:
     }, ["goal"]),
     output_schema=out({
         "goal": STRING, "memory": STRING, "variables": STRINGS, "bindings": ROWS, "values": ROWS,
-        "total": INTEGER, "truncated": BOOLEAN, "limit": NULLABLE_INTEGER, "offset": INTEGER,
-    }),
+        "total": INTEGER, "truncated": BOOLEAN, "limit": INTEGER, "offset": INTEGER,
+    }, optional=("limit",)),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def query_logic(api, goal: str, **kw) -> ToolResult:
@@ -123,9 +133,11 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
         "Return the proof tree of a ground fact: each node has goal, rule_applied (\"fact\" for stored "
         "facts, the rule text for derived ones, or builtin/negation/aggregate) and children. Proofs end "
         "in stored facts and are finite even for recursive rules. proven is false when no proof exists. "
-        "The structured result adds detailed_tree: the same tree with each node's kind, the rule id, and "
-        "the supports of every stored fact (asserted, assumption:<name>, source:<memory id>, ...); a fact "
-        "projected from a source memory also lists that memory with its exact text under memories."
+        "Each stored fact's leaf also names its supports (asserted, assumption:<name>, source:<memory id>, "
+        "observation supports). The structured result has proof_nodes: the same proof as a flat list (root "
+        "first, children as indexes into the list, so a proof of any depth stays shallow JSON) with each "
+        "node's kind, the rule id and supports; a fact projected from a source memory also lists that "
+        "memory with its exact text under memories."
     ),
     input_schema=obj({
         "fact": text('The Prolog term to explain (e.g. "risky(deploy_v3)")'),
@@ -133,13 +145,29 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
         "memory": memory_arg(),
     }, ["fact"]),
     output_schema=out({"fact": STRING, "memory": STRING, "proven": BOOLEAN,
-                       "proof_tree": {"type": ["object", "null"]}, "detailed_tree": {"type": ["object", "null"]}}),
+                       "proof_nodes": {"type": "array", "items": PROOF_NODE}}, optional=("proof_nodes",)),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def explain_why(api, fact: str, **kw) -> ToolResult:
     result = api.explain_why(fact, kw.get("max_depth"), kw.get("memory"))
-    body = {"fact": result.fact, "proven": result.proven, "proof_tree": result.proof_tree}
-    return ToolResult(compact_json(body), {**body, "memory": result.memory, "detailed_tree": result.detailed_tree})
+    tree = None if result.detailed_tree is None else map_tree(result.detailed_tree, _text_node, lambda n: n["children"])
+    text = compact_json({"fact": result.fact, "proven": result.proven, "proof_tree": tree})
+    nodes = None if result.detailed_tree is None else flatten_tree(result.detailed_tree)
+    return ToolResult(text, {"fact": result.fact, "memory": result.memory, "proven": result.proven,
+                             "proof_nodes": nodes})
+
+
+def _text_node(node: dict) -> dict:
+    """The reference's node (goal, rule_applied, children), plus the supports of a stored fact: the text is what
+    most hosts show the model, so it must say what each leaf rests on."""
+    out = {"goal": node["goal"], "rule_applied": node["rule_applied"], "children": []}
+    if node.get("truncated"):
+        out["truncated"] = True
+    if "supports" in node:
+        out["supports"] = node["supports"]
+    return out
+
 
 
 def _page(page) -> dict:
@@ -162,6 +190,7 @@ PAGE_SCHEMA = {"items": ROWS, "total": INTEGER, "limit": INTEGER, "offset": INTE
         "offset": integer("Facts to skip (default 0)", 0, MAX_OFFSET),
     }),
     output_schema=out(PAGE_SCHEMA),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def list_facts(api, **kw) -> ToolResult:
@@ -182,6 +211,7 @@ def list_facts(api, **kw) -> ToolResult:
         "offset": integer("Rules to skip (default 0)", 0, MAX_OFFSET),
     }),
     output_schema=out(PAGE_SCHEMA),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def list_rules(api, **kw) -> ToolResult:
@@ -202,6 +232,7 @@ def list_rules(api, **kw) -> ToolResult:
     ),
     input_schema=obj({"memory": memory_arg()}),
     output_schema=out({"memory": STRING, "generation": INTEGER, "tuples": INTEGER, "seconds": {"type": "number"}}),
+    capability=ADMIN,
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def materialize(api, **kw) -> ToolResult:
@@ -237,6 +268,7 @@ def _kept_note(result) -> str:
         "memory": memory_arg(),
     }, ["category"]),
     output_schema=out({"pattern": STRING, **EDIT_SCHEMA}),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def clear_context(api, category: str, **kw) -> ToolResult:
@@ -249,8 +281,10 @@ def clear_context(api, category: str, **kw) -> ToolResult:
     "update_fact",
     title="Update fact",
     description=(
-        "Atomically replace an asserted fact with another in one transaction. Fails, changing nothing, "
-        "when old_fact is not asserted."
+        "Atomically replace a stored fact with another in one transaction: like forget_fact, it removes the "
+        "old fact's asserted support (a fact also believed through an assumption or a source memory stays "
+        "believed and is listed under kept), then asserts the new one. Fails, changing nothing, when "
+        "old_fact is not stored."
     ),
     input_schema=obj({
         "old_fact": text('The fact to replace (e.g. "server(alpha, \\"1.0\\")")'),
@@ -258,11 +292,12 @@ def clear_context(api, category: str, **kw) -> ToolResult:
         "memory": memory_arg(),
     }, ["old_fact", "new_fact"]),
     output_schema=out({"old_fact": STRING, "new_fact": STRING, **EDIT_SCHEMA}),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=False),
 )
 def update_fact(api, old_fact: str, new_fact: str, **kw) -> ToolResult:
     result = api.update_fact(old_fact, new_fact, kw.get("memory"))
-    return ToolResult(f"Updated: {old_fact.strip()} -> {new_fact.strip()}",
+    return ToolResult(f"Updated: {old_fact.strip()} -> {new_fact.strip()}{_kept_note(result)}",
                       {"old_fact": old_fact.strip(), "new_fact": result.added, **_edit(result)})
 
 
@@ -277,6 +312,7 @@ def update_fact(api, old_fact: str, new_fact: str, **kw) -> ToolResult:
     input_schema=obj({"fact": text('The fact to upsert (e.g. "deploy(prod, v2)")'), "memory": memory_arg()},
                      ["fact"]),
     output_schema=out({"fact": STRING, "created": BOOLEAN, **EDIT_SCHEMA}),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def upsert_fact(api, fact: str, **kw) -> ToolResult:
@@ -297,6 +333,7 @@ def upsert_fact(api, fact: str, **kw) -> ToolResult:
         "memory": memory_arg(),
     }, ["start_node"]),
     output_schema=out({"start_node": STRING, "memory": STRING, "nodes": {"type": "array"}, "total": INTEGER}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def trace_dependency(api, start_node: str, **kw) -> ToolResult:
@@ -318,6 +355,7 @@ def trace_dependency(api, start_node: str, **kw) -> ToolResult:
     }),
     output_schema=out({"violations": {"type": "array"}, "memory": STRING, "checked": STRINGS, "details": ROWS,
                        "total": INTEGER}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def verify_consistency(api, **kw) -> ToolResult:

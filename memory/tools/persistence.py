@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from ..sources.context import ADMIN, READ, WRITE_KNOWLEDGE
 from .registry import Annotations, ToolResult, tool
-from .schemas import name_arg, BOOLEAN, INTEGER, ROWS, STRING, memory_arg, obj, out
+from .schemas import name_arg, BOOLEAN, INTEGER, OBJECT, ROWS, STRING, memory_arg, obj, out
 
 COUNTS = {"facts": INTEGER, "rules": INTEGER, "assumptions": INTEGER}
 
@@ -18,6 +19,7 @@ COUNTS = {"facts": INTEGER, "rules": INTEGER, "assumptions": INTEGER}
     input_schema=obj({"name": name_arg('A name for the snapshot (e.g. "before_refactor")'),
                       "memory": memory_arg()}, ["name"]),
     output_schema=out({"name": STRING, "memory": STRING, "replaced": BOOLEAN, **COUNTS}),
+    capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def save_snapshot(api, name: str, **kw) -> ToolResult:
@@ -36,6 +38,7 @@ def save_snapshot(api, name: str, **kw) -> ToolResult:
     input_schema=obj({"name": name_arg('The snapshot to restore (e.g. "before_refactor")'),
                       "memory": memory_arg()}, ["name"]),
     output_schema=out({"name": STRING, "memory": STRING, **COUNTS}),
+    capability=ADMIN,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def restore_snapshot(api, name: str, **kw) -> ToolResult:
@@ -49,6 +52,7 @@ def restore_snapshot(api, name: str, **kw) -> ToolResult:
     description="The segment's snapshots, oldest first, with creation times and sizes.",
     input_schema=obj({"memory": memory_arg()}),
     output_schema=out({"memory": STRING, "snapshots": ROWS}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def list_snapshots(api, **kw) -> ToolResult:
@@ -60,7 +64,8 @@ def list_snapshots(api, **kw) -> ToolResult:
     "get_persistence_status",
     title="Persistence status",
     description=(
-        "Health of the database: status (active, or degraded when the file is not writable), path, journal "
+        "Health of the database: status (active, or degraded when the file or its folder cannot be written now, "
+        "with the problem), path, journal "
         "mode, WAL size, schema version, last snapshot, a passive WAL checkpoint run now (last_checkpoint), "
         "and the last integrity check (check_integrity runs one now)."
     ),
@@ -68,8 +73,10 @@ def list_snapshots(api, **kw) -> ToolResult:
                                           "description": "Run PRAGMA quick_check now and record it (default: false)"}}),
     output_schema=out({"status": STRING, "database": STRING, "directory": STRING, "journal_mode": STRING,
                        "synchronous": STRING, "wal_bytes": INTEGER, "schema_version": INTEGER,
-                       "last_snapshot": {"type": ["object", "null"]}, "last_checkpoint": {"type": ["object", "null"]},
-                       "integrity": {"type": ["object", "null"]}}),
+                       "last_snapshot": OBJECT, "last_checkpoint": OBJECT, "integrity": OBJECT, "problem": STRING},
+                      optional=("last_snapshot", "last_checkpoint", "integrity", "problem")),
+    capability=READ,
+    argument_capabilities={"check_integrity": {True: ADMIN}},
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def get_persistence_status(api, **kw) -> ToolResult:
@@ -77,4 +84,6 @@ def get_persistence_status(api, **kw) -> ToolResult:
     last = result["last_snapshot"]["name"] if result["last_snapshot"] else "none"
     text = (f"status: {result['status']}\ndir: {result['directory']}\nlast_snapshot: {last}\n"
             f"journal_size: {result['wal_bytes']} bytes")
+    if result.get("problem"):
+        text += f"\nproblem: {result['problem']}"
     return ToolResult(text, result)

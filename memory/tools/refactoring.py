@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from ..sources.context import ADMIN, READ
 from .registry import Annotations, ToolResult, tool
 from .schemas import compact_json, BOOLEAN, INTEGER, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
 
@@ -23,6 +24,7 @@ MEMORY_OR_ALL = {
     ),
     input_schema=obj({"memory": memory_arg()}),
     output_schema=out({"memory": STRING, "predicates": ROWS, "total": INTEGER}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def get_knowledge_schema(api, **kw) -> ToolResult:
@@ -38,9 +40,10 @@ def get_knowledge_schema(api, **kw) -> ToolResult:
         "snapshots, persistence health and mounted segments. The JSON never exceeds 64 KiB: samples are "
         "halved, then predicates dropped from the end, and truncated says so."
     ),
-    input_schema=obj({"sample_size": integer("Number of sample clauses per predicate (default: 2, max: 50)", 0, 50)}),
+    input_schema=obj({"sample_size": integer("Number of sample clauses per predicate (default: 2, max: 50; values outside 0..50 are clamped, as the reference does)")}),
     output_schema=out({"predicates": ROWS, "assumptions": {"type": "object"}, "snapshots": {"type": "object"},
                        "persistence": {"type": "object"}, "mounts": {"type": "object"}, "truncated": BOOLEAN}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def get_kb_overview(api, **kw) -> ToolResult:
@@ -65,6 +68,7 @@ def get_kb_overview(api, **kw) -> ToolResult:
     }, ["functor"]),
     output_schema=out({"target": STRING, "memory": STRING, "rules": ROWS, "direct_facts_count": INTEGER,
                        "facts_referenced_in_assumptions": ROWS, "cross_memory_refs": ROWS}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def find_predicate_references(api, functor: str, **kw) -> ToolResult:
@@ -101,6 +105,7 @@ REPORT_KEYS = ("renamed_facts", "rewritten_rule_bodies", "affected_rule_ids", "c
         "cross_memory_impact": {"type": "object"}, "is_error": BOOLEAN, "renamed_rule_heads": STRINGS,
         "old_functor": STRING, "new_functor": STRING, "arity": INTEGER, "memory": STRING, "dry_run": BOOLEAN,
     }),
+    capability=ADMIN,
     annotations=Annotations(read_only=False, destructive=True, idempotent=False),
 )
 def rename_predicate(api, old_functor: str, new_functor: str, **kw) -> ToolResult:

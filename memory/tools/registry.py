@@ -11,7 +11,7 @@ from ..errors import DatalogMemoryError, InvalidArguments
 
 
 class ArgumentsRejected(InvalidArguments):
-    """Arguments that fail the tool's input schema (a protocol-level error on MCP: -32602)."""
+    """Arguments that fail the tool's input schema (a tool error the model can correct, as any other)."""
 
 
 class UnknownTool(DatalogMemoryError):
@@ -53,6 +53,12 @@ class Tool:
     annotations: Annotations
     handler: Callable[..., ToolResult]
     stdin_argument: str | None = None  # on the CLI, this argument given as "-" is read from standard input
+    # The capability every call needs (None: none), checked before the handler runs; see memory/sources/context.py.
+    capability: str | None = None
+    # Further capabilities some argument values need: {argument: {value: capability}}.
+    argument_capabilities: dict[str, dict[Any, str]] = field(default_factory=dict)
+    # What the handler checks itself because it depends on stored data (the namespace of a memory, ...).
+    capability_note: str = ""
     _validator: Draft202012Validator | None = field(default=None, repr=False)
 
     @property
@@ -68,11 +74,21 @@ class Tool:
             raise ArgumentsRejected(f"Invalid arguments for tool {self.name}: arguments must be an object")
         errors = sorted(self.validator.iter_errors(arguments), key=lambda e: list(e.path))
         if errors:
-            details = [_describe(e) for e in errors]
+            details = [_describe(e, self.input_schema) for e in errors]
             raise ArgumentsRejected(f"Invalid arguments for tool {self.name}: {'; '.join(details)}",
                                     tool=self.name, errors=details)
         return {name: _as_declared(self.input_schema["properties"].get(name, {}), value)
                 for name, value in arguments.items()}
+
+    def required_capabilities(self, arguments: dict[str, Any]) -> list[str]:
+        """What a call with these (checked) arguments needs before anything is read or written."""
+        needed = [self.capability] if self.capability else []
+        for argument, by_value in self.argument_capabilities.items():
+            value = arguments.get(argument)
+            extra = by_value.get(value) if isinstance(value, (str, bool, int)) else None
+            if extra and extra not in needed:
+                needed.append(extra)
+        return needed
 
 
 def _as_declared(schema: dict, value: Any) -> Any:
@@ -84,9 +100,15 @@ def _as_declared(schema: dict, value: Any) -> Any:
     return value
 
 
-def _describe(error) -> str:
+def _describe(error, schema: dict) -> str:
+    """One schema failure, worded so the caller knows what to change."""
     where = ".".join(str(p) for p in error.path)
     message = error.message
+    if error.validator == "maxLength" and isinstance(error.instance, str):
+        message = f"too long ({len(error.instance)} characters; the limit is {error.validator_value})"
+    elif error.validator == "additionalProperties" and not error.path:
+        allowed = ", ".join(schema.get("properties", {})) or "none"
+        message = f"{message}; the arguments are: {allowed}"
     if len(message) > 200:
         message = message[:200] + "…"
     return f"'{where}': {message}" if where else message
@@ -96,13 +118,17 @@ REGISTRY: dict[str, Tool] = {}
 
 
 def tool(name: str, *, title: str, description: str, input_schema: dict, output_schema: dict,
-         annotations: Annotations, stdin_argument: str | None = None) -> Callable:
-    """Register a handler `(api: Memory, **arguments) -> ToolResult` as a tool."""
+         annotations: Annotations, capability: str | None, stdin_argument: str | None = None,
+         argument_capabilities: dict[str, dict[Any, str]] | None = None, capability_note: str = "") -> Callable:
+    """Register a handler `(api: Memory, **arguments) -> ToolResult` as a tool. `capability` is required
+    (None for a tool that touches no data), so no tool can be added without deciding who may call it."""
     def register(handler: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
         if name in REGISTRY:
             raise ValueError(f"tool {name} registered twice")
+        if not annotations.read_only and capability is None and not capability_note:
+            raise ValueError(f"tool {name} writes: it must declare the capability it needs")
         REGISTRY[name] = Tool(name, title, description, input_schema, output_schema, annotations, handler,
-                              stdin_argument)
+                              stdin_argument, capability, dict(argument_capabilities or {}), capability_note)
         return handler
     return register
 
@@ -118,11 +144,24 @@ def call_tool(memory, name: str, arguments: Any) -> ToolResult:
     """Validate and run one tool call. Raises ArgumentsRejected, UnknownTool or the tool's own typed error."""
     spec = get_tool(name)
     checked = spec.check_arguments(arguments)
-    return spec.handler(memory, **checked)
+    # Authority is decided here, once for every tool and surface, before the handler reads or writes anything.
+    for capability in spec.required_capabilities(checked):
+        memory.context.require(capability, f"{spec.name}")
+    result = spec.handler(memory, **checked)
+    # An optional output property with no value is left out (output schemas declare no null types).
+    required = spec.output_schema.get("required", ())
+    for key in [k for k, v in result.structured.items() if v is None and k not in required]:
+        del result.structured[key]
+    return result
+
+
+# The reference tools' error names; other errors keep the reference's exact wording (e.g. `Memory not mounted: x`).
+ERROR_TOKENS = {"invalid_arguments": "InvalidArguments", "syntax_error": "SyntaxError",
+                "internal_error": "InternalError"}
 
 
 def error_result(error: DatalogMemoryError) -> ToolResult:
     """A tool failure as a result: the reference's error token first, then the reason."""
-    token = {"invalid_arguments": "InvalidArguments", "syntax_error": "SyntaxError"}.get(error.code, None)
+    token = ERROR_TOKENS.get(error.code)
     text = f"{token}: {error.message}" if token and not error.plain else error.message
     return ToolResult(text, {"error": error.to_dict()})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..sources.context import ADMIN, READ, WRITE_GLOBAL
 from .registry import Annotations, ToolResult, tool
 from .schemas import name_arg, BOOLEAN, ROWS, STRING, compact_json, obj, out
 
@@ -21,6 +22,8 @@ SCOPE = {"type": "string", "enum": ["project", "global"]}
         "scope": {**SCOPE, "description": 'The scope: "project" (default) or "global"'},
     }, ["name"]),
     output_schema=out({"name": STRING, "scope": STRING, "mounted": BOOLEAN}),
+    capability=ADMIN,
+    argument_capabilities={"scope": {"global": WRITE_GLOBAL}},
     annotations=Annotations(read_only=False, destructive=False, idempotent=False),
 )
 def create_memory(api, name: str, **kw) -> ToolResult:
@@ -42,6 +45,7 @@ def create_memory(api, name: str, **kw) -> ToolResult:
         "scope": {**SCOPE, "description": "Which scope to mount from, when the name exists in both"},
     }, ["name"]),
     output_schema=out({"name": STRING, "scope": STRING, "mode": STRING, "mounted": BOOLEAN}),
+    capability=ADMIN,
     annotations=Annotations(read_only=False, destructive=False, idempotent=False),
 )
 def mount_memory(api, name: str, **kw) -> ToolResult:
@@ -55,6 +59,7 @@ def mount_memory(api, name: str, **kw) -> ToolResult:
     description="Unmount a segment (its data stays). The default memory cannot be unmounted.",
     input_schema=obj({"name": name_arg("The name of the memory segment to unmount")}, ["name"]),
     output_schema=out({"name": STRING, "scope": STRING, "mounted": BOOLEAN}),
+    capability=ADMIN,
     annotations=Annotations(read_only=False, destructive=False, idempotent=False),
 )
 def unmount_memory(api, name: str) -> ToolResult:
@@ -68,6 +73,7 @@ def unmount_memory(api, name: str) -> ToolResult:
     description="Every segment, mounted or not, in both scopes: name, scope, mounted, mode (null when unmounted).",
     input_schema=obj({}),
     output_schema=out({"memories": ROWS}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def list_memories(api) -> ToolResult:

@@ -10,13 +10,13 @@ from ..sources.namespaces import READ_SCOPES, SCOPES
 from ..sources.projections import (MAX_ARITY, MAX_PREDICATE_CHARS, MAX_PROJECTIONS, MAX_STATEMENT_CHARS,
                                    MAX_STRING_ARGUMENT_CHARS, QUALITIES)
 from ..sources.search import MAX_LIMIT, MAX_QUERY_CHARS, MODES
+from ..sources.context import READ
 from .registry import Annotations, ToolResult, tool
 from .schemas import BOOLEAN, INTEGER, ROWS, STRING, STRINGS, integer, obj, out, text
 
 MEMORY_ID = {"type": "string", "minLength": 1, "maxLength": 128, "description": "A memory id (mem_…)"}
 INSTANT = {"type": "string", "minLength": 1, "maxLength": 64,
            "description": "An ISO-8601 date or date-time (UTC when no offset is given)"}
-NULLABLE_STRING = {"type": ["string", "null"]}
 SCALAR = [{"type": "string", "maxLength": MAX_STRING_ARGUMENT_CHARS}, {"type": "number"}, {"type": "boolean"}]
 PROJECTION = obj({
     "predicate": {"type": "string", "minLength": 1, "maxLength": MAX_PREDICATE_CHARS,
@@ -61,6 +61,8 @@ SUMMARY = {"id": STRING, "namespace": NAMESPACE, "kind": STRING, "status": STRIN
                        "durable": BOOLEAN, "version": INTEGER, "sha256": STRING, "projection_status": STRING,
                        "projection_ids": STRINGS, "facts": STRINGS, "supersedes": STRINGS,
                        "idempotent_replay": BOOLEAN, "model_calls": INTEGER}),
+    capability=None,
+    capability_note="memory_write_session, _project or _global: that of the namespace written",
     annotations=Annotations(read_only=False, destructive=False, idempotent=False),
     stdin_argument="memory",
 )
@@ -78,8 +80,10 @@ def memory_remember(api, memory: str, **kw) -> ToolResult:
         "like an unknown one. as_of answers as the store stood at that time."
     ),
     input_schema=obj({"id": MEMORY_ID, "as_of": INSTANT}, ["id"]),
-    output_schema=out({**SUMMARY, "source_id": STRING, "source_text": NULLABLE_STRING, "principal": STRING,
-                       "trust": STRING, "version": INTEGER, "projections": ROWS, "history": ROWS}),
+    output_schema=out({**SUMMARY, "source_id": STRING, "source_text": STRING, "principal": STRING,
+                       "trust": STRING, "version": INTEGER, "projections": ROWS, "history": ROWS},
+                      optional=("source_text",)),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def memory_get(api, id: str, **kw) -> ToolResult:
@@ -108,6 +112,7 @@ def memory_get(api, id: str, **kw) -> ToolResult:
     }, ["query"]),
     output_schema=out({"query": STRING, "searched": STRING, "results": ROWS, "total": INTEGER, "limit": INTEGER,
                        "truncated": BOOLEAN}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def memory_search(api, query: str, **kw) -> ToolResult:
@@ -148,6 +153,7 @@ def _preview(text_value: str, size: int = 160) -> str:
     }, ["predicate"]),
     output_schema=out({"content": STRING, "memories": ROWS, "derived": ROWS, "total": INTEGER, "limit": INTEGER,
                        "truncated": BOOLEAN, "model_calls": INTEGER}),
+    capability=READ,
     annotations=Annotations(read_only=True),
 )
 def memory_recall(api, predicate: str, **kw) -> ToolResult:
@@ -175,6 +181,8 @@ def memory_recall(api, predicate: str, **kw) -> ToolResult:
     }),
     output_schema=out({"action": STRING, "dry_run": BOOLEAN, "targets": ROWS, "forgotten": INTEGER,
                        "removed_facts": STRINGS, "erased": BOOLEAN}),
+    capability=READ,
+    capability_note="and the write capability of each memory's namespace",
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def memory_forget(api, **kw) -> ToolResult:
