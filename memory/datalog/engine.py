@@ -137,7 +137,7 @@ def _component_rounds(preds: set, rules: list[Rule], recursive: bool, rels: Rela
                 budget.tick(compiled.fire(seeds, known=(rels.rel[head],), into=acc[head], code=stamp | rule_index))
         for pred in preds:
             rels.add(pred, acc[pred], budget)
-        delta = acc
+        delta = work["delta"] = acc
     return counter
 
 
