@@ -45,7 +45,7 @@ def explosive_programs(draw):
     edges = draw(st.lists(st.tuples(st.integers(0, nodes), st.integers(0, nodes)), min_size=5, max_size=300))
     facts = {("e", 2): sorted(set(edges)), ("v", 1): [(i,) for i in range(draw(st.integers(5, 300)))],
              ("n", 1): [(0,), (1,)]}
-    budget = Budget(timeout_s=0.3, max_tuples=draw(st.integers(500, 60_000)), max_rows=draw(st.integers(2_000, 400_000)))
+    budget = Budget(timeout_s=0.3, max_tuples=draw(st.integers(500, 60_000)), max_rows=draw(st.integers(20_000, 400_000)))
     how = draw(st.sampled_from(["model", "query", "explain"]))
     return " ".join(rules), facts, budget, how, draw(st.sampled_from(goals)) if goals else None
 

@@ -586,8 +586,7 @@ class CompiledRule:
             if self.direct:
                 self._push(1, delta)
             elif self.seeded:
-                rows = self.steps[0]([()], delta)
-                self._count(len(rows))
+                rows = self.steps[0]([()], delta)  # the delta's matches: tuples, not join rows
                 if rows:
                     self._push(1, rows)
             else:
@@ -655,6 +654,9 @@ class CompiledRule:
             if last:
                 self._sink(produced)
             else:
-                self._count(len(produced))
+                if k:  # the first literal's matches are stored or derived tuples, not join rows
+                    self._count(len(produced))
+                else:
+                    self.budget.check()
                 if produced:
                     self._push(k + 1, produced)
