@@ -67,7 +67,7 @@ def main() -> None:
         jsonl = Path(tmp) / "observations.jsonl"
         jsonl.write_text("".join(json.dumps(o) + "\n" for o in data))
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "cli.main", "--db", str(Path(tmp) / "cli.db"), "import-observations",
+        subprocess.run([sys.executable, "-m", "memory.cli", "--db", str(Path(tmp) / "cli.db"), "import-observations",
                         str(jsonl)], cwd=ROOT, check=True, capture_output=True)
         rows.append(("remember 100k: CLI import-observations", time.perf_counter() - started, "≤ 20 s", ""))
 

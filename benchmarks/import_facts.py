@@ -30,7 +30,7 @@ def main() -> None:
         csv_file.write_text("".join(f"n{i},n{i + 1},{i % 97}\n" for i in range(n)))
         db = str(Path(tmp) / "cli.db")
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "cli.main", "--db", db, "import", str(csv_file), "--predicate", "edge"],
+        subprocess.run([sys.executable, "-m", "memory.cli", "--db", db, "import", str(csv_file), "--predicate", "edge"],
                        cwd=ROOT, check=True, capture_output=True)
         cli_seconds = time.perf_counter() - started
 

@@ -1,48 +1,94 @@
-"""`datalog-memory`: admin commands plus one subcommand per registry tool."""
+"""`datalog-memory`: admin commands plus one subcommand per registry tool, listed by tool family.
+
+Exit status: 0 done; 1 the command failed (a tool error, a file or database that cannot be used);
+2 a usage error (unknown command or flag, arguments the tool's schema refuses); 130 interrupted.
+Every failure is one line on standard error; `--debug` adds the traceback of unexpected ones.
+"""
 
 from __future__ import annotations
 
 import inspect
+import io
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 
 from memory import Memory, __version__
 from memory.errors import DatalogMemoryError
 from memory.tools import REGISTRY, ArgumentsRejected, Tool, call_tool, error_result
+from memory.tools.registry import GROUPS
 
-from .bulk import read_csv, read_jsonl, read_observations
-from .render import render
+try:  # recent typer carries its own copy of click, whose exceptions are these
+    from typer._click import exceptions as parser_errors
+except ImportError:  # pragma: no cover - typer on top of click
+    from click import exceptions as parser_errors  # type: ignore[no-redef]
+
+from .bulk import read_csv, read_jsonl, read_observations, read_text
+from .render import render, warn
+
+PROG = "datalog-memory"
+ADMIN, KNOWLEDGE, SNAPSHOTS, EVIDENCE = "Admin", "Knowledge", "Snapshots", "Evidence"
+EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
+
+
+def panel(group: str) -> str:
+    """The help panel of a registry tool family ("source memories" -> "Source memories")."""
+    return group[:1].upper() + group[1:]
+
 
 app = typer.Typer(
-    name="datalog-memory",
+    name=PROG,
     help="Durable, explainable memory for LLM agents: a Datalog knowledge base in one SQLite file.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 BULK_CHUNK = 10_000
 
 
+class Failure(Exception):
+    """A command that cannot go on: one line naming the file or argument, and the exit status."""
+
+    def __init__(self, message: str, status: int = EXIT_FAILED) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        out.print(f"{PROG} {__version__}", markup=False, highlight=False)
+        raise typer.Exit()
+
+
 @app.callback()
 def root(
     ctx: typer.Context,
-    db: Optional[str] = typer.Option(None, "--db", help="Database file (default: $DATALOG_MEMORY_DB, else ./.datalog-memory/memory.db)"),
+    db: Optional[str] = typer.Option(None, "--db", help="Database file (default: $DATALOG_MEMORY_DB, else "
+                                     "./.datalog-memory/memory.db, else the global database when the working "
+                                     "directory cannot hold one)"),
+    debug: bool = typer.Option(False, "--debug", help="Show the traceback of unexpected errors"),
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                 help="Print the version and exit"),
 ) -> None:
-    ctx.obj = {"db": db}
+    ctx.obj = {"db": db}  # --debug is read by main(), where failures end up
 
 
 def _memory(ctx: typer.Context) -> Memory:
     state = ctx.find_root().obj
     if "memory" not in state:
-        state["memory"] = Memory.open(state.get("db"))
+        state["memory"] = memory = Memory.open(state.get("db"))
+        ctx.find_root().call_on_close(memory.close)
     return state["memory"]
 
 
@@ -51,8 +97,18 @@ def _fail(error: DatalogMemoryError, as_json: bool) -> None:
     if as_json:
         out.print_json(json.dumps(failure.structured))
     else:
-        err.print(failure.text, markup=False, highlight=False)
-    raise typer.Exit(1)
+        err.print(_human_error(error), markup=False, highlight=False)
+    raise typer.Exit(EXIT_FAILED)
+
+
+def _human_error(error: DatalogMemoryError) -> str:
+    """One line: the reference's token (`SyntaxError: …`) where the tools have one, else `Error: …`."""
+    text = _one_line(error_result(error).text)
+    return text if text != _one_line(error.message) else f"Error: {text}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split("\n"))
 
 
 def _report(result: dict, as_json: bool, text: str) -> None:
@@ -63,7 +119,7 @@ def _report(result: dict, as_json: bool, text: str) -> None:
         out.print(text, markup=False, highlight=False)
 
 
-@app.command()
+@app.command(rich_help_panel=ADMIN)
 def serve(
     ctx: typer.Context,
     log_level: Optional[str] = typer.Option(
@@ -87,26 +143,28 @@ def serve(
     run(memory, log_level)
 
 
-@app.command()
+@app.command(rich_help_panel=ADMIN)
 def init(ctx: typer.Context) -> None:
     """Create the database (and its folder) if it does not exist, and print where it is."""
+    memory = _memory(ctx)
     try:
-        path = _memory(ctx).init()
+        memory.init()
     except DatalogMemoryError as exc:
         _fail(exc, False)
-    out.print(f"Database ready: {path}", markup=False, highlight=False)
+    where = memory.location.describe() if memory.location.origin == "global" else memory.path
+    out.print(f"Database ready: {where}", markup=False, highlight=False)
 
 
-@app.command()
+@app.command(rich_help_panel=ADMIN)
 def version() -> None:
     """Print the version."""
-    out.print(f"datalog-memory {__version__}", markup=False, highlight=False)
+    out.print(f"{PROG} {__version__}", markup=False, highlight=False)
 
 
-@app.command("import")
+@app.command("import", rich_help_panel=KNOWLEDGE)
 def import_(
     ctx: typer.Context,
-    file: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True, help="A .pl, .csv or .jsonl file"),
+    file: Path = typer.Argument(..., help="A .pl, .csv or .jsonl file"),
     memory: Optional[str] = typer.Option(None, "--memory", help="Target memory segment"),
     predicate: Optional[str] = typer.Option(None, "--predicate", help="Predicate name for CSV rows / JSON arrays"),
     header: bool = typer.Option(False, "--header", help="The CSV file has a header row to skip"),
@@ -115,21 +173,30 @@ def import_(
 ) -> None:
     """Import facts and rules from a Prolog file, or bulk facts from CSV or JSON Lines (all or nothing)."""
     kind = (file_format or file.suffix.lstrip(".")).lower()
+    if kind not in ("pl", "pro", "prolog", "dl", "csv", "jsonl"):
+        raise Failure(f"{file}: unknown format {kind!r}; use --format pl, csv or jsonl", EXIT_USAGE)
     m = _memory(ctx)
     try:
-        if kind in ("pl", "pro", "prolog", "dl"):
-            loaded = m.import_program(file.read_text(encoding="utf-8"), memory)
-            result = {"file": str(file), "facts_added": loaded["facts_added"], "rules_added": loaded["rules_added"],
-                      "assumptions": loaded["assumptions"]}
-        elif kind in ("csv", "jsonl"):
+        if kind in ("csv", "jsonl"):
             terms = list(read_csv(file, predicate, header) if kind == "csv" else read_jsonl(file, predicate))
             added = _bulk_add(m, terms, memory)
             result = {"file": str(file), "facts_read": len(terms), "facts_added": added}
         else:
-            raise typer.BadParameter(f"unknown format {kind!r}; use --format pl, csv or jsonl")
+            loaded = m.import_program(read_text(file), memory)
+            result = {"file": str(file), "facts_added": loaded["facts_added"], "rules_added": loaded["rules_added"],
+                      "assumptions": loaded["assumptions"]}
     except DatalogMemoryError as exc:
-        _fail(exc, as_json)
+        _fail(_in_file(exc, file), as_json)
     _report(result, as_json, ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in result.items()))
+
+
+def _in_file(error: DatalogMemoryError, file: Path) -> DatalogMemoryError:
+    """The error of an import names its file (readers already say `file:line`; the program parser says
+    `line L, column C`)."""
+    if not error.message.startswith(str(file)):
+        error.message = f"{file}: {error.message}"
+        error.details.setdefault("file", str(file))
+    return error
 
 
 def _bulk_add(m: Memory, terms: list, memory: Optional[str]) -> int:
@@ -140,11 +207,11 @@ def _bulk_add(m: Memory, terms: list, memory: Optional[str]) -> int:
     return added
 
 
-@app.command("import-observations")
+@app.command("import-observations", rich_help_panel=EVIDENCE)
 def import_observations(
     ctx: typer.Context,
-    file: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True,
-                                help='JSON Lines: {"members": [...], "event_ts": 1700000000, "weight": 0.9, "formation": "..."}'),
+    file: Path = typer.Argument(..., help='JSON Lines: {"members": [...], "event_ts": 1700000000, "weight": 0.9, '
+                                          '"formation": "..."}'),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON"),
 ) -> None:
     """Store many observations (as the remember tool would, one per line) in one transaction: all or nothing."""
@@ -152,12 +219,12 @@ def import_observations(
         observations = read_observations(file)
         result = _memory(ctx).remember_observations(observations)
     except DatalogMemoryError as exc:
-        _fail(exc, as_json)
+        _fail(_in_file(exc, file), as_json)
     _report(result, as_json, f"observations stored: {result['stored']}" + (
         f" (HEDGE-{result['first_id']} to HEDGE-{result['last_id']})" if result["stored"] else ""))
 
 
-@app.command()
+@app.command(rich_help_panel=KNOWLEDGE)
 def export(
     ctx: typer.Context,
     file: Optional[Path] = typer.Argument(None, help="Output .pl file (default: standard output)"),
@@ -172,15 +239,35 @@ def export(
 
 
 def _write_out(text: str, file: Optional[Path], what: str) -> None:
-    """Prolog text to a file (saying so on stderr) or to standard output."""
+    """Prolog text to a file (saying so on stderr) or to standard output; a file that cannot be written
+    (a folder, a full device) is a one-line failure naming it."""
     if file is None:
-        sys.stdout.write(text)
-    else:
-        file.write_text(text, encoding="utf-8")
-        err.print(f"{what} to {file}", markup=False, highlight=False)
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except OSError as exc:
+            _discard_stdout()
+            raise Failure(f"cannot write to standard output: {exc.strerror or exc}") from None
+        return
+    try:
+        with open(file, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise Failure(f"cannot write {file}: {exc.strerror or exc}") from None
+    err.print(f"{what} to {file}", markup=False, highlight=False)
 
 
-@app.command("snapshot-export")
+def _discard_stdout() -> None:
+    """Point standard output at /dev/null, so the text still buffered does not fail again at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass
+
+
+@app.command("snapshot-export", rich_help_panel=SNAPSHOTS)
 def snapshot_export(
     ctx: typer.Context,
     name: str = typer.Argument(..., help="The snapshot to export"),
@@ -195,19 +282,19 @@ def snapshot_export(
     _write_out(text, file, f"Exported snapshot '{name}'")
 
 
-@app.command("snapshot-import")
+@app.command("snapshot-import", rich_help_panel=SNAPSHOTS)
 def snapshot_import(
     ctx: typer.Context,
-    file: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True, help="A .pl file (as snapshot-export writes)"),
+    file: Path = typer.Argument(..., help="A .pl file (as snapshot-export writes)"),
     name: str = typer.Option(..., "--name", help="Store it under this snapshot name"),
     memory: Optional[str] = typer.Option(None, "--memory", help="Memory segment the snapshot belongs to"),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON"),
 ) -> None:
     """Store a Prolog file as a named snapshot (restore it with restore-snapshot)."""
     try:
-        result = _memory(ctx).import_snapshot(name, file.read_text(encoding="utf-8"), memory)
+        result = _memory(ctx).import_snapshot(name, read_text(file), memory)
     except DatalogMemoryError as exc:
-        _fail(exc, as_json)
+        _fail(_in_file(exc, file), as_json)
     _report(result, as_json, f"Snapshot '{name}' stored ({result['facts']} fact(s), {result['rules']} rule(s), "
                              f"{result['assumptions']} assumption(s))")
 
@@ -262,7 +349,7 @@ def _register_tool(spec: Tool) -> None:
         annotation = kind if name in required else Optional[kind]
         help_text = (prop.get("description") or "") + (" (JSON)" if name in json_arguments else "") + \
             (" ('-' reads standard input)" if name == spec.stdin_argument else "")
-        default = typer.Option(... if name in required else None, *flags, help=help_text, show_default=False)
+        default = typer.Option(... if name in required else None, *flags, help=escape(help_text), show_default=False)
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
         annotations[name] = annotation
     parameters.append(inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY,
@@ -280,20 +367,22 @@ def _register_tool(spec: Tool) -> None:
                 arguments[name] = _json_argument(name, arguments[name])
             result = call_tool(_memory(ctx), spec.name, arguments)
         except ArgumentsRejected as exc:
-            err.print(f"Usage error: {exc.message}", markup=False, highlight=False)
-            raise typer.Exit(2) from None
+            raise Failure(exc.message, EXIT_USAGE) from None
         except DatalogMemoryError as exc:
             _fail(exc, as_json)
             return
         if as_json:
             out.print_json(json.dumps(result.structured, ensure_ascii=False))
-        else:
-            render(out, result.text, result.structured)
+            return
+        for warning in result.structured.get("warnings") or []:
+            warn(err, warning)
+        render(out, result.text, result.structured)
 
     run.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     run.__annotations__ = annotations
     run.__doc__ = spec.description
-    app.command(spec.name.replace("_", "-"), help=spec.description, short_help=spec.title)(run)
+    app.command(spec.name.replace("_", "-"), help=escape(spec.description), short_help=escape(spec.summary),
+                rich_help_panel=panel(spec.group))(run)
 
 
 def _json_argument(name: str, value: str) -> Any:
@@ -309,9 +398,45 @@ def _json_argument(name: str, value: str) -> Any:
 for _spec in REGISTRY.values():
     _register_tool(_spec)
 
+# The help lists panels in the order their first command appears: the families in the registry's order.
+_PANELS = [panel(group) for group in GROUPS]
+app.registered_commands.sort(key=lambda command: _PANELS.index(command.rich_help_panel)
+                             if command.rich_help_panel in _PANELS else len(_PANELS))
 
-def main() -> None:
-    app(args=normalize_boolean_flags(sys.argv[1:]), prog_name="datalog-memory")
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the command line; every failure ends here as one line on standard error and an exit status."""
+    args = normalize_boolean_flags(sys.argv[1:] if argv is None else list(argv)) or ["--help"]  # bare: the help
+    debug = "--debug" in args
+    try:
+        status = app(args=args, prog_name=PROG, standalone_mode=False)
+    except Failure as exc:
+        kind = "Usage error" if exc.status == EXIT_USAGE else "Error"
+        err.print(f"{kind}: {_one_line(exc.message)}", markup=False, highlight=False)
+        status = exc.status
+    except parser_errors.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx else PROG
+        err.print(f"Usage error: {_one_line(exc.format_message())} (see '{where} --help')", markup=False,
+                  highlight=False)
+        status = EXIT_USAGE
+    except parser_errors.ClickException as exc:
+        err.print(f"Error: {_one_line(exc.format_message())}", markup=False, highlight=False)
+        status = exc.exit_code
+    except (typer.Abort, getattr(parser_errors, "Abort", typer.Abort), KeyboardInterrupt):
+        err.print("Interrupted", markup=False, highlight=False)
+        status = EXIT_INTERRUPTED
+    except DatalogMemoryError as exc:  # e.g. opening the database outside a tool call
+        if debug:
+            raise
+        err.print(_human_error(exc), markup=False, highlight=False)
+        status = EXIT_FAILED
+    except Exception as exc:  # a bug: say what and where to look, never a bare traceback
+        if debug:
+            raise
+        err.print(f"Error: unexpected {type(exc).__name__}: {_one_line(str(exc))} (run with --debug for the "
+                  f"traceback)", markup=False, highlight=False)
+        status = EXIT_FAILED
+    sys.exit(status if isinstance(status, int) else 0)
 
 
 if __name__ == "__main__":

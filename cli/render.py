@@ -1,12 +1,20 @@
-"""Human output for tool results: a tree for proofs, a table for rows, the text otherwise."""
+"""Human output for tool results: a tree for proofs, a table for rows, the text otherwise.
+
+Values are always printed literally (a term like `[red, green]` or `'a[/red]b'` is text, never Rich
+markup). On a terminal rows are a table and proofs a tree; piped, rows are tab-separated lines (one
+value per line for a single column, a header line first otherwise) and proofs indented lines, so
+`cut`, `sort` and `grep` see whole values. No value is ever shortened.
+"""
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 from rich.tree import Tree
 
 ROW_KEYS = ("bindings", "items", "memories", "snapshots", "predicates", "rules")
@@ -21,21 +29,69 @@ def render(console: Console, text: str, structured: dict[str, Any]) -> None:
         sys.stdout.flush()
         return
     if isinstance(structured.get("content"), str):  # the tool wrote Markdown for people: show it
-        console.print(text, markup=False, highlight=False, soft_wrap=True)
+        _plain(console, text)
         return
     rows, columns = _rows(structured)
     if not rows:
-        console.print(text, markup=False, highlight=False, soft_wrap=True)
+        _plain(console, text)
         return
-    table = Table(*columns)
-    for row in rows:
-        table.add_row(*[_cell(row.get(c)) for c in columns])
+    cells = [[_cell(row.get(c)) for c in columns] for row in rows]
+    if console.is_terminal:
+        _table(console, columns, cells)
+    else:
+        _separated(console, columns, cells)
+    _footer(console, structured, len(rows))
+
+
+def warn(console: Console, message: str) -> None:
+    """A warning line (on standard error): the command still did what it was asked."""
+    console.print(Text(f"Warning: {message}", style="yellow"), soft_wrap=True)
+
+
+def _plain(console: Console, text: str) -> None:
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def _table(console: Console, columns: list[str], cells: list[list[str]]) -> None:
+    table = Table()
+    for index, name in enumerate(columns):
+        longest = max(len(row[index]) for row in cells)
+        if longest <= 32 and all(" " not in row[index] for row in cells):
+            # short single-word values (timestamps, ids, numbers) keep their whole width
+            table.add_column(Text(name), no_wrap=True, min_width=max(longest, len(name)), overflow="fold")
+        else:
+            table.add_column(Text(name), overflow="fold")  # a long term wraps, never cut with an ellipsis
+    for row in cells:
+        table.add_row(*[Text(value) for value in row])
     console.print(table)
+
+
+def _separated(console: Console, columns: list[str], cells: list[list[str]]) -> None:
+    lines = ([] if len(columns) == 1 else ["\t".join(_field(c) for c in columns)]) + \
+        ["\t".join(_field(value) for value in row) for row in cells]
+    console.file.write("\n".join(lines) + "\n")
+    console.file.flush()
+
+
+def _field(value: str) -> str:
+    """One tab-separated field on one line: tabs, newlines and backslashes escaped."""
+    return value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def _footer(console: Console, structured: dict[str, Any], shown: int) -> None:
+    """How many rows there are: on a terminal under the table; piped, on standard error, so that the
+    output holds only rows."""
     total = structured.get("total")
     if structured.get("truncated"):
-        console.print(f"{len(rows)} of {total} shown (use --limit/--offset)", style="dim")
+        note = f"{shown} of {total} shown (use --limit/--offset)"
     elif total is not None:
-        console.print(f"{total} row(s)", style="dim")
+        note = f"{total} row(s)"
+    else:
+        return
+    if console.is_terminal:
+        console.print(Text(note, style="dim"))
+    else:
+        print(note, file=sys.stderr)
 
 
 def _rows(structured: dict[str, Any]) -> tuple[list, list]:
@@ -52,7 +108,17 @@ def _rows(structured: dict[str, Any]) -> tuple[list, list]:
 def _proof(console: Console, structured: dict[str, Any]) -> None:
     nodes = structured.get("proof_nodes")
     if not nodes:
-        console.print(f"{structured['fact']}: not provable", markup=False, highlight=False)
+        _plain(console, f"{structured['fact']}: not provable")
+        return
+    if not console.is_terminal:  # piped: one node per line, indented by depth
+        lines = []
+        stack = [(0, 0)]
+        while stack:
+            index, depth = stack.pop()
+            lines.append("  " * depth + _label(nodes[index]).plain)
+            stack.extend((child, depth + 1) for child in reversed(nodes[index]["children"]))
+        console.file.write("\n".join(lines) + "\n")
+        console.file.flush()
         return
     root = Tree(_label(nodes[0]))
     stack = [(root, nodes[0])]
@@ -64,20 +130,21 @@ def _proof(console: Console, structured: dict[str, Any]) -> None:
     console.print(root)
 
 
-def _label(node: dict) -> str:
-    from rich.markup import escape
+def _label(node: dict) -> Text:
+    """`goal  fact  (supports)` or `goal  ⟸  rule`, built from styled pieces, never parsed as markup."""
+    label = Text(node["goal"], style="bold")
     how = node["rule_applied"]
-    extra = ""
+    label.append("  fact" if how == "fact" else f"  ⟸  {how}")
     if node.get("supports"):
-        extra = f"  [dim]({', '.join(node['supports'])})[/dim]"
+        label.append(f"  ({', '.join(node['supports'])})", style="dim")
     if node.get("truncated"):
-        extra += "  [dim]…[/dim]"
-    if how == "fact":
-        return f"[bold]{escape(node['goal'])}[/bold]  fact{extra}"
-    return f"[bold]{escape(node['goal'])}[/bold]  ⟸  {escape(how)}{extra}"
+        label.append("  …", style="dim")  # the proof goes on below max_depth
+    return label
 
 
 def _cell(value: Any) -> str:
     if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
+        return ", ".join(_cell(v) for v in value)
+    if isinstance(value, (dict, bool)):
+        return json.dumps(value, ensure_ascii=False)
     return "" if value is None else str(value)

@@ -18,7 +18,7 @@ from .sources.context import ADMIN, READ, WRITE_GLOBAL, WRITE_KNOWLEDGE, WRITE_O
 from .sources import CallerContext, SourceMemories, recall, search, visible_supports_clause
 from .sources.derived import derived_recall
 from .sources.search import render_recall
-from .store import IN_MEMORY, Store, global_db_path, resolve_db_path
+from .store import IN_MEMORY, DatabaseLocation, Store, global_db_path, resolve_location
 
 
 class Memory:
@@ -30,6 +30,7 @@ class Memory:
         environment (DATALOG_MEMORY_PRINCIPAL, ..._CAPABILITIES). `actor` overrides the principal."""
         self.path = path
         budget = budget or Budget.from_env()
+        self.location = DatabaseLocation(path, "given")  # Memory.open says where the path came from
         self.store = Store(path, busy_timeout_ms=budget.writer_wait_ms())
         self.context = context or CallerContext.from_env(principal=actor)
         self.actor = self.context.principal
@@ -45,8 +46,12 @@ class Memory:
 
     @classmethod
     def open(cls, db: str | None = None, **kwargs) -> "Memory":
-        """Open the database named by `db`, `$DATALOG_MEMORY_DB`, or the project default."""
-        return cls(resolve_db_path(db), **kwargs)
+        """Open the database named by `db`, `$DATALOG_MEMORY_DB`, or the project default (the global
+        database when the working directory cannot hold one); `location` says which and why."""
+        location = resolve_location(db)
+        memory = cls(location.path, **kwargs)
+        memory.location = location
+        return memory
 
     # --- which database serves a segment -----------------------------------------------
     def _global(self) -> KnowledgeBase:

@@ -1,10 +1,38 @@
+import atexit
+import os
+import shutil
 import sys
+import tempfile
+from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+# Where this run would otherwise read and write: recorded before anything is redirected, so a test can
+# prove that they were left alone.
+REAL_LOCATIONS = {"HOME": os.environ.get("HOME", ""), "XDG_DATA_HOME": os.environ.get("XDG_DATA_HOME", ""),
+                  "cwd": os.getcwd()}
+
+# Redirect the whole session before any test module (or module-scoped fixture) is imported or built:
+# the home folder, the XDG data folder (the global database) and the database path point at a
+# temporary folder, so nothing a test opens by default can be the user's own data. Every subprocess
+# a test starts inherits this environment; each test then gets its own folders (below).
+SESSION_HOME = Path(tempfile.mkdtemp(prefix="datalog-memory-tests-"))
+atexit.register(shutil.rmtree, SESSION_HOME, ignore_errors=True)
+for prefix in ("DATALOG_MEMORY_", "SYMBOLIC_MEMORY_"):
+    for name in ("DB", "PRINCIPAL", "SESSION_ID", "PROJECT_REMOTE", "SOURCE_CLASS", "CAPABILITIES"):
+        os.environ.pop(prefix + name, None)
+os.environ["HOME"] = str(SESSION_HOME / "home")
+os.environ["XDG_DATA_HOME"] = str(SESSION_HOME / "xdg")
+os.environ["DATALOG_MEMORY_DB"] = str(SESSION_HOME / "project" / "memory.db")
+# hypothesis keeps its example database in the working directory unless told otherwise
+from hypothesis.configuration import set_hypothesis_home_dir  # noqa: E402
+
+set_hypothesis_home_dir(str(SESSION_HOME / ".hypothesis"))
 
 from memory import Memory  # noqa: E402
 
@@ -21,14 +49,65 @@ def db_path(tmp_path):
     return str(tmp_path / "memory.db")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _session_working_directory():
+    """Before any fixture of a wider scope than a test runs (pytest has found the tests by then)."""
+    saved = os.getcwd()
+    os.chdir(SESSION_HOME)
+    yield
+    os.chdir(saved)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path, monkeypatch):
-    """No test reads the developer's own databases or environment."""
+    """No test reads the developer's own databases or environment: each one gets its own home, data folder,
+    database path and working directory (a subprocess started by the test inherits all four)."""
     for prefix in ("DATALOG_MEMORY_", "SYMBOLIC_MEMORY_"):
-        for name in ("DB", "PRINCIPAL", "SESSION_ID", "PROJECT_REMOTE", "SOURCE_CLASS", "CAPABILITIES"):
+        for name in ("PRINCIPAL", "SESSION_ID", "PROJECT_REMOTE", "SOURCE_CLASS", "CAPABILITIES"):
             monkeypatch.delenv(prefix + name, raising=False)
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    places = tmp_path / "isolated"
+    monkeypatch.setenv("HOME", str(places / "home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(places / "xdg"))
+    monkeypatch.setenv("DATALOG_MEMORY_DB", str(places / "default.db"))
+    work = places / "cwd"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)
     yield
+
+
+class SteppingClock:
+    """A clock the test controls: every reading is one step after the previous one, so stored instants
+    are strictly ordered without sleeping. `instant()` is a moment between what happened before and after."""
+
+    def __init__(self, step: timedelta = timedelta(milliseconds=1)) -> None:
+        self.now = datetime.now(timezone.utc)
+        self.step = step
+
+    def __call__(self) -> datetime:
+        self.now += self.step
+        return self.now
+
+    def instant(self) -> str:
+        from memory.clock import format_instant
+        return format_instant(self())
+
+
+@contextmanager
+def stepping_clock():
+    """Every instant the store records comes from a SteppingClock for the duration of the block."""
+    from memory.store import audit
+    clock, saved = SteppingClock(), audit.clock
+    audit.clock = clock
+    try:
+        yield clock
+    finally:
+        audit.clock = saved
+
+
+@pytest.fixture
+def clock():
+    with stepping_clock() as controlled:
+        yield controlled
 
 
 def snapshot_counts(m: Memory) -> dict:

@@ -2,42 +2,95 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMAND = [sys.executable, "-m", "cli.main"]
+COMMAND = [sys.executable, "-m", "memory.cli"]
 
 
 def env(extra: dict | None = None) -> dict:
+    """The test's own environment (conftest points HOME, XDG_DATA_HOME and DATALOG_MEMORY_DB at its
+    temporary folders), with this checkout importable."""
     e = dict(os.environ)
     e["PYTHONPATH"] = str(ROOT) + os.pathsep + e.get("PYTHONPATH", "")
     e.update(extra or {})
     return e
 
 
-def cli(db: str, *args: str, check: bool = False, input: str | None = None,
-        extra_env: dict | None = None) -> subprocess.CompletedProcess:
-    proc = subprocess.run([*COMMAND, "--db", db, *args], capture_output=True, text=True, cwd=ROOT, env=env(extra_env),
-                          input=input, timeout=120)
+@dataclass
+class Ran:
+    """What a command line run left: exit status and the two output streams."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def cli(db: str | None, *args: str, check: bool = False, input: str | None = None,
+        extra_env: dict | None = None) -> Ran:
+    """The command line run in this process (the same `main` the console script calls, with its own
+    standard streams and exit status): what most tests need, without a process start per call."""
+    from memory.cli.main import main
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    stdin = io.TextIOWrapper(io.BytesIO((input or "").encode("utf-8")), encoding="utf-8")
+    saved = {name: os.environ.get(name) for name in (extra_env or {})}
+    os.environ.update(extra_env or {})
+    try:
+        with redirect_stdout(stdout), redirect_stderr(stderr), _stdin(stdin):
+            try:
+                main([*(["--db", db] if db else []), *args])
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    ran = Ran(code, stdout.getvalue(), stderr.getvalue())
+    if check and ran.returncode != 0:
+        raise AssertionError(f"exit {ran.returncode}: {ran.stdout}\n{ran.stderr}")
+    return ran
+
+
+@contextmanager
+def _stdin(stream):
+    saved, sys.stdin = sys.stdin, stream
+    try:
+        yield
+    finally:
+        sys.stdin = saved
+
+
+def cli_process(db: str | None, *args: str, check: bool = False, input: str | None = None,
+                extra_env: dict | None = None, cwd: str | None = None) -> subprocess.CompletedProcess:
+    """The command line as its own process, as a user runs it (a few tests per surface)."""
+    proc = subprocess.run([*COMMAND, *(["--db", db] if db else []), *args], capture_output=True, text=True,
+                          cwd=cwd or os.getcwd(), env=env(extra_env), input=input, timeout=120)
     if check and proc.returncode != 0:
         raise AssertionError(f"exit {proc.returncode}: {proc.stdout}\n{proc.stderr}")
     return proc
 
 
 def cli_json(db: str, *args: str, extra_env: dict | None = None) -> dict:
-    proc = cli(db, *args, "--json", check=True, extra_env=extra_env)
-    return json.loads(proc.stdout)
+    ran = cli(db, *args, "--json", check=True, extra_env=extra_env)
+    return json.loads(ran.stdout)
 
 
 def server_params(db: str, extra_env: dict | None = None):
     from mcp.client.stdio import StdioServerParameters
 
     return StdioServerParameters(command=COMMAND[0], args=[*COMMAND[1:], "--db", db, "serve"], env=env(extra_env),
-                                 cwd=str(ROOT))
+                                 cwd=os.getcwd())
 
 
 class RawServer:
@@ -45,7 +98,7 @@ class RawServer:
 
     def __init__(self, db: str) -> None:
         self.proc = subprocess.Popen([*COMMAND, "--db", db, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env())
+                                     stderr=subprocess.PIPE, text=True, cwd=os.getcwd(), env=env())
 
     def send(self, message) -> None:
         assert self.proc.stdin
@@ -107,3 +160,19 @@ def error_of(result) -> dict:
     assert result.is_error, result
     assert result.structured_content is None, result
     return result.meta["datalog-memory/error"]
+
+
+def run_in_process(db: str, era: str, scenario):
+    """The same client and server code as run_client, connected in this process (no server start): for
+    matrices of calls whose subject is the server's answers, not its process."""
+    import anyio
+    from mcp import Client
+
+    from memory import Memory
+    from memory.mcp_server import build_server
+
+    async def main():
+        with Memory(db) as memory:
+            async with Client(build_server(memory), mode=era) as client:
+                return await scenario(client)
+    return anyio.run(main)

@@ -1,23 +1,69 @@
-"""The command line as a user runs it: subcommands per tool, exit codes, JSON output, import/export."""
+"""The command line as a user runs it: subcommands per tool, exit codes, output, errors, import/export.
 
+Most runs go through `main` in this process (tests/surfaces.py `cli`); a few start the real command
+(`cli_process`) to check what only a process shows: the console script, piped output, a terminal,
+the default database of the working directory."""
+
+import io
 import json
+import os
+import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-import anyio
-from mcp import Client
+import pytest
+from rich.console import Console
 
+from memory.cli import main as cli_main
+from memory.cli.render import render
 from memory.tools import REGISTRY
 from memory.tools.docs import render_markdown
-from surfaces import ROOT, cli, cli_json, server_params
+from memory.tools.registry import GROUPS
+from memory import Memory
+from surfaces import COMMAND, ROOT, cli, cli_json, cli_process, env, run_in_process
 
 
-def test_every_tool_is_a_subcommand(db_path):
-    help_text = cli(db_path, "--help", check=True).stdout
-    for name in REGISTRY:
-        assert name.replace("_", "-") in help_text
+def test_help_lists_every_tool_under_its_family_with_its_summary(db_path):
+    shown = cli(db_path, "--help", check=True).stdout
+    assert cli(db_path, "-h", check=True).stdout == shown
+    panels = [f"─ {group[:1].upper() + group[1:]} " for group in GROUPS]
+    positions = [shown.index(p) for p in panels]
+    assert positions == sorted(positions), "families are listed in the registry's order"
+    for name, spec in REGISTRY.items():
+        command = name.replace("_", "-")
+        at = re.search(rf"│ {re.escape(command)} +(\S+)", shown)
+        assert at, command
+        panel = max(p for p in positions if p < at.start())
+        assert positions.index(panel) == GROUPS.index(spec.group), command
+        assert at.group(1) == spec.summary.split()[0], command  # the one-line description starts there
     for command in ("serve", "init", "version", "import", "export"):
-        assert command in help_text
+        assert f"│ {command} " in shown
+    assert "-h" in cli(db_path, "query-logic", "-h", check=True).stdout
+
+
+def test_version_flag_and_command(db_path):
+    from memory import __version__
+    assert cli(db_path, "--version", check=True).stdout == f"datalog-memory {__version__}\n"
+    assert cli(db_path, "version", check=True).stdout == f"datalog-memory {__version__}\n"
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_shell_completion(db_path, shell):
+    """What the completion script of each shell asks the command (--show-completion prints the script for
+    the shell it runs in, --install-completion installs it: both detect the shell from the process tree)."""
+    words = {"bash": {"COMP_WORDS": "datalog-memory query-l", "COMP_CWORD": "1"},
+             "zsh": {"_TYPER_COMPLETE_ARGS": "datalog-memory query-l"},
+             "fish": {"_TYPER_COMPLETE_ARGS": "datalog-memory query-l", "_TYPER_COMPLETE_FISH_ACTION": "get-args"}}
+    done = cli(db_path, extra_env={"_DATALOG_MEMORY_COMPLETE": f"complete_{shell}", **words[shell]})
+    assert done.returncode == 0 and re.findall(r"query-[a-z-]+", done.stdout) == ["query-logic"], done
+    flags = cli(db_path, extra_env={"_DATALOG_MEMORY_COMPLETE": f"complete_{shell}",
+                                    **{k: v.replace("query-l", "query-logic --go") for k, v in words[shell].items()},
+                                    **({"COMP_CWORD": "2"} if shell == "bash" else {})})
+    assert "--goal" in flags.stdout, flags
+    shown = cli(db_path, "--help", check=True).stdout
+    assert "--install-completion" in shown and "--show-completion" in shown
 
 
 def test_flags_accept_kebab_and_snake_case(db_path):
@@ -28,23 +74,110 @@ def test_flags_accept_kebab_and_snake_case(db_path):
     assert a == b and a["proof_nodes"][0]["truncated"] is True
 
 
-def test_exit_codes(db_path):
+def _one_line(text: str) -> bool:
+    return text.endswith("\n") and text.count("\n") == 1 and "Traceback" not in text
+
+
+def test_exit_codes_and_one_line_errors(db_path):
     assert cli(db_path, "remember-fact", "--fact", "ok(1)").returncode == 0
     failed = cli(db_path, "remember-fact", "--fact", "broken(")
-    assert failed.returncode == 1 and failed.stderr.startswith("SyntaxError: ")
-    assert cli(db_path, "remember-fact").returncode == 2  # missing flag
-    assert cli(db_path, "query-logic", "--goal", "ok(X)", "--limit", "-3").returncode == 2  # fails the schema
-    assert cli(db_path, "query-logic", "--goal", "ok(X)", "--limit", "many").returncode == 2
-    assert cli(db_path, "no-such-command").returncode == 2
+    assert failed.returncode == 1 and failed.stderr.startswith("SyntaxError: ") and _one_line(failed.stderr)
+    for args in (["remember-fact"], ["query-logic", "--goal", "ok(X)", "--limit", "-3"],
+                 ["query-logic", "--goal", "ok(X)", "--limit", "many"], ["no-such-command"], ["--no-such-flag"]):
+        usage = cli(db_path, *args)
+        assert usage.returncode == 2, args
+        assert usage.stderr.startswith("Usage error: ") and _one_line(usage.stderr), (args, usage.stderr)
+    assert "'--limit'" in cli(db_path, "query-logic", "--goal", "ok(X)", "--limit", "many").stderr
     as_json = cli(db_path, "remember-fact", "--fact", "broken(", "--json")
     assert as_json.returncode == 1 and json.loads(as_json.stdout)["error"]["code"] == "syntax_error"
 
 
-def test_human_output_is_a_table_for_rows(db_path):
-    for fruit in ("apple", "banana"):
-        cli(db_path, "remember-fact", "--fact", f"fruit({fruit})", check=True)
-    shown = cli(db_path, "query-logic", "--goal", "fruit(X)", check=True).stdout
-    assert "apple" in shown and "banana" in shown and "2 row(s)" in shown
+def test_a_file_that_is_not_a_database_is_one_line_naming_it(tmp_path):
+    text = tmp_path / "notes.txt"
+    text.write_text("hello\n")
+    for args in (["list-facts"], ["remember-fact", "--fact", "p(a)"], ["init"]):
+        done = cli(str(text), *args)
+        assert done.returncode == 1 and _one_line(done.stderr), done.stderr
+        assert done.stderr == f"Error: {text} is not a datalog-memory database (not an SQLite file)\n"
+    under_a_file = cli(str(text / "memory.db"), "remember-fact", "--fact", "p(a)")
+    assert under_a_file.returncode == 1 and _one_line(under_a_file.stderr) and str(text) in under_a_file.stderr
+    assert text.read_text() == "hello\n"
+
+
+def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(db_path, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(cli_main, "call_tool", broken)
+    done = cli(db_path, "list-facts")
+    assert done.returncode == 1 and _one_line(done.stderr)
+    assert done.stderr == "Error: unexpected RuntimeError: boom (run with --debug for the traceback)\n"
+    with pytest.raises(RuntimeError, match="boom"):
+        cli(db_path, "--debug", "list-facts")
+
+
+def _terminal(structured: dict, text: str = "", width: int = 120) -> str:
+    console = Console(file=io.StringIO(), force_terminal=True, width=width, color_system=None)
+    render(console, text, structured)
+    return console.file.getvalue()
+
+
+def test_values_are_printed_literally_never_as_markup(db_path):
+    cli(db_path, "remember-fact", "--fact", "tags(x, [red, green])", check=True)
+    cli(db_path, "remember-fact", "--fact", "s(y, 'a[/red]b')", check=True)
+    cli(db_path, "remember-fact", "--fact", "s(z, '[bold]')", check=True)
+    listed = cli(db_path, "list-facts", check=True)
+    assert "tags(x, [red, green])" in listed.stdout and "s(y, 'a[/red]b')" in listed.stdout
+    assert "s(z, '[bold]')" in listed.stdout
+    assert cli(db_path, "query-logic", "--goal", "tags(X, L)", check=True).stdout == "X\tL\nx\t[red, green]\n"
+    assert cli(db_path, "query-logic", "--goal", "s(_, V)", check=True).stdout == "'[bold]'\n'a[/red]b'\n"
+    overview = cli(db_path, "get-kb-overview", check=True)
+    assert "s(y, 'a[/red]b')" in overview.stdout and overview.returncode == 0
+    # on a terminal: a table, the same values, whole timestamps
+    page = cli_json(db_path, "list-facts")
+    narrow = _terminal(page, width=50)
+    for item in page["items"]:
+        assert item["created_at"] in narrow  # long terms wrap; timestamps stay whole
+    assert "…" not in narrow
+    table = _terminal(page, width=120)
+    assert "[red, green]" in table and "'a[/red]b'" in table and "'[bold]'" in table
+    assert "3 row(s)" in table
+    rows = cli_json(db_path, "query-logic", "--goal", "tags(X, L)")
+    assert "[red, green]" in _terminal(rows)
+
+
+def test_piped_rows_are_tab_separated_and_the_count_goes_to_stderr(db_path):
+    for fruit in ("apple", "'banana split'"):
+        cli(db_path, "remember-fact", "--fact", f"fruit({fruit}, 1)", check=True)
+    one = cli(db_path, "query-logic", "--goal", "fruit(X, _)", check=True)
+    assert one.stdout == "apple\n'banana split'\n" and one.stderr == "2 row(s)\n"
+    two = cli(db_path, "query-logic", "--goal", "fruit(X, N)", check=True)
+    assert two.stdout == "X\tN\napple\t1\n'banana split'\t1\n"
+    page = cli(db_path, "query-logic", "--goal", "fruit(X, N)", "--limit", "1", check=True)
+    assert page.stdout == "X\tN\napple\t1\n" and page.stderr == "1 of 2 shown (use --limit/--offset)\n"
+
+
+def test_real_process_output_piped_and_on_a_terminal(db_path):
+    import pty
+    cli(db_path, "remember-fact", "--fact", "tags(x, [red, green])", check=True)
+    piped = cli_process(db_path, "query-logic", "--goal", "tags(X, L)", check=True)
+    assert piped.stdout == "X\tL\nx\t[red, green]\n" and piped.stderr == "1 row(s)\n"
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([*COMMAND, "--db", db_path, "query-logic", "--goal", "tags(X, L)"], stdout=follower,
+                            stderr=subprocess.PIPE, env=env({"COLUMNS": "60", "NO_COLOR": "1"}))
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    proc.wait(timeout=60)
+    os.close(leader)
+    text = re.sub(r"\x1b\[[0-9;]*m", "", shown.decode("utf-8"))  # styles aside
+    assert proc.returncode == 0 and "┃ X" in text and "│ x │ [red, green] │" in text and "1 row(s)" in text
 
 
 def test_cli_and_mcp_give_the_same_structured_result(db_path):
@@ -54,42 +187,40 @@ def test_cli_and_mcp_give_the_same_structured_result(db_path):
     cli(db_path, "define-rule", "--head", "path(X,Z)", "--body", "path(X,Y), edge(Y,Z)", check=True)
     calls = [
         ("query_logic", {"goal": "path(X, Y)", "limit": 2}),
+        ("query_logic", {"goal": "pth(X, Y)"}),
         ("explain_why", {"fact": "path(1,3)"}),
         ("list_facts", {}),
         ("list_rules", {}),
         ("echo", {"message": "same"}),
     ]
 
-    async def over_mcp():
-        async with Client(server_params(db_path), mode="legacy") as client:
-            return [(await client.call_tool(name, args)).structured_content for name, args in calls]
-    from_mcp = anyio.run(over_mcp)
+    async def over_mcp(client):
+        return [(await client.call_tool(name, args)).structured_content for name, args in calls]
+    from_mcp = run_in_process(db_path, "legacy", over_mcp)
     for (name, args), expected in zip(calls, from_mcp):
         flags = []
         for key, value in args.items():
             flags += ["--" + key.replace("_", "-"), str(value)]
         assert cli_json(db_path, name.replace("_", "-"), *flags) == expected, name
+    assert from_mcp[1]["warnings"] == ["unknown procedure pth/2; did you mean path/2"]
 
 
-def test_init_and_version(tmp_path):
+def test_init_prints_the_database(tmp_path):
     db = tmp_path / "nested" / "dir" / "memory.db"
     done = cli(str(db), "init", check=True)
-    assert str(db) in done.stdout and db.exists()
-    assert cli(str(db), "version", check=True).stdout.startswith("datalog-memory ")
+    assert done.stdout == f"Database ready: {db}\n" and db.exists()
 
 
-def test_default_database_location_is_the_project_folder(tmp_path):
-    import subprocess
-    from surfaces import COMMAND, env
-    e = env()
-    e.pop("DATALOG_MEMORY_DB", None)
-    subprocess.run([*COMMAND, "remember-fact", "--fact", "here(1)"], cwd=ROOT, env=e, check=True, capture_output=True)
-    # run from another folder with the package on the path: the database lands there
-    e["PYTHONPATH"] = str(ROOT)
-    subprocess.run([*COMMAND, "remember-fact", "--fact", "here(2)"], cwd=tmp_path, env=e, check=True, capture_output=True)
-    assert (tmp_path / ".datalog-memory" / "memory.db").exists()
-    e["DATALOG_MEMORY_DB"] = str(tmp_path / "from-env.db")
-    subprocess.run([*COMMAND, "remember-fact", "--fact", "here(3)"], cwd=tmp_path, env=e, check=True, capture_output=True)
+def test_default_database_is_the_working_directory_s_project_folder(tmp_path):
+    """A real process started in a folder, with no --db and no DATALOG_MEMORY_DB."""
+    project = tmp_path / "project"
+    project.mkdir()
+    cli_process(None, "remember-fact", "--fact", "here(1)", cwd=str(project), extra_env={"DATALOG_MEMORY_DB": ""},
+                check=True)
+    with Memory(str(project / ".datalog-memory" / "memory.db")) as m:
+        assert m.query_logic("here(X)").bindings == [{"X": "1"}]
+    cli(None, "remember-fact", "--fact", "here(3)", extra_env={"DATALOG_MEMORY_DB": str(tmp_path / "from-env.db")},
+        check=True)
     assert (tmp_path / "from-env.db").exists()
 
 
@@ -122,17 +253,20 @@ def test_prolog_import_export_round_trip(tmp_path):
     assert cli_json(db2, "import", str(exported))["facts_added"] == 0
 
 
-def test_import_is_all_or_nothing(tmp_path):
+def test_import_is_all_or_nothing_and_errors_name_the_file(tmp_path):
     db = str(tmp_path / "m.db")
     bad = tmp_path / "bad.pl"
     bad.write_text("good(1).\np(X) :- q(Y).\n")
     failed = cli(db, "import", str(bad))
-    assert failed.returncode == 1 and "unsafe" in failed.stderr
+    assert failed.returncode == 1 and "unsafe" in failed.stderr and str(bad) in failed.stderr
     assert cli_json(db, "list-facts")["total"] == 0
     syntax = tmp_path / "syntax.pl"
     syntax.write_text("good(1).\ngood(2\n")
     failed = cli(db, "import", str(syntax))
-    assert failed.returncode == 1 and "line 3" in failed.stderr
+    assert failed.returncode == 1 and "line 3" in failed.stderr and str(syntax) in failed.stderr
+    assert _one_line(failed.stderr)
+    as_json = json.loads(cli(db, "import", str(syntax), "--json").stdout)
+    assert as_json["error"]["file"] == str(syntax)
 
 
 def test_bulk_csv_and_jsonl(tmp_path):
@@ -151,14 +285,64 @@ def test_bulk_csv_and_jsonl(tmp_path):
     broken = tmp_path / "broken.jsonl"
     broken.write_text('["ok"]\n{not json}\n')
     failed = cli(db, "import", str(broken), "--predicate", "t")
-    assert failed.returncode == 1 and "broken.jsonl:2" in failed.stderr
+    assert failed.returncode == 1 and f"{broken}:2" in failed.stderr
+
+
+@pytest.mark.parametrize("name, content, where, reason", [
+    ("big.csv", "1\n1.0e309\n", ":2", "1.0e309 is not a finite number"),
+    ("small.csv", "-1.0e309\n", ":1", "-1.0e309 is not a finite number"),
+    ("ragged.csv", "a,b\nc\nd,e,f\n", ":2", "1 cell(s) where the first row has 2"),
+    ("nan.jsonl", "[1]\n[NaN]\n", ":2", "NaN is not a finite number"),
+    ("huge.jsonl", "[1e999]\n", ":1", "1e999 is not a finite number"),
+    ("minus.jsonl", '{"args": [-Infinity]}\n', ":1", "-Infinity is not a finite number"),
+    ("latin1.csv", "a\ncaf\xe9\n", ":2", "not UTF-8 text"),
+    ("latin1.jsonl", '["caf\xe9"]\n', ":1", "not UTF-8 text"),
+    ("latin1.pl", "p('caf\xe9').\n", ":1", "not UTF-8 text"),
+])
+def test_import_refuses_what_remember_fact_refuses_naming_file_and_line(tmp_path, name, content, where, reason):
+    db = str(tmp_path / "m.db")
+    cli(db, "remember-fact", "--fact", "before(1)", check=True)
+    path = tmp_path / name
+    path.write_bytes(content.encode("latin-1"))
+    done = cli(db, "import", str(path), "--predicate", "p")
+    assert done.returncode == 1 and _one_line(done.stderr), done.stderr
+    assert f"{path}{where}: " in done.stderr and reason in done.stderr
+    assert [i["fact"] for i in cli_json(db, "list-facts")["items"]] == ["before(1)"]  # nothing changed
+
+
+def test_import_refuses_fifos_devices_and_folders_without_blocking(tmp_path):
+    db = str(tmp_path / "m.db")
+    fifo = tmp_path / "pipe.pl"
+    os.mkfifo(fifo)
+    folder = tmp_path / "folder.csv"
+    folder.mkdir()
+    for path, kind in ((fifo, "a FIFO"), (Path("/dev/zero"), "not a regular file"), (folder, "a folder")):
+        for command in (["import", str(path), "--format", "pl"], ["import", str(path), "--format", "csv"],
+                        ["import-observations", str(path)], ["snapshot-import", str(path), "--name", "s"]):
+            done = cli(db, *command)
+            assert done.returncode == 1 and _one_line(done.stderr), (command, done.stderr)
+            assert f"{path}: {kind}; only regular files can be imported" in done.stderr
+    missing = cli(db, "import", str(tmp_path / "missing.pl"))
+    assert missing.returncode == 1 and f"{tmp_path / 'missing.pl'}: cannot read" in missing.stderr
+
+
+def test_export_failures_name_the_file(db_path, tmp_path, monkeypatch):
+    cli(db_path, "remember-fact", "--fact", "p(a)", check=True)
+    full = cli(db_path, "export", "/dev/full")
+    assert full.returncode == 1 and full.stderr == "Error: cannot write /dev/full: No space left on device\n"
+    folder = cli(db_path, "export", str(tmp_path))
+    assert folder.returncode == 1 and folder.stderr == f"Error: cannot write {tmp_path}: Is a directory\n"
+    with os.fdopen(os.open("/dev/full", os.O_WRONLY), "w") as device:
+        monkeypatch.setattr(sys, "stdout", device)
+        from memory.cli.main import main
+        with pytest.raises(SystemExit) as exit_status:
+            main(["--db", db_path, "export"])
+    assert exit_status.value.code == 1
 
 
 def test_console_script_is_installed():
-    import subprocess
-    import sys
     script = shutil.which("datalog-memory") or str(Path(sys.executable).parent / "datalog-memory")
-    done = subprocess.run([script, "version"], capture_output=True, text=True, check=True)
+    done = subprocess.run([script, "--version"], capture_output=True, text=True, check=True, env=env())
     assert done.stdout.startswith("datalog-memory ")
 
 
@@ -167,12 +351,14 @@ def test_tool_docs_are_current():
         "docs/tools.md is stale: run python -m memory.tools.docs > docs/tools.md"
 
 
-def test_ci_runs_the_readme_test_command_verbatim():
+def test_ci_runs_the_readme_test_command_verbatim_and_says_how_long_it_took():
     readme = (ROOT / "README.md").read_text()
     blocks = readme.split("```sh\n")
     quick_start = [b.split("\n```")[0].strip() for b in blocks[1:3]]
     assert quick_start[0] == "python -m pip install . && datalog-memory serve"
-    assert quick_start[1] in (ROOT / ".ci" / "run").read_text().splitlines()
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert quick_start[1] in ci.splitlines()
+    assert "duration" in ci.lower()
 
 
 def test_human_output_draws_proof_trees(db_path):
@@ -181,9 +367,25 @@ def test_human_output_draws_proof_trees(db_path):
     cli(db_path, "define-rule", "--head", "path(X,Y)", "--body", "edge(X,Y)", check=True)
     cli(db_path, "define-rule", "--head", "path(X,Z)", "--body", "path(X,Y), edge(Y,Z)", check=True)
     shown = cli(db_path, "explain-why", "--fact", "path(a,c)", check=True).stdout
-    assert "path(a, c)" in shown and "edge(a, b)  fact  (asserted)" in shown
-    assert "edge(b, c)  fact  (assumption:hyp)" in shown
+    assert shown.splitlines() == [
+        "path(a, c)  ⟸  path(X, Z) :- path(X, Y), edge(Y, Z)",
+        "  path(a, b)  ⟸  path(X, Y) :- edge(X, Y)",
+        "    edge(a, b)  fact  (asserted)",
+        "  edge(b, c)  fact  (assumption:hyp)",
+    ]
+    tree = _terminal(cli_json(db_path, "explain-why", "--fact", "path(a,c)"))
+    assert "edge(a, b)  fact  (asserted)" in tree and "└── " in tree
     assert "not provable" in cli(db_path, "explain-why", "--fact", "path(c,a)", check=True).stdout
+
+
+def test_warnings_for_undefined_predicates_are_printed_and_do_not_fail(db_path):
+    cli(db_path, "remember-fact", "--fact", "edge(a,b)", check=True)
+    typo = cli(db_path, "query-logic", "--goal", "edg(X,Y)")
+    assert typo.returncode == 0 and typo.stdout == "[]\n"
+    assert typo.stderr == "Warning: unknown procedure edg/2; did you mean edge/2\n"
+    rule = cli(db_path, "define-rule", "--head", "path(X,Y)", "--body", "edge(X,Y), linked(X)")
+    assert rule.returncode == 0 and rule.stderr == "Warning: unknown procedure linked/1 (no facts or rules define it)\n"
+    assert "warnings" not in cli_json(db_path, "query-logic", "--goal", "path(X,Y)")  # none: left out
 
 
 def test_a_newer_database_is_refused_by_every_entry_point(tmp_path):
@@ -193,7 +395,10 @@ def test_a_newer_database_is_refused_by_every_entry_point(tmp_path):
     conn = apsw.Connection(db)
     conn.execute("INSERT INTO schema_migrations VALUES (99, 'future', 'x', 'now')")
     conn.close()
-    for args in (["list-facts"], ["serve"], ["remember-fact", "--fact", "p(a)"]):
-        done = cli(db, *args, input="")
+    for args in (["list-facts"], ["remember-fact", "--fact", "p(a)"], ["init"]):
+        done = cli(db, *args)
         assert done.returncode == 1, args
         assert "schema version 99 is newer" in done.stderr and "upgrade datalog-memory" in done.stderr
+        assert _one_line(done.stderr)
+    served = cli(db, "serve")  # refused before it reads anything
+    assert served.returncode == 1 and "schema version 99 is newer" in served.stderr

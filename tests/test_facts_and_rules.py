@@ -156,6 +156,7 @@ def test_facts_persist_across_reopen(db_path):
 
 def test_database_location_precedence(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DATALOG_MEMORY_DB")
     assert resolve_db_path() == str(tmp_path / ".datalog-memory" / "memory.db")
     monkeypatch.setenv("DATALOG_MEMORY_DB", str(tmp_path / "env.db"))
     assert resolve_db_path() == str(tmp_path / "env.db")

@@ -1,5 +1,6 @@
-"""The MCP server as a subprocess, driven by the mcp package's own client in both protocol eras,
-and by raw JSON-RPC for the error paths."""
+"""The MCP server driven by the mcp package's own client in both protocol eras (a server process for the
+reference session, kill -9 and the raw JSON-RPC error paths; the same server code in-process for the
+matrices whose subject is the answers), and by raw JSON-RPC for the error paths."""
 
 import anyio
 import jsonschema
@@ -8,7 +9,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from memory.tools import REGISTRY
-from surfaces import MODERN_META, RawServer, error_of, server_params
+from surfaces import MODERN_META, RawServer, error_of, run_in_process, server_params
 
 ERAS = ["legacy", "2026-07-28"]
 
@@ -24,7 +25,7 @@ def run(db, era, scenario):
 def test_tools_list_matches_the_registry(db_path, era):
     async def scenario(client):
         return (await client.list_tools()).tools
-    tools = run(db_path, era, scenario)
+    tools = run_in_process(db_path, era, scenario)
     assert [t.name for t in tools] == list(REGISTRY)
     for t in tools:
         spec = REGISTRY[t.name]
@@ -89,7 +90,7 @@ def test_tool_errors_are_results_with_a_stable_code(db_path, era):
         ]:
             results[key] = await client.call_tool(name, args)
         return results
-    results = run(db_path, era, scenario)
+    results = run_in_process(db_path, era, scenario)
     for key, code in [("syntax", "syntax_error"), ("blank", "invalid_arguments"), ("unsafe", "invalid_program"),
                       ("segment", "not_found"), ("missing", "not_found")]:
         assert results[key].is_error, key
@@ -123,7 +124,7 @@ def test_schema_failures_are_tool_errors_the_model_reads(db_path, era):
         # the server is still serving
         assert (await client.call_tool("echo", {"message": "still here"})).content[0].text == "still here"
         return failed
-    for (name, args), result in zip(SCHEMA_FAILURES, run(db_path, era, scenario)):
+    for (name, args), result in zip(SCHEMA_FAILURES, run_in_process(db_path, era, scenario)):
         text = result.content[0].text
         assert text.startswith("InvalidArguments: Invalid arguments for tool " + name + ": "), text
         assert error_of(result)["code"] == "invalid_arguments"
@@ -140,7 +141,7 @@ def test_unknown_tool_is_invalid_params(db_path, era):
         with pytest.raises(MCPError) as info:
             await client.call_tool("no_such_tool", {})
         return info.value
-    error = run(db_path, era, scenario)
+    error = run_in_process(db_path, era, scenario)
     assert error.code == -32602 and "Unknown tool: no_such_tool" in error.message
 
 
@@ -224,7 +225,7 @@ def test_acknowledged_write_survives_kill_9(db_path):
 
     async def scenario(client):
         return await client.call_tool("query_logic", {"goal": "durable(X)"})
-    result = run(db_path, "legacy", scenario)
+    result = run_in_process(db_path, "legacy", scenario)  # what the killed server acknowledged is there
     assert result.structured_content["total"] == 20
 
 
@@ -240,7 +241,7 @@ def test_budget_exceeded_is_a_tool_error_and_the_server_keeps_serving(db_path, m
         big = await client.call_tool("query_logic", {"goal": "path(X, Y)"})
         small = await client.call_tool("query_logic", {"goal": "path(298, Y)"})
         return big, small
-    big, small = run(db_path, "legacy", scenario)
+    big, small = run_in_process(db_path, "legacy", scenario)
     assert big.is_error and error_of(big)["code"] == "budget_exceeded"
     assert "1000" in big.content[0].text
     assert not small.is_error and small.structured_content["total"] == 2
@@ -255,7 +256,7 @@ def test_query_results_are_bounded_by_default_and_say_so(db_path):
         first = await client.call_tool("query_logic", {"goal": "n(X)"})
         rest = await client.call_tool("query_logic", {"goal": "n(X)", "offset": 1000})
         return first, rest
-    first, rest = run(db_path, "legacy", scenario)
+    first, rest = run_in_process(db_path, "legacy", scenario)
     assert first.structured_content["total"] == 1500 and first.structured_content["truncated"] is True
     assert len(first.structured_content["bindings"]) == 1000
     assert len(rest.structured_content["bindings"]) == 500 and rest.structured_content["truncated"] is False

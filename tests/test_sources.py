@@ -3,15 +3,13 @@
 import hashlib
 import json
 import re
-import time
 import uuid
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from conftest import snapshot_counts
+from conftest import snapshot_counts, stepping_clock
 from memory import Memory
-from memory.clock import from_epoch, to_epoch
 from memory.errors import Conflict, InvalidArguments, NotFound, PermissionDenied
 from memory.sources import CallerContext
 from memory.sources.context import DEFAULT_CAPABILITIES, READ, WRITE_GLOBAL, WRITE_PROJECT, WRITE_SESSION
@@ -437,13 +435,11 @@ def test_delete_with_erase_keeps_only_a_tombstone(db):
 
 # --- supersession and time ------------------------------------------------------------------
 
-def test_as_of_answers_before_and_after_a_supersession(db):
+def test_as_of_answers_before_and_after_a_supersession(db, clock):
     with opened(db) as m:
         old = m.memory_remember("The backend is SQLite.", projections=[
             {"predicate": "backend", "arguments": ["sqlite"], "statement": "backend is SQLite"}])["id"]
-        time.sleep(0.01)
-        before = from_epoch(to_epoch(m.memory_get(old)["recorded_at"]) + 0.005)  # just after the first remember
-        time.sleep(0.01)
+        before = clock.instant()  # after the first remember, before the second
         new = m.memory_remember("The backend is PostgreSQL now.", supersedes=[old], projections=[
             {"predicate": "backend", "arguments": ["postgresql"], "statement": "backend is PostgreSQL"}])
         assert new["supersedes"] == [old]
@@ -500,7 +496,7 @@ OPS = st.lists(st.one_of(
 @given(OPS, st.data())
 def test_as_of_answers_exactly_as_the_store_stood(ops, data):
     """Law: for every moment T we looked, search, recall and get with as_of=T find what they found at T."""
-    with Memory(":memory:", context=ctx()) as m:
+    with stepping_clock() as clock, Memory(":memory:", context=ctx()) as m:
         ids: list[str] = []
         seen = []
         for op, arg in ops:
@@ -512,9 +508,7 @@ def test_as_of_answers_exactly_as_the_store_stood(ops, data):
                 m.memory_forget(ids=[data.draw(st.sampled_from(active))], action=arg)
             elif active and op == "supersede":
                 ids.append(m.memory_remember(arg, supersedes=[data.draw(st.sampled_from(active))])["id"])
-            time.sleep(0.001)
-            moment = from_epoch(time.time())
-            time.sleep(0.001)
+            moment = clock.instant()
             seen.append((moment, sorted(r["id"] for r in m.memory_search("alpha delta omega", limit=50)["results"]),
                          [x["id"] for x in m.memory_recall("tag", limit=50)["memories"]],
                          {i: m.memory_get(i)["status"] for i in ids}))

@@ -21,6 +21,7 @@ from ..validation import require_name
 from .parsing import parse_fact, parse_goal, parse_rule
 from .rows import EVERYTHING, release, support_fact, visible_fact, visible_supports
 from .segments import DEFAULT, Segment, bump_generation, resolve
+from .undefined import undefined_warnings
 
 MAX_LIMIT = 10_000
 MATERIALIZE_ATTEMPTS = 3
@@ -44,6 +45,7 @@ class RuleChange:
     rule_id: int
     name: str | None = None
     confidence: float = 1.0
+    warnings: list[str] = field(default_factory=list)  # body calls that nothing defines
 
 
 @dataclass
@@ -69,6 +71,7 @@ class QueryResult:
     limit: int | None
     offset: int
     truncated: bool
+    warnings: list[str] = field(default_factory=list)  # goal calls that nothing defines
 
 
 @dataclass
@@ -78,6 +81,7 @@ class Explanation:
     proven: bool
     proof_tree: dict | None  # the reference shape: goal, rule_applied, children
     detailed_tree: dict | None = None  # plus kind, rule_id and the supports of every stored fact
+    warnings: list[str] = field(default_factory=list)  # calls that nothing defines
 
 
 @dataclass
@@ -254,12 +258,14 @@ class KnowledgeBase:
                     record_audit(conn, self.actor, "define_rule", segment.name, {
                         "rule": text, "created": False, "rule_id": rule_id, "name": new_name,
                         "confidence": new_confidence})
-                return RuleChange(text, segment.name, False, rule_id, new_name, new_confidence)
+                warnings = self.undefined_calls(conn, segment, clause.args[1], clause.args[0])  # type: ignore[union-attr]
+                return RuleChange(text, segment.name, False, rule_id, new_name, new_confidence, warnings)
             program = self._build_program(conn, segment)
             normalizer = Normalizer(program)
             normalizer.aux_count = 1_000_000
             normalizer.add_clause(clause, text)
             analyze(program)  # the whole program must stay safe and stratified
+            warnings = self.undefined_calls(conn, segment, clause.args[1], clause.args[0])  # type: ignore[union-attr]
             functor, arity = indicator(clause.args[0])  # type: ignore[union-attr]
             conn.execute(
                 "INSERT INTO rules (segment_id, head_functor, head_arity, text, created_at, name, confidence) "
@@ -270,7 +276,8 @@ class KnowledgeBase:
             bump_generation(conn, segment)
             record_audit(conn, self.actor, "define_rule", segment.name, {
                 "rule": text, "created": True, "rule_id": rule_id, "name": name, "confidence": confidence})
-        return RuleChange(text, segment.name, True, rule_id, name, 1.0 if confidence is None else float(confidence))
+        return RuleChange(text, segment.name, True, rule_id, name, 1.0 if confidence is None else float(confidence),
+                          warnings)
 
     def list_rules(self, memory: str | None = None, limit: int | None = None, offset: int = 0) -> Page:
         limit, offset = _check_page(limit, offset, 100)
@@ -354,8 +361,10 @@ class KnowledgeBase:
         with self.store.read() as conn:
             segment = resolve(conn, memory)
             program = self._program(conn, segment)
+            warnings = self.undefined_calls(conn, segment, term)
         answers = solve(program, term, self._detached_loader(segment), limit=limit, offset=offset,
                         budget=self._budget())
+        answers.warnings = warnings
         answers.memory = segment.name
         answers.goal = format_term(term)
         return answers
@@ -366,7 +375,7 @@ class KnowledgeBase:
         bindings = [{name: format_term(v) for name, v in zip(answers.variables, row)} for row in answers.rows]
         values = [{name: to_json(v) for name, v in zip(answers.variables, row)} for row in answers.rows]
         return QueryResult(answers.goal, answers.memory, answers.variables, bindings, values,
-                           answers.total, limit, offset, answers.truncated)
+                           answers.total, limit, offset, answers.truncated, answers.warnings)
 
     def explain_why(self, fact: str, max_depth: int | None = None, memory: str | None = None) -> Explanation:
         term = parse_fact(fact)
@@ -379,8 +388,17 @@ class KnowledgeBase:
         tree = proof.to_dict() if proof else None
         with self.store.read() as conn:
             detailed = self._with_supports(conn, segment, proof) if proof else None
+            warnings = self.undefined_calls(conn, segment, term)
         text = format_term(term)
-        return Explanation(text, segment.name, proof is not None, tree, detailed)
+        return Explanation(text, segment.name, proof is not None, tree, detailed, warnings)
+
+    def undefined_calls(self, conn, segment: Segment, body: Term, head: Term | None = None) -> list[str]:
+        """Warnings for the predicates `body` calls that have no visible facts or rules in `segment`
+        (a rule's own head counts as defined: it may call itself)."""
+        defined = set(self.computed.preds) if self.computed is not None and segment.name == DEFAULT else set()
+        if head is not None:
+            defined.add(indicator(head))
+        return undefined_warnings(conn, segment.id, body, self.visible(conn), defined)
 
     def _with_supports(self, conn, segment: Segment, proof) -> dict:
         """The proof tree with each stored fact's supports (asserted, assumption:…) on its leaf."""

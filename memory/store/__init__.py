@@ -2,10 +2,11 @@
 
 from .audit import record as record_audit, utc_now
 from .connection import Store, open_connection
-from .location import IN_MEMORY, global_data_dir, global_db_path, resolve_db_path
+from .location import IN_MEMORY, DatabaseLocation, global_data_dir, global_db_path, resolve_db_path, resolve_location
 from .migrations import current_version, load_migrations, migrate, schema_sql_path
 
 __all__ = [
-    "IN_MEMORY", "Store", "current_version", "global_data_dir", "global_db_path", "load_migrations",
-    "migrate", "open_connection", "record_audit", "resolve_db_path", "schema_sql_path", "utc_now",
+    "DatabaseLocation", "IN_MEMORY", "Store", "current_version", "global_data_dir", "global_db_path", "load_migrations",
+    "migrate", "open_connection", "record_audit", "resolve_db_path", "resolve_location", "schema_sql_path",
+    "utc_now",
 ]

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable
 
 import apsw
 
 
+def system_clock() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+# Where every stored instant comes from; tests put a clock they control here to order events without sleeping.
+clock: Callable[[], datetime] = system_clock
+
+
 def utc_now() -> str:
     """UTC with microseconds, e.g. 2026-11-29T21:50:00.123456Z."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return clock().astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def record(conn: apsw.Connection, actor: str, operation: str, segment: str | None, payload: dict[str, Any]) -> int:

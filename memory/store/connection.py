@@ -28,7 +28,14 @@ def open_connection(path: str, *, create: bool = True, busy_timeout_ms: int = BU
         raise StorageError(f"cannot open database {path}: {type(exc).__name__}: {exc}") from exc
     conn.setbusytimeout(busy_timeout_ms)
     if path != IN_MEMORY:
-        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        try:  # the first statement reads the header: a file that is not SQLite fails here
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        except apsw.NotADBError as exc:
+            conn.close()
+            raise StorageError(f"{path} is not a datalog-memory database (not an SQLite file)") from exc
+        except apsw.Error as exc:
+            conn.close()
+            raise StorageError(f"cannot open database {path}: {exc}") from exc
         if mode.lower() != "wal":
             raise StorageError(f"cannot switch {path} to WAL mode (got {mode})")
     # FULL: an acknowledged commit is on disk even if the machine loses power, not only the process.

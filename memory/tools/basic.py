@@ -9,6 +9,7 @@ from .schemas import STRING, obj, out
 @tool(
     "echo",
     title="Echo",
+    group="admin",
     description="Echoes back a message string. Useful for testing server connectivity and tool invocation.",
     input_schema=obj({"message": {"type": "string", "maxLength": 65536, "description": "The message to echo"}},
                      ["message"]),

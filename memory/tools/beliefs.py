@@ -12,6 +12,7 @@ RETRACTION = {"memory": STRING, "assumptions": STRINGS, "removed": STRINGS, "kep
 @tool(
     "assume_fact",
     title="Assume fact",
+    group="beliefs",
     description=(
         "Believe a fact under a named assumption (lowercase letter, then letters, digits, _). Assuming the "
         "same fact under the same assumption again changes nothing. Retracting the assumption later removes "
@@ -34,6 +35,7 @@ def assume_fact(api, fact: str, assumption: str, **kw) -> ToolResult:
 @tool(
     "get_belief_status",
     title="Belief status",
+    group="beliefs",
     description=(
         "Whether a fact is believed ('in') or not ('out'), and which assumptions justify it. Works for "
         "derived conclusions too: they are in when provable, and their justifications are the assumptions "
@@ -54,6 +56,7 @@ def get_belief_status(api, fact: str, **kw) -> ToolResult:
 @tool(
     "get_justification",
     title="Justification",
+    group="beliefs",
     description="All facts currently supported by an assumption.",
     input_schema=obj({
         "assumption": name_arg('The assumption to query (e.g. "infra_healthy")'),
@@ -71,6 +74,7 @@ def get_justification(api, assumption: str, **kw) -> ToolResult:
 @tool(
     "list_assumptions",
     title="List assumptions",
+    group="beliefs",
     description="The assumptions that currently support at least one fact, each once, oldest first.",
     input_schema=obj({"memory": memory_arg()}),
     output_schema=out({"assumptions": STRINGS, "memory": STRING}),
@@ -89,6 +93,7 @@ def _retraction(result) -> dict:
 @tool(
     "retract_assumption",
     title="Retract assumption",
+    group="beliefs",
     description=(
         "Withdraw an assumption: its supports go, every fact left without support goes (no cap), facts "
         "also asserted or assumed otherwise stay, and conclusions resting on removed facts stop holding."
@@ -110,6 +115,7 @@ def retract_assumption(api, assumption: str, **kw) -> ToolResult:
 @tool(
     "retract_assumptions",
     title="Retract assumptions by pattern",
+    group="beliefs",
     description="Retract every assumption whose name matches a glob (* any run, ? one character), as retract_assumption.",
     input_schema=obj({
         "pattern": {"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[a-z*?][A-Za-z0-9_*?]*$",

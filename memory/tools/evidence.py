@@ -25,6 +25,7 @@ def _top_k(default: int) -> dict:
 @tool(
     "remember",
     title="Remember observation",
+    group="evidence",
     description=(
         "Store one observation: a hyperedge linking members (entity names; the type:id prefix gives each its "
         "type) at event_ts (epoch seconds, default now) with a weight in (0, 1]. The structural formation "
@@ -57,6 +58,7 @@ def remember(api, members: list, **kw) -> ToolResult:
 @tool(
     "forget_observation",
     title="Retract observations",
+    group="evidence",
     description=(
         "Retract observations by their tags (HEDGE-<id>) with an optional reason: they stay stored, audited and "
         "in the hash chain, but recall, reason, prove, verify and detect no longer use them, so conclusions "
@@ -80,6 +82,7 @@ def forget_observation(api, hedge_tags: list, **kw) -> ToolResult:
 @tool(
     "recall",
     title="Recall observations",
+    group="evidence",
     description=(
         "Deterministically retrieve the observations most relevant to a query, without any model: entities "
         "(type:id tokens, known names, type words like 'drones') and a time window ('last 3 days', 'since "
@@ -109,6 +112,7 @@ def recall(api, **kw) -> ToolResult:
 @tool(
     "reason",
     title="Reason over observations",
+    group="evidence",
     description=(
         "Stratified forward chaining of the segment's rules over the observations relevant to query (top_k) "
         "and the stored facts, without any model. Each derived fact has a confidence (the product of its "
@@ -130,6 +134,7 @@ def reason(api, **kw) -> ToolResult:
 @tool(
     "prove",
     title="Prove conclusions",
+    group="evidence",
     description=(
         "Reason, then return the proof of each conclusion (or only those of goal_pred): nodes of kind "
         "evidence (a stored observation, with its hedge_tag), fact (a stored fact) and conclusion (with "
@@ -153,6 +158,7 @@ def prove(api, **kw) -> ToolResult:
 @tool(
     "verify",
     title="Verify an answer",
+    group="evidence",
     description=(
         "Gate an answer against evidence: split it into sentences and list items; keep a sentence that makes "
         "no claim at all, and keep a factual one only if it cites an allowed tag (HEDGE-n, RULE-n, STEP-n from "
@@ -189,6 +195,7 @@ def verify(api, answer: str, **kw) -> ToolResult:
 @tool(
     "detect",
     title="Detect patterns",
+    group="evidence",
     description=(
         "Scan all observations for hubs, bursts, dense clusters, fan-out, convergence on a quiet entity and "
         "spectral outliers against per-type baselines that hold on heavy-tailed (Zipf-like) activity; full_scan "

@@ -19,6 +19,7 @@ PROOF_NODE = {"type": "object", "required": ["goal", "rule_applied", "kind", "ch
 @tool(
     "remember_fact",
     title="Remember fact",
+    group="knowledge",
     description=(
         "Assert a ground Prolog fact, e.g. human(socrates). Facts are stored durably; remembering a fact "
         "that is already believed changes nothing but adds the 'asserted' support if it was missing."
@@ -39,6 +40,7 @@ def remember_fact(api, fact: str, **kw) -> ToolResult:
 @tool(
     "define_rule",
     title="Define rule",
+    group="knowledge",
     description=(
         "Add a Datalog rule Head :- Body. Head and body are parsed separately and the whole program is "
         "checked before anything is stored: every head variable must be bound by a positive body literal, "
@@ -53,7 +55,8 @@ def remember_fact(api, fact: str, **kw) -> ToolResult:
                        "description": "Confidence in (0, 1] that reason multiplies in (default 1)"},
     }, ["head", "body"]),
     output_schema=out({"rule": STRING, "memory": STRING, "created": BOOLEAN, "rule_id": INTEGER,
-                       "name": STRING, "confidence": {"type": "number"}}, optional=("name",)),
+                       "name": STRING, "confidence": {"type": "number"}, "warnings": STRINGS},
+                      optional=("name", "warnings")),
     capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
@@ -61,13 +64,14 @@ def define_rule(api, head: str, body: str, **kw) -> ToolResult:
     change = api.define_rule(head, body, kw.get("memory"), kw.get("name"), kw.get("confidence"))
     return ToolResult(f"Asserted rule: {head.strip()} :- {body.strip()}", {
         "rule": change.rule, "memory": change.memory, "created": change.created, "rule_id": change.rule_id,
-        "name": change.name, "confidence": change.confidence,
+        "name": change.name, "confidence": change.confidence, "warnings": change.warnings or None,
     })
 
 
 @tool(
     "forget_fact",
     title="Forget fact",
+    group="knowledge",
     description=(
         "Remove the 'asserted' support of a fact. The fact goes when no support is left; a fact also "
         "supported by an assumption or a source memory stays believed, and the result says why."
@@ -92,6 +96,7 @@ def forget_fact(api, fact: str, **kw) -> ToolResult:
 @tool(
     "query_logic",
     title="Query",
+    group="knowledge",
     description=(
         "Evaluate a goal (any rule body: conjunction, disjunction, negation, comparisons, arithmetic, "
         "aggregate_all) and return all variable bindings as JSON, in the standard order of terms. "
@@ -107,8 +112,8 @@ def forget_fact(api, fact: str, **kw) -> ToolResult:
     }, ["goal"]),
     output_schema=out({
         "goal": STRING, "memory": STRING, "variables": STRINGS, "bindings": ROWS, "values": ROWS,
-        "total": INTEGER, "truncated": BOOLEAN, "limit": INTEGER, "offset": INTEGER,
-    }, optional=("limit",)),
+        "total": INTEGER, "truncated": BOOLEAN, "limit": INTEGER, "offset": INTEGER, "warnings": STRINGS,
+    }, optional=("limit", "warnings")),
     capability=READ,
     annotations=Annotations(read_only=True),
 )
@@ -122,13 +127,14 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
     return ToolResult(compact_json(text_rows), {
         "goal": result.goal, "memory": result.memory, "variables": result.variables, "bindings": result.bindings,
         "values": result.values, "total": result.total, "truncated": result.truncated,
-        "limit": result.limit, "offset": result.offset,
+        "limit": result.limit, "offset": result.offset, "warnings": result.warnings or None,
     })
 
 
 @tool(
     "explain_why",
     title="Explain why",
+    group="knowledge",
     description=(
         "Return the proof tree of a ground fact: each node has goal, rule_applied (\"fact\" for stored "
         "facts, the rule text for derived ones, or builtin/negation/aggregate) and children. Proofs end "
@@ -145,7 +151,8 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
         "memory": memory_arg(),
     }, ["fact"]),
     output_schema=out({"fact": STRING, "memory": STRING, "proven": BOOLEAN,
-                       "proof_nodes": {"type": "array", "items": PROOF_NODE}}, optional=("proof_nodes",)),
+                       "proof_nodes": {"type": "array", "items": PROOF_NODE}, "warnings": STRINGS},
+                      optional=("proof_nodes", "warnings")),
     capability=READ,
     annotations=Annotations(read_only=True),
 )
@@ -155,7 +162,7 @@ def explain_why(api, fact: str, **kw) -> ToolResult:
     text = compact_json({"fact": result.fact, "proven": result.proven, "proof_tree": tree})
     nodes = None if result.detailed_tree is None else flatten_tree(result.detailed_tree)
     return ToolResult(text, {"fact": result.fact, "memory": result.memory, "proven": result.proven,
-                             "proof_nodes": nodes})
+                             "proof_nodes": nodes, "warnings": result.warnings or None})
 
 
 def _text_node(node: dict) -> dict:
@@ -181,6 +188,7 @@ PAGE_SCHEMA = {"items": ROWS, "total": INTEGER, "limit": INTEGER, "offset": INTE
 @tool(
     "list_facts",
     title="List facts",
+    group="knowledge",
     description="List stored facts (optionally of one predicate) with their supports, sorted, with paging.",
     input_schema=obj({
         "memory": memory_arg(),
@@ -204,6 +212,7 @@ def list_facts(api, **kw) -> ToolResult:
 @tool(
     "list_rules",
     title="List rules",
+    group="knowledge",
     description="List stored rules in the order they were defined, with their ids, with paging.",
     input_schema=obj({
         "memory": memory_arg(),
@@ -225,6 +234,7 @@ def list_rules(api, **kw) -> ToolResult:
 @tool(
     "materialize",
     title="Materialize conclusions",
+    group="knowledge",
     description=(
         "Evaluate every rule of a memory segment and write the derived facts, each with the rule that first "
         "derived it, into the SQLite table `derived`, stamped with the current generation of the inputs. "
@@ -258,6 +268,7 @@ def _kept_note(result) -> str:
 @tool(
     "clear_context",
     title="Clear matching facts",
+    group="knowledge",
     description=(
         "Remove every fact matching a pattern with wildcards, e.g. project(beta, _) (variables match anything; "
         "a repeated variable must match equal values). Succeeds when nothing matches. Like forget_fact it "
@@ -280,6 +291,7 @@ def clear_context(api, category: str, **kw) -> ToolResult:
 @tool(
     "update_fact",
     title="Update fact",
+    group="knowledge",
     description=(
         "Atomically replace a stored fact with another in one transaction: like forget_fact, it removes the "
         "old fact's asserted support (a fact also believed through an assumption or a source memory stays "
@@ -304,6 +316,7 @@ def update_fact(api, old_fact: str, new_fact: str, **kw) -> ToolResult:
 @tool(
     "upsert_fact",
     title="Upsert fact",
+    group="knowledge",
     description=(
         "Assert a fact and remove the asserted facts with the same predicate and the same first argument "
         "(the key is read from the parsed term, so lists, strings and nested terms are handled). "
@@ -323,6 +336,7 @@ def upsert_fact(api, fact: str, **kw) -> ToolResult:
 @tool(
     "trace_dependency",
     title="Trace dependencies",
+    group="knowledge",
     description=(
         "List every node reachable from start_node through path/2, i.e. all X with path(start_node, X), "
         "in standard order. Cycles are fine. Define path/2 first, for example "
@@ -344,6 +358,7 @@ def trace_dependency(api, start_node: str, **kw) -> ToolResult:
 @tool(
     "verify_consistency",
     title="Verify consistency",
+    group="knowledge",
     description=(
         "Return every solution of integrity_violation/N for every arity N defined (or of "
         "integrity_violation_<scope>/N with scope). Arity-1 violations are reported as their value, "

@@ -12,6 +12,7 @@ COUNTS = {"facts": INTEGER, "rules": INTEGER, "assumptions": INTEGER}
 @tool(
     "save_snapshot",
     title="Save snapshot",
+    group="snapshots",
     description=(
         "Store the segment's facts, rules and assumptions under a name, in the database (names are atoms: "
         "lowercase letter, then letters, digits, _). Saving an existing name replaces it, and says so."
@@ -31,6 +32,7 @@ def save_snapshot(api, name: str, **kw) -> ToolResult:
 @tool(
     "restore_snapshot",
     title="Restore snapshot",
+    group="snapshots",
     description=(
         "Replace the segment's facts, rules and assumptions with a snapshot's, in one audited transaction "
         "that survives a restart. Conclusions follow from the restored knowledge."
@@ -49,6 +51,7 @@ def restore_snapshot(api, name: str, **kw) -> ToolResult:
 @tool(
     "list_snapshots",
     title="List snapshots",
+    group="snapshots",
     description="The segment's snapshots, oldest first, with creation times and sizes.",
     input_schema=obj({"memory": memory_arg()}),
     output_schema=out({"memory": STRING, "snapshots": ROWS}),
@@ -63,6 +66,7 @@ def list_snapshots(api, **kw) -> ToolResult:
 @tool(
     "get_persistence_status",
     title="Persistence status",
+    group="admin",
     description=(
         "Health of the database: status (active, or degraded when the file or its folder cannot be written now, "
         "with the problem), path, journal "

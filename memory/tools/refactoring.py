@@ -18,6 +18,7 @@ MEMORY_OR_ALL = {
 @tool(
     "get_knowledge_schema",
     title="Knowledge schema",
+    group="knowledge",
     description=(
         "List the predicates of a memory segment: name, arity, whether they are defined by facts, rules or "
         "both, and how many clauses. Structure only, no content; exact counts (no cap)."
@@ -35,6 +36,7 @@ def get_knowledge_schema(api, **kw) -> ToolResult:
 @tool(
     "get_kb_overview",
     title="Knowledge base overview",
+    group="knowledge",
     description=(
         "One call for the default memory: predicates with kind, count and sample clauses, assumptions, "
         "snapshots, persistence health and mounted segments. The JSON never exceeds 64 KiB: samples are "
@@ -54,6 +56,7 @@ def get_kb_overview(api, **kw) -> ToolResult:
 @tool(
     "find_predicate_references",
     title="Find predicate references",
+    group="knowledge",
     description=(
         "Locate every rule whose body calls a predicate (through conjunction, disjunction, negation and "
         "aggregates), the number of its facts, the assumptions that support its facts, and qualified "
@@ -83,6 +86,7 @@ REPORT_KEYS = ("renamed_facts", "rewritten_rule_bodies", "affected_rule_ids", "c
 @tool(
     "rename_predicate",
     title="Rename predicate",
+    group="knowledge",
     description=(
         "Rename a predicate everywhere in one transaction: its facts (keeping their supports), rule heads, "
         "and every rule body that calls it, on the parsed rules (aware of arity, never by text "

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from jsonschema import Draft202012Validator
 
 from ..errors import DatalogMemoryError, InvalidArguments
+
+
+# The tool families, in the order surfaces list them (the CLI's help panels, the tool docs).
+GROUPS = ("knowledge", "beliefs", "snapshots", "segments", "source memories", "evidence", "admin")
 
 
 class ArgumentsRejected(InvalidArguments):
@@ -59,7 +64,13 @@ class Tool:
     argument_capabilities: dict[str, dict[Any, str]] = field(default_factory=dict)
     # What the handler checks itself because it depends on stored data (the namespace of a memory, ...).
     capability_note: str = ""
+    group: str = "admin"  # its family in GROUPS
     _validator: Draft202012Validator | None = field(default=None, repr=False)
+
+    @property
+    def summary(self) -> str:
+        """The description's first sentence: the one line a listing shows."""
+        return re.split(r"(?<=[.!?])\s+(?=[A-Z\[(\"'])", self.description.strip(), maxsplit=1)[0]
 
     @property
     def validator(self) -> Draft202012Validator:
@@ -117,18 +128,20 @@ def _describe(error, schema: dict) -> str:
 REGISTRY: dict[str, Tool] = {}
 
 
-def tool(name: str, *, title: str, description: str, input_schema: dict, output_schema: dict,
+def tool(name: str, *, title: str, group: str, description: str, input_schema: dict, output_schema: dict,
          annotations: Annotations, capability: str | None, stdin_argument: str | None = None,
          argument_capabilities: dict[str, dict[Any, str]] | None = None, capability_note: str = "") -> Callable:
-    """Register a handler `(api: Memory, **arguments) -> ToolResult` as a tool. `capability` is required
-    (None for a tool that touches no data), so no tool can be added without deciding who may call it."""
+    """Register a handler `(api: Memory, **arguments) -> ToolResult` as a tool of family `group`. `capability`
+    is required (None for a tool that touches no data), so no tool can be added without deciding who may call it."""
     def register(handler: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
         if name in REGISTRY:
             raise ValueError(f"tool {name} registered twice")
+        if group not in GROUPS:
+            raise ValueError(f"tool {name}: unknown group {group!r} (one of {', '.join(GROUPS)})")
         if not annotations.read_only and capability is None and not capability_note:
             raise ValueError(f"tool {name} writes: it must declare the capability it needs")
         REGISTRY[name] = Tool(name, title, description, input_schema, output_schema, annotations, handler,
-                              stdin_argument, capability, dict(argument_capabilities or {}), capability_note)
+                              stdin_argument, capability, dict(argument_capabilities or {}), capability_note, group)
         return handler
     return register
 

@@ -12,6 +12,7 @@ SCOPE = {"type": "string", "enum": ["project", "global"]}
 @tool(
     "create_memory",
     title="Create memory segment",
+    group="segments",
     description=(
         "Create a named memory segment: scope project (in this project's database, the default) or global "
         "(in the global database under $XDG_DATA_HOME/datalog-memory/, visible from every project). "
@@ -34,6 +35,7 @@ def create_memory(api, name: str, **kw) -> ToolResult:
 @tool(
     "mount_memory",
     title="Mount memory segment",
+    group="segments",
     description=(
         "Mount a segment so the tools can target it with the memory argument, read-write or read-only. "
         "Mounts persist for the project; mounting again with the other mode switches the mode. A read-only "
@@ -56,6 +58,7 @@ def mount_memory(api, name: str, **kw) -> ToolResult:
 @tool(
     "unmount_memory",
     title="Unmount memory segment",
+    group="segments",
     description="Unmount a segment (its data stays). The default memory cannot be unmounted.",
     input_schema=obj({"name": name_arg("The name of the memory segment to unmount")}, ["name"]),
     output_schema=out({"name": STRING, "scope": STRING, "mounted": BOOLEAN}),
@@ -70,6 +73,7 @@ def unmount_memory(api, name: str) -> ToolResult:
 @tool(
     "list_memories",
     title="List memory segments",
+    group="segments",
     description="Every segment, mounted or not, in both scopes: name, scope, mounted, mode (null when unmounted).",
     input_schema=obj({}),
     output_schema=out({"memories": ROWS}),

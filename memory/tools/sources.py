@@ -37,6 +37,7 @@ SUMMARY = {"id": STRING, "namespace": NAMESPACE, "kind": STRING, "status": STRIN
 @tool(
     "memory_remember",
     title="Remember source text",
+    group="source memories",
     description=(
         "Durably preserve exact source text (byte for byte, with its sha256) in the caller's authorized "
         "namespace and return a stable id (mem_…). scope auto writes to the project when the host names one, "
@@ -74,6 +75,7 @@ def memory_remember(api, memory: str, **kw) -> ToolResult:
 @tool(
     "memory_get",
     title="Get memory",
+    group="source memories",
     description=(
         "Fetch one memory by id: its exact source text (the text content is exactly the source), namespace, "
         "provenance, lifecycle history and projections. An id the caller may not read is reported exactly "
@@ -95,6 +97,7 @@ def memory_get(api, id: str, **kw) -> ToolResult:
 @tool(
     "memory_search",
     title="Search memories",
+    group="source memories",
     description=(
         "Full-text (SQLite FTS5) plus symbolic search over every memory the caller may read: words in the "
         "source text or projection statements, and projections whose predicate or arguments are query words. "
@@ -134,6 +137,7 @@ def _preview(text_value: str, size: int = 160) -> str:
 @tool(
     "memory_recall",
     title="Recall memories",
+    group="source memories",
     description=(
         "Symbolic-first recall: current memories whose projections match predicate(arguments…), null "
         "matching anything, nearest namespace first (session, project, global). When rules define the "
@@ -164,6 +168,7 @@ def memory_recall(api, predicate: str, **kw) -> ToolResult:
 @tool(
     "memory_forget",
     title="Forget memories",
+    group="source memories",
     description=(
         "Forget memories by ids, or by a query resolved to concrete ids first (dry_run shows them without "
         "changing anything). Actions: expire (default), supersede, invalidate, archive, delete; erase (with "
