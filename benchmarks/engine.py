@@ -74,12 +74,12 @@ def run_ours(rules: str, facts: dict, kind: str, goal) -> tuple[float, int]:
     load = lambda preds: {pred: facts.get(pred, []) for pred in preds}  # noqa: E731
     started = time.perf_counter()
     if kind == "full":
-        model = evaluate(p, facts, budget=BIG)
+        model = evaluate(p, facts, budget=BIG.copy())
         size = len(model.tuples(goal))
     elif kind == "goal":
-        size = solve(p, parse_term(goal), load, budget=BIG).total
+        size = solve(p, parse_term(goal), load, budget=BIG.copy()).total
     else:
-        node = explain(p, parse_term(goal), load, budget=BIG)
+        node = explain(p, parse_term(goal), load, budget=BIG.copy())
         size = 0
         while node is not None:
             size += 1
@@ -123,7 +123,7 @@ import resource, sys
 sys.path.insert(0, sys.argv[1])
 sys.argv = [sys.argv[0]]
 from benchmarks.engine import BIG, LEFT, evaluate, program, random_graph
-model = evaluate(program(LEFT), {("edge", 2): random_graph(2000, 3000)}, budget=BIG)
+model = evaluate(program(LEFT), {("edge", 2): random_graph(2000, 3000)}, budget=BIG.copy())
 print(len(model.tuples(("path", 2))), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 

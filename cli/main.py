@@ -121,8 +121,19 @@ def _report(result: dict, as_json: bool, text: str) -> None:
 
 
 @app.command(rich_help_panel=ADMIN)
-def serve(ctx: typer.Context) -> None:
+def serve(
+    ctx: typer.Context,
+    log_level: Optional[str] = typer.Option(
+        None, "--log-level", help="debug, info, warning, error or critical (default: $DATALOG_MEMORY_LOG_LEVEL, "
+        "else info); logs go to stderr"),
+) -> None:
     """Serve the tools over MCP on stdin/stdout (both protocol eras)."""
+    from memory.log_level import log_level as level_of
+
+    try:
+        level_of(log_level)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--log-level") from None
     from memory.mcp_server import serve as run
 
     memory = _memory(ctx)
@@ -130,7 +141,7 @@ def serve(ctx: typer.Context) -> None:
         memory.store.data_version()  # open (and migrate) now: a database we cannot use fails before serving
     except DatalogMemoryError as exc:
         _fail(exc, False)
-    run(memory)
+    run(memory, log_level)
 
 
 @app.command(rich_help_panel=ADMIN)

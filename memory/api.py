@@ -29,11 +29,12 @@ class Memory:
         """`context` is who calls (principal, session, project, capabilities); by default it comes from the
         environment (DATALOG_MEMORY_PRINCIPAL, ..._CAPABILITIES). `actor` overrides the principal."""
         self.path = path
+        budget = budget or Budget.from_env()
         self.location = DatabaseLocation(path, "given")  # Memory.open says where the path came from
-        self.store = Store(path)
+        self.store = Store(path, busy_timeout_ms=budget.writer_wait_ms())
         self.context = context or CallerContext.from_env(principal=actor)
         self.actor = self.context.principal
-        self.knowledge = KnowledgeBase(self.store, self.actor, budget or Budget.from_env())
+        self.knowledge = KnowledgeBase(self.store, self.actor, budget)
         self.knowledge.support_filter = lambda conn: visible_supports_clause(conn, self.context)
         self.sources = SourceMemories(self.store, self.context)
         self.knowledge.projection_guard = self.sources.guard_projections
@@ -55,7 +56,9 @@ class Memory:
     # --- which database serves a segment -----------------------------------------------
     def _global(self) -> KnowledgeBase:
         if self._global_kb is None:
-            self._global_kb = KnowledgeBase(Store(self.global_path), self.actor, self.knowledge.budget)
+            budget = self.knowledge.budget
+            self._global_kb = KnowledgeBase(Store(self.global_path, busy_timeout_ms=budget.writer_wait_ms()),
+                                            self.actor, budget)
         return self._global_kb
 
     def _kb(self, memory: str | None, write: bool = False) -> KnowledgeBase:

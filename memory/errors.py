@@ -68,6 +68,12 @@ class BudgetExceeded(DatalogMemoryError):
     code = "budget_exceeded"
 
 
+class Cancelled(DatalogMemoryError):
+    """The caller cancelled the call (MCP notifications/cancelled) while it was evaluating."""
+
+    code = "cancelled"
+
+
 class EvaluationError(DatalogMemoryError):
     """A goal that is well formed but fails at run time (e.g. arithmetic on an atom)."""
 

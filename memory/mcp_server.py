@@ -13,13 +13,19 @@ JSON-RPC error (-32602).
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import signal
 import sys
+import threading
 import time
 import typing
 import warnings
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 import mcp.types as types
 from mcp.server import Server
@@ -29,14 +35,19 @@ from mcp.server.stdio import stdio_server
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
+from mcp.shared.dispatcher import coerce_request_id
+from mcp_types.jsonrpc import (INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, JSONRPCNotification,
+                               JSONRPCRequest, JSONRPCResponse)
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
-from mcp_types.jsonrpc import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import ValidationError
 
 from . import __version__
 from .api import Memory
 from . import resources
+from .datalog.budget import Cancellation, cancellable
 from .errors import DatalogMemoryError, InternalError, InvalidArguments, NotFound
+from .log_level import log_level
+from .store import IN_MEMORY
 from .tools import REGISTRY, ToolResult, UnknownTool, call_tool, error_result
 
 log = logging.getLogger("datalog-memory")
@@ -197,28 +208,214 @@ def _unparsable(exc: Exception) -> SessionMessage:
     return SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=code, message=message, data=detail)))
 
 
-async def _serve(memory: Memory) -> None:
+class _TooLong:
+    """An integer in the input with more digits than Python converts (its text is not kept)."""
+
+    def __repr__(self) -> str:
+        return "an integer with too many digits"
+
+
+def _integer(text: str):
+    try:
+        return int(text)
+    except ValueError:
+        return _TooLong()
+
+
+def _raw(line: str):
+    """The line as plain JSON (numbers of any length tolerated), or None when it is not JSON."""
+    try:
+        return json.loads(line, parse_int=_integer)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _jsonrpc_error(request_id, code: int, message: str, detail: str) -> SessionMessage:
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id,
+                                       error=ErrorData(code=code, message=message, data=detail)))
+
+
+def read_message(line: str) -> SessionMessage | tuple[SessionMessage]:
+    """One line of input: a message for the server, or (an error reply to send back instead,).
+
+    A request whose id is neither a string nor an integer (null, true, 1.5, an object, 1e400, ...)
+    gets -32600 with id null: the SDK would read it as a notification, and the client would wait
+    forever. A request the SDK cannot read otherwise is answered with its own id when it has a
+    valid one (the client waits on that id), else with id null."""
+    raw = _raw(line)
+    is_request = isinstance(raw, dict) and "method" in raw and "id" in raw
+    if is_request and not (type(raw["id"]) is str or type(raw["id"]) is int):
+        shown = raw["id"] if isinstance(raw["id"], _TooLong) else json.dumps(raw["id"], default=repr)[:40]
+        return (_jsonrpc_error(None, INVALID_REQUEST, "Invalid Request",
+                       f"a request id must be a string or an integer, got {shown}"),)
+    try:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except Exception as exc:  # noqa: BLE001 - whatever the SDK's parser refuses is answered, not fatal
+        if is_request:
+            detail = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            return (_jsonrpc_error(raw["id"], INVALID_REQUEST, "Invalid Request", detail),)
+        return (_unparsable(exc),)
+
+
+def _key(request_id):
+    return coerce_request_id(request_id)
+
+
+class Requests:
+    """The requests read and not answered yet, each with the cancellation its evaluations watch."""
+
+    def __init__(self) -> None:
+        self.open: dict = {}
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    def opened(self, request_id) -> Cancellation:
+        token = self.open[_key(request_id)] = Cancellation()
+        self._idle = anyio.Event() if self._idle.is_set() else self._idle
+        return token
+
+    def closed(self, request_id, reason: str | None = None) -> None:
+        token = self.open.pop(_key(request_id), None)
+        if token is not None and reason:
+            token.cancel(reason)
+        if not self.open:
+            self._idle.set()
+
+    def cancel_all(self, reason: str) -> None:
+        for token in self.open.values():
+            token.cancel(reason)
+
+    async def drained(self) -> None:
+        await self._idle.wait()
+
+
+STOP = None  # put in the line stream by a signal: read no further
+
+
+def _read_lines(lines, token) -> None:
+    """Read stdin in a daemon thread, so a blocked read never keeps the process from exiting. It reads
+    the descriptor itself: a daemon thread blocked inside `sys.stdin`'s buffered reader holds its lock,
+    and the interpreter aborts when it finalizes `sys.stdin` at exit."""
+    fd = sys.stdin.fileno()
+    pending: list[bytes] = []
+    try:
+        while chunk := os.read(fd, 1 << 16):
+            *complete, rest = chunk.split(b"\n")
+            for part in complete:
+                pending.append(part)
+                anyio.from_thread.run(lines.send, b"".join(pending).decode("utf-8", "replace"), token=token)
+                pending = []
+            if rest:
+                pending.append(rest)
+        if pending:
+            anyio.from_thread.run(lines.send, b"".join(pending).decode("utf-8", "replace"), token=token)
+        anyio.from_thread.run_sync(lines.close, token=token)
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError, RuntimeError, OSError):
+        return  # the server stopped reading, or is gone
+
+
+async def _serve(memory: Memory, interactive: bool = False) -> None:
+    """Serve until end of input or a signal; every request read is answered before the server exits.
+
+    SIGINT or SIGTERM stops reading and lets the calls in flight finish (their evaluations are bounded
+    by the budget); a second signal, or Ctrl-C when a person started the server on a terminal,
+    cancels them at once."""
     server = build_server(memory)
     options = initialization_options(server)
-    async with stdio_server() as (read_stream, write_stream):
-        # The SDK drops lines it cannot decode; answer them instead, and keep serving.
+    requests = Requests()
+    stopping = False
+    async with stdio_server(stdin=_NO_INPUT) as (_, write_stream):
         forward, inbound = create_context_streams[SessionMessage | Exception](0)
+        outbound, relay = create_context_streams[SessionMessage](0)
+        lines_in, lines = anyio.create_memory_object_stream[str | None](0)
 
         async def screen() -> None:
+            """Answer what the SDK cannot parse, note each request and its cancellation; at end of
+            input (or a signal), wait until every request read has its answer, then close."""
             async with forward:
-                async for item in read_stream:
-                    if isinstance(item, Exception):
-                        await write_stream.send(_unparsable(item))
-                    else:
-                        await forward.send(item)
+                async for line in lines:
+                    if line is STOP:
+                        break
+                    item = read_message(line)
+                    if isinstance(item, tuple):
+                        await write_stream.send(item[0])
+                        continue
+                    message = item.message
+                    if isinstance(message, JSONRPCRequest):
+                        # The handler runs in a copy of this context: its evaluations see the token.
+                        with cancellable(requests.opened(message.id)):
+                            await forward.send(item)
+                        continue
+                    if isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
+                        target = (message.params or {}).get("requestId")
+                        if target is not None:
+                            requests.closed(target, "cancelled by the client")
+                    await forward.send(item)
+                await requests.drained()
 
+        async def answer() -> None:
+            """Relay the server's messages to stdout, marking requests answered once written."""
+            async with relay, write_stream:
+                async for item in relay:
+                    await write_stream.send(item)
+                    if isinstance(item.message, (JSONRPCResponse, JSONRPCError)) and item.message.id is not None:
+                        requests.closed(item.message.id)
+
+        async def signals(serving: anyio.CancelScope) -> None:
+            nonlocal stopping
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as received:
+                async for signum in received:
+                    name = signal.Signals(signum).name
+                    if interactive or stopping:
+                        log.info("stopping now (%s)", name)
+                        requests.cancel_all("the server is stopping")
+                        serving.cancel()
+                        return
+                    stopping = True
+                    log.info("stopping (%s): finishing %d call(s) in flight", name, len(requests.open))
+                    try:
+                        await lines_in.send(STOP)
+                    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                        pass  # input had ended already
+
+        reader = threading.Thread(target=_read_lines, args=(lines_in, anyio.lowlevel.current_token()),
+                                  name="stdin", daemon=True)
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(screen)
-            await server.run(inbound, write_stream, options)
-            tasks.cancel_scope.cancel()
+            tasks.start_soon(answer)  # ends when the server closes its side
+            async with anyio.create_task_group() as serving:
+                reader.start()
+                serving.start_soon(screen)
+                serving.start_soon(signals, serving.cancel_scope)
+                await server.run(inbound, outbound, options)
+                serving.cancel_scope.cancel()
 
 
-def serve(memory: Memory) -> None:
-    """Serve MCP over stdin/stdout until stdin closes. Logs go to stderr only."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    anyio.run(_serve, memory)
+class _NoInput:
+    """The SDK's stdin reader gets nothing: the server reads stdin itself (see `_read_lines`)."""
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        raise StopAsyncIteration
+
+
+_NO_INPUT = _NoInput()
+def serve(memory: Memory, level: str | None = None) -> None:
+    """Serve MCP over stdin/stdout until stdin closes or a signal. Logs go to stderr only."""
+    chosen = log_level(level)
+    # The SDK's own records only from warning up, unless debugging; ours at the chosen level.
+    logging.basicConfig(stream=sys.stderr, level=logging.DEBUG if chosen <= logging.DEBUG else logging.WARNING,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    log.setLevel(chosen)
+    interactive = sys.stdin.isatty()
+    log.info("datalog-memory %s serving %s (MCP %s by handshake; %s stateless)", __version__,
+             memory.path if memory.path == IN_MEMORY else os.path.abspath(memory.path),
+             ", ".join(HANDSHAKE_PROTOCOL_VERSIONS), ", ".join(MODERN_PROTOCOL_VERSIONS))
+    if interactive:
+        print(f"datalog-memory {__version__}: an MCP server on stdin/stdout, meant to be started by an MCP "
+              "client (see README). Press Ctrl-C to stop it.", file=sys.stderr, flush=True)
+    try:
+        anyio.run(_serve, memory, interactive)
+    except KeyboardInterrupt:  # Ctrl-C before the signal handlers were in place
+        pass

@@ -164,7 +164,8 @@ def test_handshake_era_raw(db_path):
     assert ok["result"]["content"][0]["text"] == "Asserted: p(a)"
     assert ok["result"]["structuredContent"]["created"] is True
     assert server.close() == 0  # EOF on stdin exits 0
-    assert server.proc.stderr.read() == ""
+    stderr = server.proc.stderr.read().splitlines()  # the start-up line only
+    assert len(stderr) == 1 and " INFO datalog-memory " in stderr[0] and " serving " in stderr[0]
 
 
 def test_older_requested_version_is_echoed_and_unknown_ones_countered(db_path):

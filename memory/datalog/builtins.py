@@ -7,6 +7,7 @@ from typing import Callable
 
 from ..errors import EvaluationError
 from ..terms import Compound, Float, String, Term, Var, format_term, is_ground, map_leaves
+from ..terms.lexer import MAX_INTEGER_DIGITS
 
 Number = int | float
 
@@ -28,6 +29,46 @@ def from_number(value: Number) -> Term:
             raise EvaluationError("arithmetic result is not a finite number")
         return Float(value)
     return value  # type: ignore[return-value]
+
+
+# Integers stay below 10 ** 4000 (as the parser's literals do): every one prints in decimal, and no
+# single operation on them holds the interpreter for long. Sizes are checked before computing.
+INTEGER_LIMIT = 10 ** MAX_INTEGER_DIGITS
+MAX_INTEGER_BITS = INTEGER_LIMIT.bit_length()
+
+
+def _too_large() -> EvaluationError:
+    return EvaluationError(f"evaluation error: integer result with more than {MAX_INTEGER_DIGITS} digits")
+
+
+def _checked(value):
+    """Every arithmetic result passes here: a bounded integer or a finite real, never a complex number."""
+    kind = type(value)
+    if kind is int:
+        if -INTEGER_LIMIT < value < INTEGER_LIMIT:
+            return value
+        raise _too_large()
+    if kind is float:
+        return value
+    if kind is bool:
+        return int(value)
+    raise EvaluationError("evaluation error: the result is not a real number")
+
+
+def _arith(fn: Callable) -> Callable:
+    """One place where Python's arithmetic failures become typed evaluation errors."""
+    def op(*args):
+        try:
+            return _checked(fn(*args))
+        except EvaluationError:
+            raise
+        except ZeroDivisionError:
+            raise EvaluationError("evaluation error: division by zero") from None
+        except OverflowError:
+            raise EvaluationError("evaluation error: float overflow") from None
+        except (ValueError, TypeError, ArithmeticError) as exc:
+            raise EvaluationError(f"evaluation error: {exc}") from None
+    return op
 
 
 def _div(a: Number, b: Number) -> Number:
@@ -55,16 +96,29 @@ def _trunc_div(a: int, b: int) -> int:
 
 def _power(a: Number, b: Number) -> Number:
     if type(a) is int and type(b) is int and b >= 0:
-        if b > 100_000:
-            raise EvaluationError("evaluation error: exponent too large")
+        if a not in (0, 1, -1) and (abs(a).bit_length() - 1) * b >= MAX_INTEGER_BITS:
+            raise _too_large()
         return a ** b
-    try:
-        return float(a) ** float(b)
-    except (OverflowError, ZeroDivisionError) as exc:
-        raise EvaluationError(f"evaluation error: {exc}") from None
+    if a < 0 and float(b) != int(b):
+        raise EvaluationError("evaluation error: a negative number to a fractional power is not a real number")
+    return float(a) ** float(b)
 
 
-BINARY: dict[str, Callable[[Number, Number], Number]] = {
+def _shift_left(a: int, b: int) -> int:
+    if b > 0 and a and a.bit_length() + b > MAX_INTEGER_BITS:
+        raise _too_large()
+    return a << b if b >= 0 else a >> -b
+
+
+def _shift_right(a: int, b: int) -> int:
+    return a >> b if b >= 0 else _shift_left(a, -b)
+
+
+def _float(a: Number) -> float:
+    return float(a)
+
+
+BINARY: dict[str, Callable[[Number, Number], Number]] = {name: _arith(fn) for name, fn in {
     "+": lambda a, b: a + b,
     "-": lambda a, b: a - b,
     "*": lambda a, b: a * b,
@@ -77,14 +131,14 @@ BINARY: dict[str, Callable[[Number, Number], Number]] = {
     "max": lambda a, b: a if a >= b else b,
     "**": _power,
     "^": _power,
-    ">>": _int_op(">>", lambda a, b: a >> b),
-    "<<": _int_op("<<", lambda a, b: a << b),
+    ">>": _int_op(">>", _shift_right),
+    "<<": _int_op("<<", _shift_left),
     "/\\": _int_op("/\\", lambda a, b: a & b),
     "\\/": _int_op("\\/", lambda a, b: a | b),
     "xor": _int_op("xor", lambda a, b: a ^ b),
-}
+}.items()}
 
-UNARY: dict[str, Callable[[Number], Number]] = {
+UNARY: dict[str, Callable[[Number], Number]] = {name: _arith(fn) for name, fn in {
     "-": lambda a: -a,
     "+": lambda a: a,
     "abs": abs,
@@ -93,10 +147,10 @@ UNARY: dict[str, Callable[[Number], Number]] = {
     "round": lambda a: int(round(a)),
     "ceiling": lambda a: math.ceil(a),
     "floor": lambda a: math.floor(a),
-    "float": float,
+    "float": _float,
     "integer": lambda a: int(round(a)),
     "sqrt": lambda a: math.sqrt(a) if a >= 0 else _raise("evaluation error: sqrt of a negative number"),
-}
+}.items()}
 
 
 def _raise(message: str):

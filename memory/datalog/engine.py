@@ -6,10 +6,11 @@ import gc
 from dataclasses import dataclass
 
 from .analysis import Strata, stratify
-from .budget import Budget
+from ..errors import BudgetExceeded, Cancelled
+from .budget import Budget, give_back_memory
 from .plan import CompiledRule
 from .program import Lit, Program, Rule
-from .relations import RULE_BITS, Relations
+from .relations import RULE_BITS, Relations, release
 
 
 @dataclass
@@ -43,9 +44,17 @@ def evaluate(
     gc.disable()
     try:
         return _evaluate(program, edb, rules, budget, strata)
+    except (BudgetExceeded, Cancelled, MemoryError) as exc:
+        failure = exc
     finally:
         if was_enabled:
             gc.enable()
+    # The traceback holds the frames that hold the partial model: drop it, then give the memory back.
+    failure.__traceback__ = None
+    if isinstance(failure, MemoryError):
+        failure = (budget or Budget()).exceeded("memory_mb", "the system refused more memory", None)
+    give_back_memory()
+    raise failure
 
 
 def _evaluate(program: Program, edb: dict, rules: list[Rule] | None, budget: Budget | None,
@@ -63,16 +72,31 @@ def _evaluate(program: Program, edb: dict, rules: list[Rule] | None, budget: Bud
     for rule in rules:
         by_head.setdefault(rule.head.pred, []).append(rule)
     counter = 0
-    for component, recursive in zip(strata.components, strata.recursive):
-        comp_rules = [r for pred in component for r in by_head.get(pred, ())]
-        if not comp_rules:
-            continue
-        counter = _evaluate_component(set(component), comp_rules, recursive, rels, index_of, budget, counter)
+    try:
+        for component, recursive in zip(strata.components, strata.recursive):
+            comp_rules = [r for pred in component for r in by_head.get(pred, ())]
+            if not comp_rules:
+                continue
+            counter = _evaluate_component(set(component), comp_rules, recursive, rels, index_of, budget, counter)
+    except BaseException:
+        rels.release()  # a failed model is dropped: free it without stalling the other threads
+        raise
     return Model(rels, rules, counter, budget.derived)
 
 
 def _evaluate_component(preds: set, rules: list[Rule], recursive: bool, rels: Relations,
                         index_of: dict, budget: Budget, counter: int) -> int:
+    work: dict = {}
+    try:
+        return _component_rounds(preds, rules, recursive, rels, index_of, budget, counter, work)
+    except BaseException:
+        release(work)  # the round's sets not yet merged into the relations
+        raise
+
+
+def _component_rounds(preds: set, rules: list[Rule], recursive: bool, rels: Relations,
+                      index_of: dict, budget: Budget, counter: int, work: dict) -> int:
+    """`work` names the big containers of the round in progress, for `release` after a failure."""
     for pred in preds:
         rels.get(pred)
     exit_rules, recursive_rules = [], []
@@ -82,15 +106,14 @@ def _evaluate_component(preds: set, rules: list[Rule], recursive: bool, rels: Re
 
     counter += 1
     first: dict = {pred: {} for pred in preds}
+    work["first"] = first
     for rule, _ in exit_rules:
-        out = CompiledRule(rule, rels, None, budget).fire()
         head = rule.head.pred
-        new = out.difference(rels.rel[head]).difference(first[head])
-        if new:
-            first[head].update(dict.fromkeys(new, (counter << RULE_BITS) | index_of[id(rule)]))
-            budget.tick(len(new))
+        added = CompiledRule(rule, rels, None, budget).fire(
+            known=(rels.rel[head],), into=first[head], code=(counter << RULE_BITS) | index_of[id(rule)])
+        budget.tick(added)
     for pred in preds:
-        rels.add(pred, first[pred])
+        rels.add(pred, first[pred], budget)
     if not recursive or not recursive_rules:
         return counter
 
@@ -102,34 +125,26 @@ def _evaluate_component(preds: set, rules: list[Rule], recursive: bool, rels: Re
             compiled = CompiledRule(rule, rels, position, budget)
             variants.append((compiled, rule.body[position].pred, rule.head.pred, index_of[id(rule)]))
     if len(preds) == 1 and len(variants) == 1:
-        return _single_variant_loop(variants[0], delta, rels, budget, counter)
+        return _single_variant_loop(variants[0], delta, rels, budget, counter, work)
     while any(delta.values()):
         counter += 1
         stamp = counter << RULE_BITS
         acc: dict = {pred: {} for pred in preds}
+        work["acc"] = acc
         for compiled, seed_pred, head, rule_index in variants:
             seeds = delta[seed_pred]
-            if not seeds:
-                continue
-            out = compiled.fire(seeds)
-            if not out:
-                continue
-            new = out.difference(rels.rel[head])
-            if acc[head]:
-                new = new.difference(acc[head])
-            if new:
-                if acc[head]:
-                    acc[head].update(dict.fromkeys(new, stamp | rule_index))
-                else:
-                    acc[head] = dict.fromkeys(new, stamp | rule_index)
-                budget.tick(len(new))
+            if seeds:
+                budget.tick(compiled.fire(seeds, known=(rels.rel[head],), into=acc[head], code=stamp | rule_index))
         for pred in preds:
-            rels.add(pred, acc[pred])
-        delta = acc
+            rels.add(pred, acc[pred], budget)
+        delta = work["delta"] = acc
     return counter
 
 
-def _single_variant_loop(variant, delta: dict, rels: Relations, budget: Budget, counter: int) -> int:
+SMALL_ROUND = 4096  # tuples one seed may yield that a round takes without slicing
+
+
+def _single_variant_loop(variant, delta: dict, rels: Relations, budget: Budget, counter: int, work: dict) -> int:
     """The same fixpoint for one predicate with one recursive rule, without the bookkeeping
     for several heads: long chains run many small iterations, so per-iteration cost matters."""
     compiled, _, head, rule_index = variant
@@ -137,33 +152,46 @@ def _single_variant_loop(variant, delta: dict, rels: Relations, budget: Budget, 
     relation = rels.rel[head]
     indexed = bool(rels.indexes.get(head))
     seeds = delta[head]
-    unchecked = 0
+    unchecked = 0  # tuples derived since the last budget check
+    known = (relation,)
+    chain = compiled.direct and not indexed
+    fused, project = compiled.fused, compiled.project
     while seeds:
         counter += 1
-        out = fire(seeds)
-        if len(out) == 1 and not indexed:  # a chain: one new tuple a round, skip the set algebra
-            t = out.pop()
-            if t in relation:
+        if chain and len(seeds) == 1:
+            out = fused(seeds, project)
+            if len(out) == 1:  # a chain: one new tuple a round, none of the set algebra or slicing
+                t = out.pop()
+                if t in relation:
+                    break
+                code = (counter << RULE_BITS) | rule_index
+                relation[t] = code
+                seeds = {t: code}
+                budget.derived += 1
+                unchecked += 1
+                if not counter & 1023:
+                    budget.tick(0)
+                    unchecked = 0
+                continue
+            if not out:
                 break
-            code = (counter << RULE_BITS) | rule_index
-            relation[t] = code
-            seeds = {t: code}
-            unchecked += 1
-            if not counter & 1023:
-                budget.tick(unchecked)
-                unchecked = 0
-            continue
-        new = out.difference(relation)
-        if not new:
-            break
-        seeds = dict.fromkeys(new, (counter << RULE_BITS) | rule_index)
-        if indexed:
-            rels.add(head, seeds)
+        if chain and len(seeds) == 1 and len(out) <= SMALL_ROUND:
+            new = dict.fromkeys(out.difference(relation), (counter << RULE_BITS) | rule_index)
+            added = len(new)
         else:
-            relation.update(seeds)
-        unchecked += len(new)
-        if unchecked >= 1024 or not counter & 255:  # the budget clock costs more than a short round
-            budget.tick(unchecked)
+            new = work["new"] = {}
+            added = fire(seeds, known, new, (counter << RULE_BITS) | rule_index)
+        if not added:
+            break
+        if indexed:
+            rels.add(head, new, budget)
+        else:
+            relation.update(new)
+        seeds = new
+        budget.derived += added  # counted every round (each firing's room depends on it) ...
+        unchecked += added
+        if unchecked >= 1024 or not counter & 255:  # ... checked now and then: the clock costs more than a short round
+            budget.tick(0)
             unchecked = 0
-    budget.tick(unchecked)
+    budget.tick(0)
     return counter

@@ -9,15 +9,19 @@ comprehensions and C-level hashing rather than per-variable Python code.
 from __future__ import annotations
 
 from operator import itemgetter
+from time import perf_counter
 from typing import Callable
 
-from ..errors import BudgetExceeded, EvaluationError
+from ..errors import EvaluationError
 from ..terms import NIL, Compound, Float, Term, Var, is_ground, make_list, variables
 from .builtins import NUMERIC_COMPARE, ORDER_COMPARE, BINARY, UNARY, evaluate, from_number, order_key, substitute, to_number
 from .program import Agg, Builtin, Lit, Neg, Rule, literal_vars
 from .relations import EMPTY, Relations
 
 MISSING = object()
+SLICE_S = 0.005  # a join step runs about this long between budget checks
+FIRST_SLICE = 64
+FEW = 8  # seeds joined without slicing
 
 
 # --- getters: terms evaluated against a row --------------------------------
@@ -384,15 +388,22 @@ def compile_builtin(lit: Builtin, varmap: dict, width: int) -> Step:
     return Step(lambda rows, _d=None: [r for r in rows if test(r)], varmap, width)
 
 
-def aggregate_groups(agg: Agg, rels: Relations) -> dict:
+def aggregate_groups(agg: Agg, rels: Relations, budget=None) -> dict:
     """Group key -> aggregated value, over the (complete) auxiliary relation of the goal."""
     position = {v: i for i, v in enumerate(agg.goal.args)}
     group_key = itemgetter(*[position[v] for v in agg.group]) if agg.group else (lambda u: ())
     template = term_getter(agg.template, position) if agg.template is not None else None
     buckets: dict = {}
-    for u in rels.get(agg.goal.pred):
+    for n, u in enumerate(rels.get(agg.goal.pred)):
         buckets.setdefault(group_key(u), []).append(u)
-    return {key: aggregate_value(agg.kind, members, template) for key, members in buckets.items()}
+        if budget is not None and not n & 0x3FFF:
+            budget.check()
+    out = {}
+    for n, (key, members) in enumerate(buckets.items()):
+        out[key] = aggregate_value(agg.kind, members, template)
+        if budget is not None and (len(members) > 0x3FFF or not n & 0xFFF):
+            budget.check()
+    return out
 
 
 def aggregate_value(kind: str, members: list, template) -> Term:
@@ -416,8 +427,8 @@ def aggregate_value(kind: str, members: list, template) -> Term:
 EMPTY_AGGREGATE = {"count": 0, "sum": 0, "bag": NIL, "set": NIL}
 
 
-def compile_aggregate(agg: Agg, varmap: dict, width: int, rels: Relations) -> Step:
-    groups = aggregate_groups(agg, rels)
+def compile_aggregate(agg: Agg, varmap: dict, width: int, rels: Relations, budget=None) -> Step:
+    groups = aggregate_groups(agg, rels, budget)
     default = EMPTY_AGGREGATE.get(agg.kind, MISSING)
     if agg.group:
         key = itemgetter(*[varmap[v] for v in agg.group])
@@ -516,7 +527,7 @@ class CompiledRule:
             elif isinstance(lit, Builtin):
                 step = compile_builtin(lit, varmap, width)
             else:
-                step = compile_aggregate(lit, varmap, width, rels)
+                step = compile_aggregate(lit, varmap, width, rels, budget)
             steps.append(step)
             varmap, width = step.varmap, step.width
         self.project = head_projection(rule.head.args, varmap)
@@ -526,23 +537,126 @@ class CompiledRule:
             self.fused = steps[-1].fuse
             steps = steps[:-1]
         self.steps = [s.run for s in steps]
-        if self.seeded and self.fused is not None and len(steps) == 1 and steps[0].plain_seed:
-            # Seed straight into the fused join: the common shape of linear recursion.
-            fused, project = self.fused, self.project
-            self.fire = lambda delta=None: fused(delta, project)  # type: ignore[method-assign]
+        # Seed straight into the fused join: the common shape of linear recursion.
+        self.direct = self.seeded and self.fused is not None and len(steps) == 1 and steps[0].plain_seed
+        self.sizes = [FIRST_SLICE] * (len(self.steps) + 1)  # rows per slice, per step (adapted as it runs)
+        self.fanout = [-1.0] * (len(self.steps) + 1)  # output rows per input row in a step's last slice
+        self.produced = 0
 
-    def fire(self, delta=None) -> set:
-        rows: list = [()]
-        limit = self.budget.max_rows
-        for k, run in enumerate(self.steps):
-            rows = run(rows, delta) if (k == 0 and self.seeded) else run(rows)
-            if not rows:
-                return set()
-            if len(rows) > limit:
-                raise BudgetExceeded(
-                    f"a join produced more than {limit} intermediate rows",
-                    reached=len(rows), limit=limit,
-                )
-        if self.fused is not None:
-            return self.fused(rows, self.project)
-        return set(map(self.project, rows))
+    def fire(self, delta=None, known: tuple = (), into: dict | None = None, code: int = 0) -> int:
+        """Derive this rule's new head tuples (from `delta` at the seed position, when seeded) into
+        `into` with provenance `code`, and say how many: new means in none of the `known` relations
+        and not in `into` yet.
+
+        Each step runs over its input in slices sized to take about SLICE_S, checking the budget
+        after each, and every slice's output flows on to the next step, and its head tuples into
+        `into`, before the following slice starts: no join builds more than a slice of rows at once,
+        no set operation spans more than a slice (each one holds the interpreter lock, so the
+        server's other threads wait for it), and a runaway join stops within a slice of a limit."""
+        into = {} if into is None else into
+        if self.direct and len(delta) <= FEW:
+            # A few seeds (long chains run many such rounds): one fused join, none of the slicing.
+            found = self.fused(delta, self.project)
+            if len(found) == 1:
+                t = found.pop()
+                if t in into:
+                    return 0
+                for relation in known:
+                    if t in relation:
+                        return 0
+                into[t] = code
+                return 1
+            for relation in known:
+                if found:
+                    found = found.difference(relation)
+            if found and into:
+                found = found.difference(into)
+            if len(found) > FEW * 64:  # seeds that fan out widely: do it in slices after all
+                delta = list(delta)
+            else:
+                into.update(dict.fromkeys(found, code))
+                return len(found)
+        self.produced = 0
+        self.added = 0
+        self.known = known
+        self.into = into
+        self.code = code
+        self.room = self.budget.max_tuples - self.budget.derived
+        try:
+            if self.direct:
+                self._push(1, delta)
+            elif self.seeded:
+                rows = self.steps[0]([()], delta)  # the delta's matches: tuples, not join rows
+                if rows:
+                    self._push(1, rows)
+            else:
+                self._push(0, [()])
+        finally:
+            self.known = self.into = ()  # type: ignore[assignment]
+        return self.added
+
+    def _count(self, rows: int) -> None:
+        self.produced += rows
+        self.budget.rows(self.produced)
+
+    def _sink(self, found: set) -> None:
+        """One slice's head tuples: keep the new ones."""
+        for relation in self.known:
+            if found:
+                found = found.difference(relation)
+        if found:
+            into = self.into
+            if into:
+                found = found.difference(into)
+            if len(found) > self.room - self.added:
+                # The tuple budget ends inside this slice: stop at the first tuple over it.
+                budget = self.budget
+                raise budget.exceeded("tuples", f"evaluation derived more than {budget.max_tuples} tuples",
+                                      budget.derived + self.room + 1)
+            into.update(dict.fromkeys(found, self.code))
+            self.added += len(found)
+        self.budget.check()
+
+    def _push(self, k: int, rows) -> None:
+        last = k == len(self.steps)
+        if last and self.fused is None:
+            self._sink(set(map(self.project, rows)))
+            return
+        n = len(rows)
+        size = self.sizes[k]
+        run = self.fused if last else self.steps[k]
+        i = 0
+        while i < n:
+            # Near a limit, slices shrink to what half the room left would take at the step's last
+            # fan-out, so the limit is overshot by little more than one input row's output.
+            left = (self.room - self.added) if last else (self.budget.max_rows - self.produced)
+            fanout = self.fanout[k]
+            if fanout < 0:  # not measured yet: a one-row slice measures it
+                size = 1
+            elif fanout * size > left / 2:
+                size = max(1, int(left / 2 / fanout))
+            if i == 0 and n <= size:
+                part = rows
+            else:
+                if type(rows) is not list:  # a delta (dict) given whole when it seemed one slice
+                    rows = list(rows)
+                part = rows[i:i + size]
+            i += size
+            started = perf_counter()
+            produced = run(part, self.project) if last else run(part)  # type: ignore[misc]
+            elapsed = perf_counter() - started
+            self.fanout[k] = len(produced) / len(part)
+            if elapsed > SLICE_S:
+                size = max(1, int(size * SLICE_S / elapsed))
+            elif elapsed < SLICE_S / 4 and len(part) == size:
+                size *= 2
+            self.sizes[k] = size
+            if last:
+                self._sink(produced)
+            else:
+                if k:  # the first literal's matches are stored or derived tuples, not join rows
+                    self._count(len(produced))
+                else:
+                    self.budget.check()
+                if produced:
+                    self._push(k + 1, produced)

@@ -89,8 +89,9 @@ def _goal_text(pred: tuple, args: tuple) -> str:
 
 
 class ProofBuilder:
-    def __init__(self, program: Program, rules: list[Rule], relations: dict) -> None:
+    def __init__(self, program: Program, rules: list[Rule], relations: dict, budget=None) -> None:
         self.program = program
+        self.budget = budget  # checked at every search step: a proof search can backtrack a long time
         self.rules = rules  # evaluated rules; code index i -> rules[i - 1]
         self.relations = relations  # original pred -> {tuple: code}
         self.indexes: dict = {}
@@ -185,6 +186,8 @@ class ProofBuilder:
         def step(remaining: list, binding: dict) -> bool:
             if not remaining:
                 return True
+            if self.budget is not None:
+                self.budget.check()
             key = (id(rule), tuple(remaining), frozenset(binding))
             ready = self.ready.get(key)
             if ready is None:  # the order depends only on which literals remain and which variables are bound

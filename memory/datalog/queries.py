@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Callable
@@ -15,9 +16,10 @@ from .demand import ADORNED, original_pred, magic_rewrite
 from .engine import Model, evaluate
 from .program import Lit, Normalizer, Program, Rule, SourceRule, body_preds, predicate_key
 from .proofs import ProofBuilder, ProofNode
-from .relations import RULE_BITS
+from .relations import RULE_BITS, release
 
 QUERY = "$query"
+SORT_RUN = 200_000  # answers sorted in one call at most (about 50 ms)
 EdbLoader = Callable[[set], dict]  # predicates -> {pred: iterable of tuples}
 
 
@@ -104,6 +106,8 @@ def solve(program: Program, goal: Term, load: EdbLoader, *, limit: int | None = 
     total = len(tuples)
     end = total if limit is None else offset + limit
     page = tuples[offset:end]
+    model.relations.release()  # a big model freed gradually, not in one stall of the other threads
+    release(tuples)
     return Answers([v.name for v in names], page, total, end < total, model.iterations, model.derived)
 
 
@@ -114,14 +118,27 @@ def sort_standard(tuples: list) -> list:
     comparing anything else (an integer with an atom, floats, strings, compounds)
     raises TypeError; so a plain sort either succeeds with the right order or fails
     and we sort again with the full standard-order key."""
+    if len(tuples) > SORT_RUN:
+        # One sort call holds the interpreter lock throughout; sorted runs merged in Python let
+        # the server's other threads (its protocol loop) in between.
+        runs = [sort_standard(tuples[i:i + SORT_RUN]) for i in range(0, len(tuples), SORT_RUN)]
+        try:
+            return list(heapq.merge(*runs, key=_plain_key(tuples)))
+        except TypeError:
+            return list(heapq.merge(*runs, key=_standard_key))
     try:
-        if tuples and len(tuples[0]) == 1:
-            tuples.sort(key=itemgetter(0))
-        else:
-            tuples.sort()
+        tuples.sort(key=_plain_key(tuples))
     except TypeError:
-        tuples.sort(key=lambda t: tuple(order_key(x) for x in t))
+        tuples.sort(key=_standard_key)
     return tuples
+
+
+def _plain_key(tuples: list):
+    return itemgetter(0) if tuples and len(tuples[0]) == 1 else None
+
+
+def _standard_key(t: tuple) -> tuple:
+    return tuple(order_key(x) for x in t)
 
 
 def explain(program: Program, fact: Term, load: EdbLoader, *, max_depth: int | None = None,
@@ -133,6 +150,7 @@ def explain(program: Program, fact: Term, load: EdbLoader, *, max_depth: int | N
         raise InvalidArguments(f"{format_term(fact)} is not a fact")
     pred, args = predicate_key(fact, "explain")
     extended, roots, _ = _with_goal(program, fact)
+    budget = budget or Budget()
     model, rules = _evaluate_for(extended, roots, load, budget, demand=True, factor=False)
     merged: dict = {}
     for key, relation in model.relations.rel.items():
@@ -141,4 +159,4 @@ def explain(program: Program, fact: Term, load: EdbLoader, *, max_depth: int | N
             old = target.get(t)
             if old is None or (code >> RULE_BITS) < (old >> RULE_BITS):
                 target[t] = code
-    return ProofBuilder(extended, model.rules, merged).prove(pred, args, 1, max_depth)
+    return ProofBuilder(extended, model.rules, merged, budget).prove(pred, args, 1, max_depth)

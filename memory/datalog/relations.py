@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import islice
 from operator import itemgetter
 from typing import Callable, Iterable
 
@@ -53,21 +54,68 @@ class Relations:
             _file(idx, key_function(columns), self.get(pred))
         return idx
 
-    def add(self, pred, new: dict) -> None:
+    def release(self) -> None:
+        """Empty every relation and index gradually (see `release`)."""
+        release(self.indexes, self.rel)
+
+    def add(self, pred, new: dict, budget=None) -> None:
         """Merge newly derived tuples (already known to be new) and keep the indexes current."""
         if not new:
             return
-        self.get(pred).update(new)
+        relation = self.get(pred)
+        if len(new) <= RELEASE_SLICE:
+            relation.update(new)
+        else:  # one big update would hold the interpreter lock throughout
+            items = iter(new.items())
+            while chunk := list(islice(items, RELEASE_SLICE)):
+                relation.update(chunk)
+                if budget is not None:
+                    budget.check()
         for columns, idx in self.indexes.get(pred, {}).items():
-            _file(idx, key_function(columns), new)
+            _file(idx, key_function(columns), new, budget)
 
 
-def _file(idx: dict, key: Callable, tuples: Iterable[tuple]) -> None:
-    """Add tuples to a hash index under their keys."""
-    for t in tuples:
+def _file(idx: dict, key: Callable, tuples: Iterable[tuple], budget=None) -> None:
+    """Add tuples to a hash index under their keys (checking the budget now and then: many
+    tuples take a while)."""
+    for n, t in enumerate(tuples):
         k = key(t)
         bucket = idx.get(k)
         if bucket is None:
             idx[k] = [t]
         else:
             bucket.append(t)
+        if budget is not None and not n & 0x7FFF:
+            budget.check()
+
+
+RELEASE_SLICE = 16384
+
+
+def release(*containers) -> None:
+    """Empty containers (and the dicts and sets inside them), freeing their contents a slice at a time.
+
+    Dropping a container of millions of tuples frees them all in one C call that holds the
+    interpreter lock throughout, and so stalls every other thread (the server's protocol loop).
+    Here the contents move to lists first (cheap: nothing is freed), the containers are cleared,
+    and the lists are cut from the end a slice at a time, letting other threads in between.
+    Only for containers nothing else still needs."""
+    pending = [c for c in containers if c]
+    doomed: list = []
+    while pending:
+        container = pending.pop()
+        if type(container) is dict:
+            keys, values = list(container), list(container.values())
+            container.clear()
+            doomed += (keys, values)
+            if type(values[0]) in (dict, set):  # nested containers (relations of a model, indexes)
+                pending += [v for v in values if v and type(v) in (dict, set)]
+        elif type(container) is set:
+            items = list(container)
+            container.clear()
+            doomed.append(items)
+        elif type(container) is list:
+            doomed.append(container)
+    for items in doomed:
+        while items:
+            del items[-RELEASE_SLICE:]

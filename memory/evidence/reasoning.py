@@ -93,18 +93,18 @@ def run(kb, query: str, top_k: int | None, memory: str | None, now: object = Non
         program = kb._program(conn, segment)
         rule_meta = {i: (n, c) for i, n, c in conn.execute(
             "SELECT id, name, confidence FROM rules WHERE segment_id = ?", (segment.id,))}
-        base_load = kb._loader(conn, segment)
 
-        def load(preds: set) -> dict:
-            out = base_load({p for p in preds if p not in RELATIONS})
+    def load(preds: set) -> dict:
+        with kb.store.read() as conn:
+            out = kb._loader(conn, segment)({p for p in preds if p not in RELATIONS})
             for pred in preds & RELATIONS:
                 out[pred] = kb._stored_tuples(conn, segment, *pred) + relation_tuples(conn, pred, edges)
-            return out
+        return out
 
-        try:
-            model = kb.evaluate_all(program, load, budget)
-        except BudgetExceeded:
-            return Reasoning(program, {}, {}, {e.id: e for e in edges}, rule_meta, 0, True, segment.name)
+    try:  # outside the transaction: a long evaluation holds up no other call
+        model = kb.evaluate_all(program, load, budget)
+    except BudgetExceeded:
+        return Reasoning(program, {}, {}, {e.id: e for e in edges}, rule_meta, 0, True, segment.name)
     reasoning = Reasoning(program, model.relations.rel, {}, {e.id: e for e in edges}, rule_meta,
                           model.iterations, False, segment.name)
     deadline = started + budget.timeout_s if budget.timeout_s else None

@@ -24,6 +24,7 @@ from .segments import DEFAULT, Segment, bump_generation, resolve
 from .undefined import undefined_warnings
 
 MAX_LIMIT = 10_000
+MATERIALIZE_ATTEMPTS = 3
 
 
 @dataclass
@@ -324,6 +325,14 @@ class KnowledgeBase:
             return out
         return load
 
+    def _detached_loader(self, segment: Segment):
+        """A loader that reads in its own short transaction: evaluations run outside any transaction,
+        so a long one never keeps the store (and the other calls on it) waiting."""
+        def load(preds: set) -> dict:
+            with self.store.read() as conn:
+                return self._loader(conn, segment)(preds)
+        return load
+
     def facts_of(self, memory: str, functor: str, arity: int) -> list:
         """Base tuples of one predicate of a segment, read in their own transaction."""
         with self.store.read() as conn:
@@ -353,8 +362,10 @@ class KnowledgeBase:
         with self.store.read() as conn:
             segment = resolve(conn, memory)
             program = self._program(conn, segment)
-            answers = solve(program, term, self._loader(conn, segment), limit=limit, offset=offset, budget=self._budget())
-            answers.warnings = self.undefined_calls(conn, segment, term)
+            warnings = self.undefined_calls(conn, segment, term)
+        answers = solve(program, term, self._detached_loader(segment), limit=limit, offset=offset,
+                        budget=self._budget())
+        answers.warnings = warnings
         answers.memory = segment.name
         answers.goal = format_term(term)
         return answers
@@ -379,8 +390,9 @@ class KnowledgeBase:
         with self.store.read() as conn:
             segment = resolve(conn, memory)
             program = self._program(conn, segment)
-            proof = explain(program, term, self._loader(conn, segment), max_depth=max_depth, budget=self._budget())
-            tree = proof.to_dict() if proof else None
+        proof = explain(program, term, self._detached_loader(segment), max_depth=max_depth, budget=self._budget())
+        tree = proof.to_dict() if proof else None
+        with self.store.read() as conn:
             detailed = self._with_supports(conn, segment, proof) if proof else None
             warnings = self.undefined_calls(conn, segment, term)
         text = format_term(term)
@@ -442,27 +454,36 @@ class KnowledgeBase:
 
     def materialize(self, memory: str | None = None) -> Materialization:
         """Write every derived conclusion with its rule and stamp, and the premises of its derivation
-        (proof_edges), under the current generation."""
+        (proof_edges), under the current generation.
+
+        The model and the premises are computed outside any transaction and written in one short one, so
+        other writers (in this process or another) wait only for the write; if the memory changed meanwhile,
+        the evaluation is redone (a few times at most) so what is written matches the generation it names."""
         started = time.perf_counter()
-        with self.store.write() as conn:
-            segment = resolve(conn, memory)
-            program = self._program(conn, segment)
-            budget = self._budget()
-            model = self.evaluate_all(program, self._loader(conn, segment), budget)
+        budget = self._budget()
+        for _ in range(MATERIALIZE_ATTEMPTS):
+            with self.store.read() as conn:
+                segment = resolve(conn, memory)
+                program = self._program(conn, segment)
+            model = self.evaluate_all(program, self._detached_loader(segment), budget)
             conclusions = model_conclusions(program, model, budget, self._computed_preds(segment))
-            conn.execute("DELETE FROM derived WHERE segment_id = ?", (segment.id,))
-            edges = write_conclusions(conn, segment, conclusions)
-            count = len(conclusions)
-            seconds = time.perf_counter() - started
-            conn.execute(
-                "INSERT INTO materializations (segment_id, generation, materialized_at, tuples, seconds) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (segment_id) DO UPDATE SET generation = excluded.generation, "
-                "materialized_at = excluded.materialized_at, tuples = excluded.tuples, seconds = excluded.seconds",
-                (segment.id, segment.generation, utc_now(), count, seconds),
-            )
-            record_audit(conn, self.actor, "materialize", segment.name,
-                         {"generation": segment.generation, "tuples": count, "proof_edges": edges})
-        return Materialization(segment.name, segment.generation, count, seconds, edges)
+            with self.store.write() as conn:
+                if resolve(conn, memory).generation != segment.generation:
+                    continue
+                conn.execute("DELETE FROM derived WHERE segment_id = ?", (segment.id,))
+                edges = write_conclusions(conn, segment, conclusions, budget)
+                seconds = time.perf_counter() - started
+                conn.execute(
+                    "INSERT INTO materializations (segment_id, generation, materialized_at, tuples, seconds) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (segment_id) DO UPDATE SET generation = excluded.generation, "
+                    "materialized_at = excluded.materialized_at, tuples = excluded.tuples, seconds = excluded.seconds",
+                    (segment.id, segment.generation, utc_now(), len(conclusions), seconds),
+                )
+                record_audit(conn, self.actor, "materialize", segment.name,
+                             {"generation": segment.generation, "tuples": len(conclusions), "proof_edges": edges})
+            return Materialization(segment.name, segment.generation, len(conclusions), seconds, edges)
+        raise Conflict(f"memory '{segment.name}' kept changing while it was materialized; try again",
+                       memory=segment.name)
 
     def _computed_preds(self, segment: Segment) -> set:
         """Predicates computed from observations: they join the default segment only."""
@@ -476,4 +497,5 @@ class KnowledgeBase:
                         budget=budget or self._budget())
 
     def _budget(self) -> Budget:
-        return Budget(self.budget.timeout_s, self.budget.max_tuples, self.budget.max_rows)
+        """A fresh budget for one call, its clock started now: loading the facts counts too."""
+        return self.budget.copy().start()

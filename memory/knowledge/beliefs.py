@@ -74,10 +74,12 @@ def belief_status(kb, fact: str, memory: str | None) -> dict:
                     "source": SOURCE_OF_KIND.get(supports[0][0], "unknown"), "fact": text, "memory": segment.name,
                     "supports": [kind if not ref else f"{kind}:{ref}" for kind, ref in supports], "derived": False}
         program = kb._program(conn, segment)
-        proof = explain(program, term, kb._loader(conn, segment), budget=kb._budget())
-        if proof is None:
-            return {"status": "out", "justifications": [], "source": "unknown", "fact": text,
-                    "memory": segment.name, "supports": [], "derived": False}
+    # Evaluated outside the transaction, so a long proof search holds up no other call.
+    proof = explain(program, term, kb._detached_loader(segment), budget=kb._budget())
+    if proof is None:
+        return {"status": "out", "justifications": [], "source": "unknown", "fact": text,
+                "memory": segment.name, "supports": [], "derived": False}
+    with kb.store.read() as conn:
         detailed = kb._with_supports(conn, segment, proof)
     assumptions = sorted({s.split(":", 1)[1] for leaf in _leaves(detailed) for s in leaf.get("supports", ())
                           if s.startswith("assumption:")})

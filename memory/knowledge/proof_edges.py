@@ -19,6 +19,7 @@ from ..terms.codec import encode_args
 from .segments import Segment, resolve
 
 BUDGET_STEP = 1_000  # conclusions between two looks at the evaluation budget
+WRITE_BATCH = 10_000  # rows per insert batch (the budget is checked between batches)
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def _premise(texts: _Texts, pred: tuple, args: tuple, derived: bool, computed: s
 def model_conclusions(program: Program, model, budget=None, computed: Iterable = ()) -> list[Conclusion]:
     """Every derived tuple of the user's predicates in an evaluated model, with its derivation's premises."""
     relations = model.relations.rel
-    builder = ProofBuilder(program, model.rules, relations)
+    builder = ProofBuilder(program, model.rules, relations, budget)
     computed = set(computed)
     texts = _Texts()
     out: list[Conclusion] = []
@@ -103,7 +104,7 @@ def model_conclusions(program: Program, model, budget=None, computed: Iterable =
             out.append(Conclusion(pred, args, texts.fact(pred, args), program.sources[rule.source].rule_id,
                                   code >> RULE_BITS, tuple(premises)))
             if budget is not None and not len(out) % BUDGET_STEP:
-                budget.tick(0)
+                budget.check()
     return out
 
 
@@ -181,15 +182,22 @@ def edge_rows(conn, segment: Segment, conclusions: Iterable[Conclusion], ids: di
     return rows
 
 
-def write_conclusions(conn, segment: Segment, conclusions: list[Conclusion]) -> int:
+def write_conclusions(conn, segment: Segment, conclusions: list[Conclusion], budget=None) -> int:
     """Insert the conclusions into `derived` (the segment's old rows must be gone) and their proof edges;
     returns the number of edges. Ids are assigned here, so no edge has to look its rows up."""
     first = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM derived").fetchone()[0]
     ids = {c.text: first + i for i, c in enumerate(conclusions)}
-    conn.executemany(_DERIVED_SQL, [(ids[c.text], *derived_row(segment, c)) for c in conclusions])
+    _in_batches(conn, _DERIVED_SQL, [(ids[c.text], *derived_row(segment, c)) for c in conclusions], budget)
     rows = edge_rows(conn, segment, conclusions, ids)
-    conn.executemany(_EDGE_SQL, rows)
+    _in_batches(conn, _EDGE_SQL, rows, budget)
     return len(rows)
+
+
+def _in_batches(conn, sql: str, rows: list, budget) -> None:
+    for i in range(0, len(rows), WRITE_BATCH):
+        conn.executemany(sql, rows[i:i + WRITE_BATCH])
+        if budget is not None:
+            budget.check()
 
 
 def derived_row(segment: Segment, conclusion: Conclusion) -> tuple:

@@ -17,7 +17,7 @@ from .migrations import migrate
 BUSY_TIMEOUT_MS = 10_000
 
 
-def open_connection(path: str, *, create: bool = True) -> apsw.Connection:
+def open_connection(path: str, *, create: bool = True, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> apsw.Connection:
     """Open (and migrate) a database with the pragmas every connection needs."""
     flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
     try:
@@ -26,7 +26,7 @@ def open_connection(path: str, *, create: bool = True) -> apsw.Connection:
         conn = apsw.Connection(path, flags=flags)
     except (apsw.Error, OSError) as exc:  # e.g. a file where the database's folder should be
         raise StorageError(f"cannot open database {path}: {type(exc).__name__}: {exc}") from exc
-    conn.setbusytimeout(BUSY_TIMEOUT_MS)
+    conn.setbusytimeout(busy_timeout_ms)
     if path != IN_MEMORY:
         try:  # the first statement reads the header: a file that is not SQLite fails here
             mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
@@ -50,8 +50,10 @@ def open_connection(path: str, *, create: bool = True) -> apsw.Connection:
 class Store:
     """One database file. Reads before the file exists see an empty schema; the first write creates it."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
+        """`busy_timeout_ms`: how long a write waits for another connection's write to finish."""
         self.path = path
+        self.busy_timeout_ms = busy_timeout_ms
         self._lock = threading.RLock()
         self._conn: apsw.Connection | None = None
         self._placeholder = False
@@ -68,7 +70,7 @@ class Store:
             self._conn.close()
             self._conn = None  # never keep a closed connection: a failed open below is retried on the next call
         if for_write or self.exists:
-            self._conn = open_connection(self.path, create=True)
+            self._conn = open_connection(self.path, create=True, busy_timeout_ms=self.busy_timeout_ms)
             self._placeholder = False
         else:
             self._conn = open_connection(IN_MEMORY)

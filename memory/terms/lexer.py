@@ -14,6 +14,12 @@ ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v"
            "\\": "\\", "'": "'", '"': '"', "`": "`", "e": "\x1b", "s": " "}
 
 
+# Integers have at most 4000 decimal digits (arithmetic keeps to the same bound): Python will not
+# print or parse more than 4300, and bigger numbers make single operations slow.
+MAX_INTEGER_DIGITS = 4000
+INTEGER_LIMIT = 10 ** MAX_INTEGER_DIGITS
+
+
 @dataclass(slots=True)
 class Token:
     kind: str  # name | qname | var | int | float | string | punct | end | eof
@@ -130,7 +136,10 @@ class Lexer:
                 end += 1
             if end > start + 2:
                 self.pos = end
-                return Token("int", int(text[start + 2:end], {"x": 16, "o": 8, "b": 2}[kind]), start, layout)
+                value = int(text[start + 2:end], {"x": 16, "o": 8, "b": 2}[kind])
+                if value >= INTEGER_LIMIT:
+                    raise self.error(f"integer literal with more than {MAX_INTEGER_DIGITS} digits", start)
+                return Token("int", value, start, layout)
         end = start
         while end < n and text[end] in DIGITS:
             end += 1
@@ -158,6 +167,8 @@ class Lexer:
             if value in (float("inf"), float("-inf")):
                 raise self.error("float literal out of range", start)
             return Token("float", value, start, layout)
+        if len(literal) > MAX_INTEGER_DIGITS:
+            raise self.error(f"integer literal with more than {MAX_INTEGER_DIGITS} digits", start)
         return Token("int", int(literal), start, layout)
 
     def _escape(self) -> str:
