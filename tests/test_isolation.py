@@ -63,7 +63,7 @@ def test_a_run_leaves_the_real_home_and_working_directory_untouched(tmp_path):
     project.mkdir()
     child = {k: v for k, v in env().items() if k not in ("XDG_DATA_HOME", "DATALOG_MEMORY_DB")}
     child.update(HOME=str(home), PYTHONDONTWRITEBYTECODE="1")
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(ROOT / "tests" / PROBE)],
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", str(ROOT / "tests" / PROBE)],
                           cwd=project, env=child, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
