@@ -78,6 +78,11 @@ KEEPS = [
     "We checked: drone:x3 patrolled sector:r [{e}].",
     "drone:x1 may have entered sector:q at 20:26 [{a}].",
     "10.0.0.5 connected to host:db01 at 21:31 [{d}].",
+    "There was 1 observation of drone:x1 at sector:q [{a}] [{b}].",
+    "1 drone was seen at sector:r [{a}] [{e}].",
+    "2 drones were seen at sector:q [{a}] [{b}] [{e}].",
+    "drone:x1 and drone:x2 were seen at sector:q within 4 minutes [{a}] [{b}] [{e}].",
+    "The 2 sightings at sector:q were 4 minutes apart [{a}] [{b}] [{e}].",
     "Since 2026-05-01, drone:x1 was seen at sector:q [{a}].",
     "Between 2026-05-27 and 2026-05-29, admin logged in to host:db01 [{c}].",
 ]
