@@ -216,6 +216,8 @@ def _number_reason(number: Number, claim: Claim, items: list[Item]) -> str | Non
     # Counts and gaps are over events and the entities they hold: a conclusion holds all of its evidence's
     # entities at once, so they are taken from the observations (and their proof-step copies) instead.
     events = [i for i in items if i.kind in ("observation", "support")]
+    if number.role in ("count", "observations") and number.value == 0:
+        return f"'{number.text}' says what did not happen: the evidence records what happened"
     if number.role == "count":
         distinct = {e for i in _bearing(events, claim, number.unit) for e in i.entities
                     if entity_type(e) == number.unit}
