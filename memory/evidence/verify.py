@@ -19,16 +19,20 @@ it is stripped with the first reason that failed:
    proved conclusion expresses its predicate's and its rule's name words ("coordinated
    threat", "converged") and the proof words (derived, indicates, …). A word no cited item
    expresses is stripped, however harmless it looks: the vocabulary is closed;
-4. every date, time, number and relation word must be carried by cited items that, together,
-   involve every entity and type the sentence names (a time of one drone's observation does
-   not vouch for another drone); a date, time or number must also be carried by items that
-   express every relation word of the sentence (a sighting's weight of 0.9 is not the threat's
-   confidence). A conclusion's times are those of the observations it rests on;
-5. numbers by role: a plain number is a weight, confidence (STEP-n's proved value), timestamp,
-   member count or fact argument, exactly or rounded to the written precision when that is two
-   decimals or more; a percentage is a weight or confidence (80 % = 0.8); "2 drones" counts the
-   distinct drones in the cited evidence, "3 observations" the cited observations, "4 minutes
-   apart" the gap between two cited events, "within 10 minutes" the span of all of them.
+4. every relation word must be carried by cited items that, together, involve every entity and
+   type the sentence names; a date, time or number only by the cited items that express every
+   relation word of the sentence and each involve every entity and type it names (`_bearing`:
+   a time of one drone's observation does not vouch for another drone, a sighting's weight of
+   0.9 is not the threat's confidence), or, when the sentence joins several entities of one
+   type that no cited item holds together, by items holding one of them that together hold
+   all. A conclusion's times are those of the observations it rests on;
+5. numbers by role, over those bound items only, never over everything cited: a plain number
+   is a weight, confidence (STEP-n's proved value), timestamp, member count or fact argument,
+   exactly or rounded to the written precision when that is two decimals or more; a percentage
+   is a weight or confidence (80 % = 0.8); "2 drones at sector:q" counts the distinct drones of
+   the cited observations at sector:q, "drone:x1 was seen 3 times" drone:x1's cited
+   observations, "4 minutes apart" a gap between two of them, "within 10 minutes" the span of
+   all of them; a count of none is a negation.
 
 `require_proof` allows only tags from proofs and abstains when nothing is proved."""
 
