@@ -266,6 +266,8 @@ ATTACKS = [
     "drone:x1 was seen at sector:q within 2 days [{a}] [{e}].",
     "drone:x1 and drone:x2 were seen at sector:q 1 day apart [{a}] [{b}] [{e}].",
     "drone:x1 and drone:x2 converged on sector:q 3 times [{s1}] [{e}].",
+    "2 sectors were visited by drone:x2 [{b}] [{e}].",
+    "admin logged in to host:db01 2 times [{c}] [{d}].",
 ]
 
 
