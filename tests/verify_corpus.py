@@ -78,6 +78,11 @@ KEEPS = [
     "We checked: drone:x3 patrolled sector:r [{e}].",
     "drone:x1 may have entered sector:q at 20:26 [{a}].",
     "10.0.0.5 connected to host:db01 at 21:31 [{d}].",
+    "There was 1 observation of drone:x1 at sector:q [{a}] [{b}].",
+    "1 drone was seen at sector:r [{a}] [{e}].",
+    "2 drones were seen at sector:q [{a}] [{b}] [{e}].",
+    "drone:x1 and drone:x2 were seen at sector:q within 4 minutes [{a}] [{b}] [{e}].",
+    "The 2 sightings at sector:q were 4 minutes apart [{a}] [{b}] [{e}].",
     "Since 2026-05-01, drone:x1 was seen at sector:q [{a}].",
     "Between 2026-05-27 and 2026-05-29, admin logged in to host:db01 [{c}].",
 ]
@@ -247,6 +252,22 @@ ATTACKS = [
     "drone:x1 is linked to host:db01 [{a}] [{c}].",
     "drone:x3 and drone:x1 were observed at sector:q [{a}] [{e}].",
     "drone:x1 cost $5 [{a}].",
+    # numbers counted or measured over cited items that do not involve what the sentence names
+    "drone:x1 was seen at sector:q 2 times [{a}] [{b}].",
+    "drone:x1 was seen at sector:q 3 times [{a}] [{b}] [{e}].",
+    "drone:x2 entered sector:q 2 times [{a}] [{b}].",
+    "There were 2 observations of drone:x1 [{a}] [{b}].",
+    "drone:x1 was seen at sector:q in 2 observations [{s1}].",
+    "2 drones were seen at sector:r [{a}] [{e}].",
+    "Two drones patrolled sector:r [{a}] [{e}].",
+    "2 drones were seen at sector:q [{a}] [{e}].",
+    "drone:x1 was seen at sector:q 4 minutes apart [{a}] [{b}].",
+    "drone:x2 was seen at sector:q 1 day apart [{b}] [{e}].",
+    "drone:x1 was seen at sector:q within 2 days [{a}] [{e}].",
+    "drone:x1 and drone:x2 were seen at sector:q 1 day apart [{a}] [{b}] [{e}].",
+    "drone:x1 and drone:x2 converged on sector:q 3 times [{s1}] [{e}].",
+    "2 sectors were visited by drone:x2 [{b}] [{e}].",
+    "admin logged in to host:db01 2 times [{c}] [{d}].",
 ]
 
 

@@ -19,16 +19,20 @@ it is stripped with the first reason that failed:
    proved conclusion expresses its predicate's and its rule's name words ("coordinated
    threat", "converged") and the proof words (derived, indicates, …). A word no cited item
    expresses is stripped, however harmless it looks: the vocabulary is closed;
-4. every date, time, number and relation word must be carried by cited items that, together,
-   involve every entity and type the sentence names (a time of one drone's observation does
-   not vouch for another drone); a date, time or number must also be carried by items that
-   express every relation word of the sentence (a sighting's weight of 0.9 is not the threat's
-   confidence). A conclusion's times are those of the observations it rests on;
-5. numbers by role: a plain number is a weight, confidence (STEP-n's proved value), timestamp,
-   member count or fact argument, exactly or rounded to the written precision when that is two
-   decimals or more; a percentage is a weight or confidence (80 % = 0.8); "2 drones" counts the
-   distinct drones in the cited evidence, "3 observations" the cited observations, "4 minutes
-   apart" the gap between two cited events, "within 10 minutes" the span of all of them.
+4. every relation word must be carried by cited items that, together, involve every entity and
+   type the sentence names; a date, time or number only by the cited items that express every
+   relation word of the sentence and each involve every entity and type it names (`_bearing`:
+   a time of one drone's observation does not vouch for another drone, a sighting's weight of
+   0.9 is not the threat's confidence), or, when the sentence joins several entities of one
+   type that no cited item holds together, by items holding one of them that together hold
+   all. A conclusion's times are those of the observations it rests on;
+5. numbers by role, over those bound items only, never over everything cited: a plain number
+   is a weight, confidence (STEP-n's proved value), timestamp, member count or fact argument,
+   exactly or rounded to the written precision when that is two decimals or more; a percentage
+   is a weight or confidence (80 % = 0.8); "2 drones at sector:q" counts the distinct drones of
+   the cited observations at sector:q, "drone:x1 was seen 3 times" drone:x1's cited
+   observations, "4 minutes apart" a gap between two of them, "within 10 minutes" the span of
+   all of them; a count of none is a negation.
 
 `require_proof` allows only tags from proofs and abstains when nothing is proved."""
 
@@ -186,31 +190,65 @@ def _saying(items: list[Item], claim: Claim) -> list[Item]:
     return [i for i in items if all(root in i.words for root in claim.relations)]
 
 
+def _kind(name: str, items: list[Item]) -> str:
+    """The type of an entity the sentence names: its own, or, for a bare name ("admin"), the cited one's."""
+    if ":" in name:
+        return entity_type(name)
+    return min((entity_type(e) for i in items for e in i.entities if e.split(":", 1)[-1] == name), default="entity")
+
+
+def _bearing(items: list[Item], claim: Claim, counted: str | None = None) -> list[Item]:
+    """The items a number, date or time of the claim may come from: those that express its relation words and
+    each involve every entity and type the sentence names (the type counted aside). Only when no such item is
+    cited, because the sentence joins several entities of one type ("drone:x1 and drone:x2 were at sector:q",
+    two sightings), does an item involving one of each type's named entities bear on it; callers then check
+    that those items, together, involve them all. Never all cited items: "drone:x1 was seen 3 times" counts
+    drone:x1's sightings, not the sightings cited."""
+    saying = [i for i in _saying(items, claim) if all(t in i.types for t in claim.types - {counted})]
+    full = [i for i in saying if all(i.involves(e) for e in claim.entities)]
+    if full:
+        return full
+    joined: dict[str, list[str]] = {}
+    for e in claim.entities:
+        joined.setdefault(_kind(e, items), []).append(e)
+    if all(len(names) < 2 for names in joined.values()):
+        return []
+    return [i for i in saying if all(any(i.involves(e) for e in names) for names in joined.values())]
+
+
 def _number_reason(number: Number, claim: Claim, items: list[Item]) -> str | None:
-    observations = [i for i in items if i.kind == "observation"]
+    # Counts and gaps are over events and the entities they hold: a conclusion holds all of its evidence's
+    # entities at once, so they are taken from the observations (and their proof-step copies) instead.
+    events = [i for i in items if i.kind in ("observation", "support")]
+    if number.role in ("count", "observations") and number.value == 0:
+        return f"'{number.text}' says what did not happen: the evidence records what happened"
     if number.role == "count":
-        distinct = {e for i in items for e in i.entities if entity_type(e) == number.unit}
+        distinct = {e for i in _bearing(events, claim, number.unit) for e in i.entities
+                    if entity_type(e) == number.unit}
         return None if len(distinct) == number.value else \
-            f"{number.text} {number.unit}(s): the cited evidence has {len(distinct)}"
+            f"{number.text} {number.unit}(s): the cited evidence has {len(distinct)} for {_named(claim)}"
     if number.role == "observations":
-        edges = {e for i in items for e in i.edges}
+        edges = {e for i in _bearing(events, claim) for e in i.edges}
         return None if len(edges) == number.value else \
-            f"{number.text} observation(s): the cited evidence has {len(edges)}"
+            f"{number.text} observation(s): the cited evidence has {len(edges)} for {_named(claim)}"
     if number.role in ("duration", "within"):
-        moments = sorted({ts for i in observations for ts in i.moments})
-        gaps = [b - a for a, b in combinations(moments, 2)]
+        bearing = [i for i in _bearing(events, claim) if i.moments]
         if number.role == "within":
-            ok = bool(gaps) and max(gaps) <= number.value * number.unit
-        else:
-            ok = any(round(g / number.unit, number.decimals) == number.value for g in gaps)
-        return None if ok else f"duration '{number.text}' is not between cited events"
+            moments = sorted({ts for i in bearing for ts in i.moments})
+            ok = len(moments) > 1 and _involving(bearing, claim) and moments[-1] - moments[0] <= \
+                number.value * number.unit
+        else:  # a gap between two events that, together, involve everything the sentence names
+            ok = any(round(abs(b - a) / number.unit, number.decimals) == number.value
+                     for i, j in combinations(bearing, 2) if i.edges != j.edges and _involving([i, j], claim)
+                     for a in i.moments for b in j.moments)
+        return None if ok else f"duration '{number.text}' is not between cited events of {_named(claim)}"
     carrying = [i for i in items if any(number.matches(v) for v in i.numbers)]
     if not carrying:
         return f"number {number.text} is not in the cited evidence"
-    carrying = _saying(carrying, claim)
-    if not carrying:
+    if not _saying(carrying, claim):
         return f"number {number.text} is in the cited evidence, but not as what the sentence says it is"
-    if not _involving(carrying, claim):
+    carrying = [i for i in _bearing(items, claim) if any(number.matches(v) for v in i.numbers)]
+    if not carrying or not _involving(carrying, claim):
         return f"number {number.text} is in the cited evidence, but not for {_named(claim)}"
     return None
 
@@ -247,10 +285,11 @@ def aligned(claim: Claim, items: list[Item]) -> str | None:
         holding = [i for i in items if any(moment.holds(ts) for ts in i.moments)]
         if not holding:
             return f"date or time '{moment.text}' is not in the cited evidence"
-        holding = _saying(holding, claim)
-        if not holding:
+        if not _saying(holding, claim):
             return f"date or time '{moment.text}' is in the cited evidence, but not of what the sentence says"
-        if not _involving(holding, claim):
+        holding = [i for i in _bearing([i for i in items if i.moments], claim)
+                   if any(moment.holds(ts) for ts in i.moments)]
+        if not holding or not _involving(holding, claim):
             return f"date or time '{moment.text}' is in the cited evidence, but not for {_named(claim)}"
     for number in claim.numbers:
         reason = _number_reason(number, claim, items)
