@@ -402,3 +402,36 @@ def test_a_newer_database_is_refused_by_every_entry_point(tmp_path):
         assert _one_line(done.stderr)
     served = cli(db, "serve")  # refused before it reads anything
     assert served.returncode == 1 and "schema version 99 is newer" in served.stderr
+
+
+def test_values_print_as_their_canonical_prolog_text_once_piped_and_on_a_terminal(db_path):
+    """A control character inside a quoted atom is already `\\t` in the canonical text: printed as it is
+    (never `\\\\t`), it reads back as the same term, and the TSV row stays one line of whole fields."""
+    from memory.knowledge.parsing import parse_fact
+    from memory.terms import format_term
+    cli(db_path, "remember-fact", "--fact", "p('a\\tb', 'x\\\\y')", check=True)  # the Prolog text p('a\tb', 'x\\y')
+    cli(db_path, "remember-fact", "--fact", "p('line\\nbreak', \"s\\tq\")", check=True)
+    bindings = cli_json(db_path, "query-logic", "--goal", "p(X, Y)")["bindings"]
+    piped = cli(db_path, "query-logic", "--goal", "p(X, Y)", check=True).stdout
+    assert piped == "X\tY\n" + "".join(f"{row['X']}\t{row['Y']}\n" for row in bindings)
+    assert "'a\\tb'\t'x\\\\y'\n" in piped and "'line\\nbreak'\t\"s\\tq\"\n" in piped  # one backslash each
+    for line in piped.splitlines()[1:]:
+        x, y = line.split("\t")  # still exactly two fields
+        assert format_term(parse_fact(f"p({x}, {y})", "test")) == f"p({x}, {y})"  # valid Prolog, same term
+    listed = cli(db_path, "list-facts", check=True).stdout
+    facts = [item["fact"] for item in cli_json(db_path, "list-facts")["items"]]
+    assert "p('a\\tb', 'x\\\\y')" in facts
+    assert [line.split("\t")[1] for line in listed.splitlines()[1:]] == facts
+    single = cli(db_path, "query-logic", "--goal", "p(X, 'x\\\\y')", check=True).stdout
+    assert single == "'a\\tb'\n"
+    table = _terminal(cli_json(db_path, "query-logic", "--goal", "p(X, Y)"))
+    assert "'a\\tb'" in table and "'x\\\\y'" in table and "'a\\\\tb'" not in table
+    assert "p('a\\tb', 'x\\\\y')" in _terminal(cli_json(db_path, "list-facts"), width=200)
+
+
+def test_piped_text_that_is_not_a_term_keeps_one_line_per_row():
+    """Text that is not a term (a memory's own words) may hold raw tabs and line breaks: piped, only those
+    are written `\\t` / `\\n`, so each row stays one line of whole fields; backslashes are left alone."""
+    console = Console(file=io.StringIO(), force_terminal=False)
+    render(console, "", {"memories": [{"id": "mem_1", "memory": "a\tb\nc \\d"}], "total": 1})
+    assert console.file.getvalue() == "id\tmemory\nmem_1\ta\\tb\\nc \\d\n"
