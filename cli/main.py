@@ -177,6 +177,7 @@ def import_(
         raise Failure(f"{file}: unknown format {kind!r}; use --format pl, csv or jsonl", EXIT_USAGE)
     m = _memory(ctx)
     try:
+        m.require_for("add_fact_terms" if kind in ("csv", "jsonl") else "import_program", memory)  # before reading
         if kind in ("csv", "jsonl"):
             terms = list(read_csv(file, predicate, header) if kind == "csv" else read_jsonl(file, predicate))
             added = _bulk_add(m, terms, memory)
@@ -216,8 +217,9 @@ def import_observations(
 ) -> None:
     """Store many observations (as the remember tool would, one per line) in one transaction: all or nothing."""
     try:
-        observations = read_observations(file)
-        result = _memory(ctx).remember_observations(observations)
+        m = _memory(ctx)
+        m.require_for("remember_observations")  # before reading the file
+        result = m.remember_observations(read_observations(file))
     except DatalogMemoryError as exc:
         _fail(_in_file(exc, file), as_json)
     _report(result, as_json, f"observations stored: {result['stored']}" + (
@@ -292,7 +294,9 @@ def snapshot_import(
 ) -> None:
     """Store a Prolog file as a named snapshot (restore it with restore-snapshot)."""
     try:
-        result = _memory(ctx).import_snapshot(name, read_text(file), memory)
+        m = _memory(ctx)
+        m.require_for("import_snapshot", memory)  # before reading the file
+        result = m.import_snapshot(name, read_text(file), memory)
     except DatalogMemoryError as exc:
         _fail(_in_file(exc, file), as_json)
     _report(result, as_json, f"Snapshot '{name}' stored ({result['facts']} fact(s), {result['rules']} rule(s), "

@@ -435,3 +435,27 @@ def test_piped_text_that_is_not_a_term_keeps_one_line_per_row():
     console = Console(file=io.StringIO(), force_terminal=False)
     render(console, "", {"memories": [{"id": "mem_1", "memory": "a\tb\nc \\d"}], "total": 1})
     assert console.file.getvalue() == "id\tmemory\nmem_1\ta\\tb\\nc \\d\n"
+
+
+@pytest.mark.parametrize("command, operation, content", [
+    (["import", "{file}.csv", "--predicate", "p"], "add_fact_terms", "a,b\nc\n"),
+    (["import", "{file}.jsonl", "--predicate", "p"], "add_fact_terms", "[1]\nNaN\n"),
+    (["import", "{file}.pl"], "import_program", "p(a.\n"),
+    (["import-observations", "{file}.jsonl"], "remember_observations", "{not json\n"),
+    (["snapshot-import", "{file}.pl", "--name", "s"], "import_snapshot", "p(a.\n"),
+])
+def test_admin_writes_check_the_capability_before_reading_the_file(db_path, tmp_path, command, operation, content):
+    """Without the capability the operation declares (memory/api.py BULK_OPERATIONS), the refusal comes first:
+    the file's own errors (it is malformed on purpose) are not even looked at, and nothing is written."""
+    from memory.api import BULK_OPERATIONS
+    from memory.sources.context import KNOWN_CAPABILITIES
+    needed = BULK_OPERATIONS[operation][0]
+    args = [a.format(file=tmp_path / "bad") for a in command]
+    Path(args[1]).write_text(content)
+    for capabilities in ("", ",".join(sorted(KNOWN_CAPABILITIES - {needed}))):
+        done = cli(db_path, *args, extra_env={"DATALOG_MEMORY_CAPABILITIES": capabilities})
+        assert done.returncode == 1 and _one_line(done.stderr), done.stderr
+        assert f"needs the capability {needed}" in done.stderr
+        assert "line" not in done.stderr and "JSON" not in done.stderr and "cell" not in done.stderr
+    allowed = cli(db_path, *args)  # with the capability, the file's own error is what is reported
+    assert allowed.returncode == 1 and "needs the capability" not in allowed.stderr and str(tmp_path) in allowed.stderr
