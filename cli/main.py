@@ -338,6 +338,7 @@ def _register_tool(spec: Tool) -> None:
     spelling the reference uses), and --json for the exact structured result."""
     required = set(spec.input_schema.get("required", []))
     json_arguments: set[str] = set()
+    text_arguments: set[str] = set()  # given as text on the command line: '-' reads it from standard input
     parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
     annotations: dict[str, Any] = {"ctx": typer.Context}
     for name, prop in spec.input_schema.get("properties", {}).items():
@@ -351,8 +352,10 @@ def _register_tool(spec: Tool) -> None:
             BOOLEAN_FLAGS.update(flags)
             flags = [f"{flag}/--no-{flag[2:]}" for flag in flags]
         annotation = kind if name in required else Optional[kind]
+        if kind is str:
+            text_arguments.add(name)
         help_text = (prop.get("description") or "") + (" (JSON)" if name in json_arguments else "") + \
-            (" ('-' reads standard input)" if name == spec.stdin_argument else "")
+            (" ('-' reads standard input)" if kind is str else "")
         default = typer.Option(... if name in required else None, *flags, help=escape(help_text), show_default=False)
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
         annotations[name] = annotation
@@ -364,8 +367,7 @@ def _register_tool(spec: Tool) -> None:
     def run(ctx: typer.Context, **kwargs: Any) -> None:
         as_json = kwargs.pop("as_json")
         arguments = {k: v for k, v in kwargs.items() if v is not None}
-        if spec.stdin_argument and arguments.get(spec.stdin_argument) == "-":
-            arguments[spec.stdin_argument] = sys.stdin.buffer.read().decode("utf-8", errors="surrogateescape")
+        _read_stdin_argument(arguments, text_arguments)
         try:
             for name in json_arguments & set(arguments):
                 arguments[name] = _json_argument(name, arguments[name])
@@ -387,6 +389,17 @@ def _register_tool(spec: Tool) -> None:
     run.__doc__ = spec.description
     app.command(spec.name.replace("_", "-"), help=escape(spec.description), short_help=escape(spec.summary),
                 rich_help_panel=panel(spec.group))(run)
+
+
+def _read_stdin_argument(arguments: dict[str, Any], text_arguments: set[str]) -> None:
+    """Any text argument given as `-` is read from standard input, exactly as given (one argument per call:
+    standard input can be read once). The value `-` itself is written quoted, as Prolog does: `'-'`."""
+    wanted = sorted(name for name in text_arguments if arguments.get(name) == "-")
+    if len(wanted) > 1:
+        raise Failure("only one argument can read standard input ('-'), not "
+                      + ", ".join("--" + name.replace("_", "-") for name in wanted), EXIT_USAGE)
+    if wanted:
+        arguments[wanted[0]] = sys.stdin.buffer.read().decode("utf-8", errors="surrogateescape")
 
 
 def _json_argument(name: str, value: str) -> Any:

@@ -459,3 +459,52 @@ def test_admin_writes_check_the_capability_before_reading_the_file(db_path, tmp_
         assert "line" not in done.stderr and "JSON" not in done.stderr and "cell" not in done.stderr
     allowed = cli(db_path, *args)  # with the capability, the file's own error is what is reported
     assert allowed.returncode == 1 and "needs the capability" not in allowed.stderr and str(tmp_path) in allowed.stderr
+
+
+def _tool_flags(spec):
+    """(flag, value) for every argument a tool requires, with a value of its type."""
+    values = {"integer": "1", "number": "1", "string": "x", "array": '["x"]', "object": "{}"}
+    out = []
+    for name in spec.input_schema.get("required", []):
+        kind = spec.input_schema["properties"][name].get("type", "string")
+        out += ["--" + name.replace("_", "-"), values[kind[0] if isinstance(kind, list) else kind]]
+    return out
+
+
+def test_every_text_argument_of_every_tool_reads_standard_input_given_as_dash(db_path, monkeypatch):
+    """One rule for the whole registry: a text (or JSON) argument given as `-` is standard input, exactly."""
+    seen = {}
+
+    def capture(memory, name, arguments):
+        seen[name] = arguments
+        raise cli_main.ArgumentsRejected("captured")
+    monkeypatch.setattr(cli_main, "call_tool", capture)
+    checked = 0
+    for tool_name, spec in REGISTRY.items():
+        for name, prop in spec.input_schema.get("properties", {}).items():
+            kind = prop.get("type", "string")
+            kind = kind[0] if isinstance(kind, list) else kind
+            if kind not in ("string", "array", "object"):
+                continue
+            flags = _tool_flags(spec)
+            flag = "--" + name.replace("_", "-")
+            if flag in flags:
+                flags[flags.index(flag) + 1] = "-"
+            else:
+                flags += [flag, "-"]
+            given = '["from stdin"]\n' if kind == "array" else '{"k": "from stdin"}' if kind == "object" else "a\tb\n"
+            seen.clear()
+            done = cli(db_path, tool_name.replace("_", "-"), *flags, input=given)
+            assert "captured" in done.stderr, (tool_name, name, done.stderr)
+            assert seen[tool_name][name] == (json.loads(given) if kind != "string" else given), (tool_name, name)
+            checked += 1
+    assert checked > 20
+
+
+def test_dash_reads_standard_input_and_a_quoted_dash_is_the_atom(db_path):
+    cli(db_path, "remember-fact", "--fact", "-", input="p(from_stdin)\n", check=True)
+    cli(db_path, "remember-fact", "--fact", "p('-')", check=True)
+    assert cli(db_path, "query-logic", "--goal", "-", input="p(X)", check=True).stdout == "-\nfrom_stdin\n"
+    both = cli(db_path, "define-rule", "--head", "-", "--body", "-", input="q(X)")
+    assert both.returncode == 2 and _one_line(both.stderr) and "--body, --head" in both.stderr
+    assert "'-' reads standard input" in cli(db_path, "remember-fact", "-h", check=True).stdout
