@@ -508,3 +508,20 @@ def test_dash_reads_standard_input_and_a_quoted_dash_is_the_atom(db_path):
     both = cli(db_path, "define-rule", "--head", "-", "--body", "-", input="q(X)")
     assert both.returncode == 2 and _one_line(both.stderr) and "--body, --head" in both.stderr
     assert "'-' reads standard input" in cli(db_path, "remember-fact", "-h", check=True).stdout
+
+
+def test_a_read_where_no_database_can_ever_be_created_fails_but_a_creatable_path_reads_empty(tmp_path):
+    """The rule: a database not created yet reads as empty where a first write could create it; a path that
+    can never hold one is a one-line error (exit 1), for reads as for writes, and nothing is created."""
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("hello\n")
+    for impossible in (f"{a_file}/sub/y.db", "/proc/datalog-memory-nowhere/y.db"):
+        for command in (["list-facts"], ["query-logic", "--goal", "p(X)"], ["get-kb-overview"]):
+            done = cli(impossible, *command)
+            assert done.returncode == 1 and _one_line(done.stderr), (impossible, command, done)
+            assert f"no database at {impossible}, and none can be created there" in done.stderr
+            assert done.stdout == ""
+    assert a_file.read_text() == "hello\n"
+    creatable = tmp_path / "later" / "sub" / "y.db"
+    done = cli(str(creatable), "list-facts")
+    assert done.returncode == 0 and done.stderr == "" and not (tmp_path / "later").exists()

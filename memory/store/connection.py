@@ -47,6 +47,20 @@ def open_connection(path: str, *, create: bool = True, busy_timeout_ms: int = BU
     return conn
 
 
+def _unable_to_store(folder: Path) -> str | None:
+    """Why the file system of `folder` cannot hold files, where permission bits cannot tell (they let root
+    write anywhere): mounted read-only, or a file system without storage such as /proc or /sys."""
+    try:
+        info = os.statvfs(folder)
+    except OSError as exc:
+        return f"{folder} cannot be inspected ({exc.strerror or exc})"
+    if info.f_flag & os.ST_RDONLY:
+        return f"{folder} is on a read-only file system"
+    if info.f_blocks == 0:
+        return f"{folder} is on a pseudo file system that stores no files"
+    return None
+
+
 class Store:
     """One database file. Reads before the file exists see an empty schema; the first write creates it."""
 
@@ -73,6 +87,12 @@ class Store:
             self._conn = open_connection(self.path, create=True, busy_timeout_ms=self.busy_timeout_ms)
             self._placeholder = False
         else:
+            # A database not created yet reads as empty only where a first write could create it: a path that
+            # can never hold one (under a file, in /proc, a read-only folder) is an error, not an empty store.
+            problem = self.writable()
+            if problem is not None:
+                raise StorageError(f"no database at {self.path}, and none can be created there: {problem}",
+                                   path=self.path)
             self._conn = open_connection(IN_MEMORY)
             self._placeholder = True
         return self._conn
@@ -95,7 +115,8 @@ class Store:
             return f"{folder} is a file where the database's folder should be"
         if not os.access(folder, os.W_OK | os.X_OK):
             return f"{folder} is not writable"
-        return None
+        return _unable_to_store(folder)
+
 
     def ensure_created(self) -> None:
         with self._lock:
