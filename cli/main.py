@@ -2,7 +2,9 @@
 
 Exit status: 0 done; 1 the command failed (a tool error, a file or database that cannot be used);
 2 a usage error (unknown command or flag, arguments the tool's schema refuses); 130 interrupted.
-Every failure is one line on standard error; `--debug` adds the traceback of unexpected ones.
+Every failure is one line on standard error, `Name: reason`: a typed error's line is the text the MCP
+result carries (memory.tools.registry.error_text); the command line's own failures are `UsageError`
+(exit 2) and `Error` (exit 1). `--debug` adds the traceback of unexpected ones.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ from rich.markup import escape
 from rich.progress import Progress
 
 from memory import Memory, __version__
-from memory.errors import DatalogMemoryError
+from memory.errors import DatalogMemoryError, InternalError
 from memory.tools import REGISTRY, ArgumentsRejected, Tool, call_tool, error_result
-from memory.tools.registry import GROUPS
+from memory.tools.registry import GROUPS, error_text
 
 try:  # recent typer carries its own copy of click, whose exceptions are these
     from typer._click import exceptions as parser_errors
@@ -92,19 +94,18 @@ def _memory(ctx: typer.Context) -> Memory:
     return state["memory"]
 
 
-def _fail(error: DatalogMemoryError, as_json: bool) -> None:
+def _fail(error: DatalogMemoryError, as_json: bool, status: int = EXIT_FAILED) -> None:
     failure = error_result(error)
     if as_json:
         out.print_json(json.dumps(failure.structured))
     else:
-        err.print(_human_error(error), markup=False, highlight=False)
-    raise typer.Exit(EXIT_FAILED)
+        _error_line(error_text(error))
+    raise typer.Exit(status)
 
 
-def _human_error(error: DatalogMemoryError) -> str:
-    """One line: the reference's token (`SyntaxError: …`) where the tools have one, else `Error: …`."""
-    text = _one_line(error_result(error).text)
-    return text if text != _one_line(error.message) else f"Error: {text}"
+def _error_line(text: str) -> None:
+    """A failure as one line on standard error: `Name: reason`, as the MCP result text reads."""
+    err.print(_one_line(text), markup=False, highlight=False)
 
 
 def _one_line(text: str) -> str:
@@ -372,8 +373,9 @@ def _register_tool(spec: Tool) -> None:
             for name in json_arguments & set(arguments):
                 arguments[name] = _json_argument(name, arguments[name])
             result = call_tool(_memory(ctx), spec.name, arguments)
-        except ArgumentsRejected as exc:
-            raise Failure(exc.message, EXIT_USAGE) from None
+        except ArgumentsRejected as exc:  # the tool's schema refused them: a usage error, worded as over MCP
+            _fail(exc, as_json, EXIT_USAGE)
+            return
         except DatalogMemoryError as exc:
             _fail(exc, as_json)
             return
@@ -428,16 +430,14 @@ def main(argv: list[str] | None = None) -> None:
     try:
         status = app(args=args, prog_name=PROG, standalone_mode=False)
     except Failure as exc:
-        kind = "Usage error" if exc.status == EXIT_USAGE else "Error"
-        err.print(f"{kind}: {_one_line(exc.message)}", markup=False, highlight=False)
+        _error_line(f"{'UsageError' if exc.status == EXIT_USAGE else 'Error'}: {exc.message}")
         status = exc.status
     except parser_errors.UsageError as exc:
         where = exc.ctx.command_path if exc.ctx else PROG
-        err.print(f"Usage error: {_one_line(exc.format_message())} (see '{where} --help')", markup=False,
-                  highlight=False)
+        _error_line(f"UsageError: {exc.format_message()} (see '{where} --help')")
         status = EXIT_USAGE
     except parser_errors.ClickException as exc:
-        err.print(f"Error: {_one_line(exc.format_message())}", markup=False, highlight=False)
+        _error_line(f"Error: {exc.format_message()}")
         status = exc.exit_code
     except (typer.Abort, getattr(parser_errors, "Abort", typer.Abort), KeyboardInterrupt):
         err.print("Interrupted", markup=False, highlight=False)
@@ -445,13 +445,12 @@ def main(argv: list[str] | None = None) -> None:
     except DatalogMemoryError as exc:  # e.g. opening the database outside a tool call
         if debug:
             raise
-        err.print(_human_error(exc), markup=False, highlight=False)
+        _error_line(error_text(exc))
         status = EXIT_FAILED
-    except Exception as exc:  # a bug: say what and where to look, never a bare traceback
+    except Exception as exc:  # a bug: worded as the server words it, never a bare traceback
         if debug:
             raise
-        err.print(f"Error: unexpected {type(exc).__name__}: {_one_line(str(exc))} (run with --debug for the "
-                  f"traceback)", markup=False, highlight=False)
+        _error_line(f"{error_text(InternalError(f'{type(exc).__name__}: {exc}'))} (run with --debug for the traceback)")
         status = EXIT_FAILED
     sys.exit(status if isinstance(status, int) else 0)
 

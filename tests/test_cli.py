@@ -86,7 +86,7 @@ def test_exit_codes_and_one_line_errors(db_path):
                  ["query-logic", "--goal", "ok(X)", "--limit", "many"], ["no-such-command"], ["--no-such-flag"]):
         usage = cli(db_path, *args)
         assert usage.returncode == 2, args
-        assert usage.stderr.startswith("Usage error: ") and _one_line(usage.stderr), (args, usage.stderr)
+        assert re.match(r"(UsageError|InvalidArguments): ", usage.stderr) and _one_line(usage.stderr), usage.stderr
     assert "'--limit'" in cli(db_path, "query-logic", "--goal", "ok(X)", "--limit", "many").stderr
     as_json = cli(db_path, "remember-fact", "--fact", "broken(", "--json")
     assert as_json.returncode == 1 and json.loads(as_json.stdout)["error"]["code"] == "syntax_error"
@@ -98,7 +98,7 @@ def test_a_file_that_is_not_a_database_is_one_line_naming_it(tmp_path):
     for args in (["list-facts"], ["remember-fact", "--fact", "p(a)"], ["init"]):
         done = cli(str(text), *args)
         assert done.returncode == 1 and _one_line(done.stderr), done.stderr
-        assert done.stderr == f"Error: {text} is not a datalog-memory database (not an SQLite file)\n"
+        assert done.stderr == f"StorageError: {text} is not a datalog-memory database (not an SQLite file)\n"
     under_a_file = cli(str(text / "memory.db"), "remember-fact", "--fact", "p(a)")
     assert under_a_file.returncode == 1 and _one_line(under_a_file.stderr) and str(text) in under_a_file.stderr
     assert text.read_text() == "hello\n"
@@ -110,7 +110,7 @@ def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(db_path, 
     monkeypatch.setattr(cli_main, "call_tool", broken)
     done = cli(db_path, "list-facts")
     assert done.returncode == 1 and _one_line(done.stderr)
-    assert done.stderr == "Error: unexpected RuntimeError: boom (run with --debug for the traceback)\n"
+    assert done.stderr == "InternalError: RuntimeError: boom (run with --debug for the traceback)\n"
     with pytest.raises(RuntimeError, match="boom"):
         cli(db_path, "--debug", "list-facts")
 
@@ -525,3 +525,32 @@ def test_a_read_where_no_database_can_ever_be_created_fails_but_a_creatable_path
     creatable = tmp_path / "later" / "sub" / "y.db"
     done = cli(str(creatable), "list-facts")
     assert done.returncode == 0 and done.stderr == "" and not (tmp_path / "later").exists()
+
+
+def test_cli_error_lines_are_the_mcp_error_text(db_path):
+    """One wording on both surfaces: the CLI's line is the text of the MCP error result (`Name: reason`, the
+    name being the stable code in CamelCase), or a reference tool's exact message; and every typed error
+    code has its name."""
+    from memory import errors
+    from memory.tools.registry import error_name
+    cli(db_path, "remember-fact", "--fact", "n(0)", check=True)
+    calls = [("query_logic", {"goal": "n(X), Y is 1 / X"}), ("memory_get", {"id": "mem_nope"}),
+             ("restore_snapshot", {"name": "never"}), ("remember_fact", {"fact": "broken("}),
+             ("query_logic", {"goal": "p(X)", "limit": -3})]
+
+    async def over_mcp(client):
+        return [await client.call_tool(name, args) for name, args in calls]
+    from_mcp = run_in_process(db_path, "legacy", over_mcp)
+    names = []
+    for (name, args), result in zip(calls, from_mcp):
+        assert result.is_error
+        flags = [x for k, v in args.items() for x in ("--" + k.replace("_", "-"), str(v))]
+        done = cli(db_path, name.replace("_", "-"), *flags)
+        assert done.returncode in (1, 2) and done.stderr == result.content[0].text + "\n", (name, done.stderr)
+        names.append(done.stderr.split(":")[0])
+    assert names == ["EvaluationError", "NotFound", "Snapshot not found", "SyntaxError", "InvalidArguments"]
+    assert from_mcp[0].content[0].text == "EvaluationError: division by zero"
+    codes = {cls.code for cls in vars(errors).values() if isinstance(cls, type) and issubclass(cls, errors.DatalogMemoryError)}
+    for code in codes:
+        assert re.fullmatch(r"(?:[A-Z][a-z]+)+", error_name(code)) and error_name(code).lower() == code.replace("_", "")
+    assert error_name("invalid_arguments") == "InvalidArguments" and error_name("syntax_error") == "SyntaxError"

@@ -167,13 +167,18 @@ def call_tool(memory, name: str, arguments: Any) -> ToolResult:
     return result
 
 
-# The reference tools' error names; other errors keep the reference's exact wording (e.g. `Memory not mounted: x`).
-ERROR_TOKENS = {"invalid_arguments": "InvalidArguments", "syntax_error": "SyntaxError",
-                "internal_error": "InternalError"}
+def error_name(code: str) -> str:
+    """The stable name a failure's text starts with: its stable code in CamelCase (`not_found` -> `NotFound`,
+    `syntax_error` -> `SyntaxError`), which gives the reference's `InvalidArguments` and `SyntaxError`."""
+    return "".join(part.capitalize() for part in code.split("_"))
+
+
+def error_text(error: DatalogMemoryError) -> str:
+    """The one text of a failure on every surface (MCP result text, CLI error line): `Name: reason`, except a
+    reference tool's exact message (`Memory not mounted: x`), which is kept as the reference words it."""
+    return error.message if error.plain else f"{error_name(error.code)}: {error.message}"
 
 
 def error_result(error: DatalogMemoryError) -> ToolResult:
-    """A tool failure as a result: the reference's error token first, then the reason."""
-    token = ERROR_TOKENS.get(error.code)
-    text = f"{token}: {error.message}" if token and not error.plain else error.message
-    return ToolResult(text, {"error": error.to_dict()})
+    """A tool failure as a result: its text (error_text) and the typed error."""
+    return ToolResult(error_text(error), {"error": error.to_dict()})
