@@ -516,11 +516,14 @@ def test_a_read_where_no_database_can_ever_be_created_fails_but_a_creatable_path
     a_file = tmp_path / "notes.txt"
     a_file.write_text("hello\n")
     for impossible in (f"{a_file}/sub/y.db", "/proc/datalog-memory-nowhere/y.db"):
-        for command in (["list-facts"], ["query-logic", "--goal", "p(X)"], ["get-kb-overview"]):
+        for command in (["list-facts"], ["query-logic", "--goal", "p(X)"], ["list-snapshots"]):
             done = cli(impossible, *command)
             assert done.returncode == 1 and _one_line(done.stderr), (impossible, command, done)
-            assert f"no database at {impossible}, and none can be created there" in done.stderr
+            assert done.stderr.startswith(f"StorageError: no database at {impossible}, and none can be created there")
             assert done.stdout == ""
+        # the health reports answer instead (as the reference's get_kb_overview does): degraded, saying why
+        assert cli_json(impossible, "get-persistence-status")["status"] == "degraded"
+        assert cli_json(impossible, "get-kb-overview")["persistence"]["healthy"] is False
     assert a_file.read_text() == "hello\n"
     creatable = tmp_path / "later" / "sub" / "y.db"
     done = cli(str(creatable), "list-facts")

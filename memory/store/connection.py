@@ -77,7 +77,9 @@ class Store:
     def exists(self) -> bool:
         return self.path == IN_MEMORY or Path(self.path).exists()
 
-    def _connection(self, for_write: bool) -> apsw.Connection:
+    def _connection(self, for_write: bool, status: bool = False) -> apsw.Connection:
+        if self._placeholder and not for_write and not status:
+            self._refuse_if_uncreatable()
         if self._conn is not None and not (for_write and self._placeholder):
             return self._conn
         if self._conn is not None:
@@ -87,15 +89,20 @@ class Store:
             self._conn = open_connection(self.path, create=True, busy_timeout_ms=self.busy_timeout_ms)
             self._placeholder = False
         else:
-            # A database not created yet reads as empty only where a first write could create it: a path that
-            # can never hold one (under a file, in /proc, a read-only folder) is an error, not an empty store.
-            problem = self.writable()
-            if problem is not None:
-                raise StorageError(f"no database at {self.path}, and none can be created there: {problem}",
-                                   path=self.path)
+            if not status:
+                self._refuse_if_uncreatable()
             self._conn = open_connection(IN_MEMORY)
             self._placeholder = True
         return self._conn
+
+    def _refuse_if_uncreatable(self) -> None:
+        """A database not created yet reads as empty only where a first write could create it: a path that can
+        never hold one (under a file, in /proc, a read-only folder) is an error, not an empty store. Checked on
+        every read until the file exists, so a fixed folder works again without a restart."""
+        problem = self.writable()
+        if problem is not None:
+            raise StorageError(f"no database at {self.path}, and none can be created there: {problem}",
+                               path=self.path)
 
     def writable(self) -> str | None:
         """Why a write cannot succeed here now (None when it can): checked on the file system, not assumed."""
@@ -123,16 +130,18 @@ class Store:
             self._connection(for_write=True)
 
     @contextmanager
-    def read(self) -> Iterator[apsw.Connection]:
-        """A consistent snapshot for several SELECTs (or the enclosing write transaction)."""
+    def read(self, *, status: bool = False) -> Iterator[apsw.Connection]:
+        """A consistent snapshot for several SELECTs (or the enclosing write transaction). `status`: a health
+        report's read, which sees a database that can never be created as empty (and reports it degraded)."""
         with self._lock:
+            if self._depth and self._conn is not None:  # inside the enclosing read or write: its connection
+                yield self._conn
+                return
             if self._placeholder and self.exists and self._conn is not None:
                 self._conn.close()  # another process created the file meanwhile: read the real one
                 self._conn = None
-            conn = self._connection(for_write=False)
-            if self._depth:
-                yield conn
-                return
+                self._placeholder = False
+            conn = self._connection(for_write=False, status=status)
             conn.execute("BEGIN")
             self._depth += 1
             try:
