@@ -149,7 +149,7 @@ UNARY: dict[str, Callable[[Number], Number]] = {name: _arith(fn) for name, fn in
     "floor": lambda a: math.floor(a),
     "float": _float,
     "integer": lambda a: int(round(a)),
-    "sqrt": lambda a: math.sqrt(a) if a >= 0 else _raise("evaluation error: sqrt of a negative number"),
+    "sqrt": lambda a: math.sqrt(a) if a >= 0 else _raise("sqrt of a negative number"),
 }.items()}
 
 
@@ -158,28 +158,43 @@ def _raise(message: str):
 
 
 def evaluate(expr: Term) -> Number:
-    """The value of a ground arithmetic expression."""
-    kind = type(expr)
-    if kind is int:
-        return expr  # type: ignore[return-value]
-    if kind is Float:
-        return expr.value  # type: ignore[union-attr]
-    if kind is Compound:
-        fn = expr.functor  # type: ignore[union-attr]
-        args = expr.args  # type: ignore[union-attr]
-        try:
-            if len(args) == 2 and fn in BINARY:
-                return BINARY[fn](evaluate(args[0]), evaluate(args[1]))
-            if len(args) == 1 and fn in UNARY:
-                return UNARY[fn](evaluate(args[0]))
-        except OverflowError:
-            raise EvaluationError("float overflow") from None
-        raise EvaluationError(f"type error: {fn}/{len(args)} is not an arithmetic function")
-    if kind is Var:
-        raise EvaluationError("arguments are not sufficiently instantiated")
-    if kind is str and expr in ("pi", "e", "inf", "nan", "max_tagged_integer"):
-        return {"pi": math.pi, "e": math.e}.get(expr) or _raise(f"type error: {expr} is not supported")  # type: ignore[return-value]
-    raise EvaluationError(f"type error: evaluable expected, found {format_term(expr)}")
+    """The value of a ground arithmetic expression.
+
+    Walked with an explicit stack, so `1+1+...+1` as long as an argument may be never recurses in
+    Python; operands are checked before each operation as before."""
+    values: list[Number] = []
+    pending: list[tuple[Term, bool]] = [(expr, False)]
+    while pending:
+        node, ready = pending.pop()
+        if ready:  # both operands (or the one) are on `values`: apply the function
+            fn, args = node.functor, node.args  # type: ignore[union-attr]
+            try:
+                if len(args) == 2:
+                    right = values.pop()
+                    values[-1] = BINARY[fn](values[-1], right)
+                else:
+                    values[-1] = UNARY[fn](values[-1])
+            except OverflowError:
+                raise EvaluationError("float overflow") from None
+            continue
+        kind = type(node)
+        if kind is int:
+            values.append(node)  # type: ignore[arg-type]
+        elif kind is Float:
+            values.append(node.value)  # type: ignore[union-attr]
+        elif kind is Compound:
+            fn, args = node.functor, node.args  # type: ignore[union-attr]
+            if not (len(args) == 2 and fn in BINARY or len(args) == 1 and fn in UNARY):
+                raise EvaluationError(f"type error: {fn}/{len(args)} is not an arithmetic function")
+            pending.append((node, True))
+            pending.extend((arg, False) for arg in reversed(args))
+        elif kind is Var:
+            raise EvaluationError("arguments are not sufficiently instantiated")
+        elif kind is str and node in ("pi", "e", "inf", "nan", "max_tagged_integer"):
+            values.append({"pi": math.pi, "e": math.e}.get(node) or _raise(f"type error: {node} is not supported"))  # type: ignore[arg-type]
+        else:
+            raise EvaluationError(f"type error: evaluable expected, found {format_term(node)}")
+    return values[0]
 
 
 NUMERIC_COMPARE: dict[str, Callable[[Number, Number], bool]] = {

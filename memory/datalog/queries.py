@@ -51,10 +51,30 @@ def relevant_rules(rules: list[Rule], roots: set) -> list[Rule]:
     return [r for r in rules if r.head.pred in needed]
 
 
+def answer_variables(goal: Term) -> Iterator[Var]:
+    """The variables a query answers with, left to right: as in Prolog, a variable that occurs only
+    inside a negation or inside an aggregate's goal is local to it (`aggregate_all(count, p(X), N)`
+    answers N alone); an aggregate's result is answered."""
+    stack = [goal]
+    while stack:
+        term = stack.pop()
+        if type(term) is Compound:
+            name, arity = term.functor, len(term.args)
+            if name in ("\\+", "not") and arity == 1:
+                continue
+            if name == "aggregate_all" and arity == 3:
+                stack.append(term.args[2])
+                continue
+            if name in (",", ";") and arity == 2:
+                stack.extend(reversed(term.args))
+                continue
+        yield from variables(term)
+
+
 def _with_goal(program: Program, goal: Term) -> tuple[Program, Rule, list[Var]]:
     """A copy of the program with the rule `$query(Vars) :- Goal`."""
     names = []
-    for v in variables(goal):
+    for v in answer_variables(goal):
         if not v.anonymous and v not in names:
             names.append(v)
     extended = Program(list(program.sources), list(program.rules))
