@@ -82,7 +82,7 @@ class Memory:
         if row is None or row[0] != "global":
             return self.knowledge
         if write and row[1] == "ro":
-            raise ReadOnly("Memory is read-only", memory=memory)
+            raise ReadOnly("Memory is read-only", memory=memory, plain=True)
         if write:  # the global database is shared by every project
             self.context.require(WRITE_GLOBAL, f"Writing the global memory '{memory}'")
         return self._global()

@@ -180,7 +180,7 @@ def restore_snapshot(kb, name: str, memory: str | None = None) -> dict:
     with kb.store.write() as conn:
         segment = resolve(conn, memory)
         if segment.mode == "ro":
-            raise ReadOnly("Memory is read-only", memory=segment.name)
+            raise ReadOnly("Memory is read-only", memory=segment.name, plain=True)
         content = snapshot_content(kb, name, segment.name)
         result = import_program(kb, content, segment.name, replace=True)
         record_audit(conn, kb.actor, "restore_snapshot", segment.name, {"name": name, **result})
