@@ -24,6 +24,7 @@ from rich.progress import Progress
 
 from memory import Memory, __version__
 from memory.errors import DatalogMemoryError, InternalError
+from memory.store import plain_ddl, schema_sql_path
 from memory.tools import REGISTRY, ArgumentsRejected, Tool, call_tool, error_result
 from memory.tools.registry import GROUPS, error_text
 
@@ -302,6 +303,40 @@ def snapshot_import(
         _fail(_in_file(exc, file), as_json)
     _report(result, as_json, f"Snapshot '{name}' stored ({result['facts']} fact(s), {result['rules']} rule(s), "
                              f"{result['assumptions']} assumption(s))")
+
+
+@app.command(rich_help_panel=ADMIN)
+def schema(
+    sql: bool = typer.Option(False, "--sql", help="Only the statements, without comments (what .schema shows)"),
+) -> None:
+    """Print the database schema with the comments that explain every table, column and view."""
+    text = schema_sql_path().read_text(encoding="utf-8")
+    sys.stdout.write(plain_ddl(text) if sql else text)
+
+
+@app.command(rich_help_panel=ADMIN)
+def check(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON"),
+) -> None:
+    """Find rows written around the tools (facts without supports, supports without facts, a broken observation
+    hash chain, stale materializations, ...); exit 1 when there are any. The check is recorded in the audit log."""
+    try:
+        report = _memory(ctx).check_invariants()
+    except DatalogMemoryError as exc:
+        _fail(exc, as_json)
+    if as_json:
+        out.print_json(json.dumps(report.to_dict(), ensure_ascii=False))
+    else:
+        for finding in report.problems + report.notes:
+            label = "problem" if finding in report.problems else "note"
+            out.print(f"{label}: {finding.check}: {finding.count} {finding.description}", markup=False, highlight=False)
+            for example in finding.examples:
+                out.print(f"  {example}", markup=False, highlight=False)
+        out.print("ok: no invariant is broken" if report.ok else f"{report.problem_count} problem(s) found",
+                  markup=False, highlight=False)
+    if not report.ok:
+        raise typer.Exit(EXIT_FAILED)
 
 
 # --- one subcommand per registry tool -------------------------------------------

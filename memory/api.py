@@ -8,7 +8,7 @@ from typing import Callable
 from .datalog import Budget
 from .knowledge import Explanation, FactChange, KnowledgeBase, Materialization, Page, QueryResult, RuleChange
 from .errors import ReadOnly
-from .knowledge import beliefs, edits, inspect, mounts, programs, refactor
+from .knowledge import beliefs, edits, inspect, integrity, mounts, programs, refactor
 from .knowledge.refactor import ALL
 from .knowledge.segments import DEFAULT
 from .knowledge.edits import EditResult
@@ -120,8 +120,9 @@ class Memory:
     def query_logic(self, goal: str, memory: str | None = None, limit: int | None = None, offset: int = 0) -> QueryResult:
         return self._kb(memory).query_logic(goal, memory, limit, offset)
 
-    def explain_why(self, fact: str, max_depth: int | None = None, memory: str | None = None) -> Explanation:
-        explanation = self._kb(memory).explain_why(fact, max_depth, memory)
+    def explain_why(self, fact: str, max_depth: int | None = None, memory: str | None = None,
+                    record_proof: bool = False) -> Explanation:
+        explanation = self._kb(memory, write=record_proof).explain_why(fact, max_depth, memory, record_proof)
         if explanation.detailed_tree is not None:
             self.sources.annotate_proof(explanation.detailed_tree)
         return explanation
@@ -171,6 +172,12 @@ class Memory:
 
     def get_persistence_status(self, check_integrity: bool = False) -> dict:
         return programs.persistence_status(self.knowledge, check_integrity)
+
+    def check_invariants(self, record: bool = True) -> integrity.CheckReport:
+        """Rows that bypass the tools' invariants (see `datalog-memory check`); recorded in the audit log.
+        It reads every row, whoever may see it, so it is an admin's check."""
+        self.context.require(ADMIN, "Checking invariants")
+        return integrity.check(self.store, self.actor, record)
 
     # --- fact edits, inspection and refactoring (zpm parity) ------------------------
     def clear_context(self, category: str, memory: str | None = None) -> EditResult:

@@ -475,6 +475,7 @@ VOLATILE = {"created_at", "recorded_at", "at", "valid_from", "valid_to", "source
             "database", "directory", "source_id", "projection_ids", "sha256", "now", "latest_at", "elapsed_ms"}
 UUID = re.compile(r"\b(mem|src|proj|project)_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 GENERATION = re.compile(r"generation \d+")
+JOURNAL = re.compile(r"journal_size: \d+ bytes")  # the WAL's size: write volume, shared by all (README)
 INSTANT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
 
 
@@ -488,7 +489,7 @@ def normalized(value, key: str | None = None):
         except ValueError:
             pass
     if isinstance(value, str):
-        value = GENERATION.sub("generation <n>", INSTANT.sub("<time>", value))
+        value = JOURNAL.sub("journal_size: <n> bytes", GENERATION.sub("generation <n>", INSTANT.sub("<time>", value)))
         return UUID.sub(lambda m: f"{m.group(1)}_<id>", value)
     if isinstance(value, list):
         return [normalized(v) for v in value]
@@ -593,3 +594,25 @@ def test_mcp_server_refuses_without_capabilities_and_hides_others(worlds, tmp_pa
     assert "250000" not in json.dumps(cleared.structured_content)
     with Memory(path, context=OWNER) as m:
         assert m.memory_recall("salary", ["carol", None])["total"] == 1
+
+
+def test_search_scores_do_not_depend_on_hidden_memories(tmp_path):
+    """Full-text ranking statistics come from the caller's visible memories only: the same visible
+    store scores the same whether or not another project holds memories with the same words."""
+    def visible_scores(with_hidden: bool) -> list:
+        path = str(tmp_path / f"{with_hidden}.db")
+        if with_hidden:
+            other = Memory(path, context=CallerContext(principal="alice", project_remote="https://h/o/secret"))
+            for i in range(5):
+                other.memory_remember(f"Lunch menu number {i}: soup, bread and a deploy of cake")
+            other.close()
+        me = Memory(path, context=CallerContext(principal="bob", project_remote="https://h/o/mine"))
+        me.memory_remember("Deploys need two approvals before a deploy to production.")
+        me.memory_remember("A rollback plan is written for every deploy.")
+        found = me.memory_search("deploy approvals rollback")["results"]
+        me.close()
+        return [(r["memory"], r["score"]) for r in found]
+
+    alone = visible_scores(False)
+    assert len(alone) == 2
+    assert visible_scores(True) == alone

@@ -49,7 +49,9 @@ def exercise(m: Memory, ident: str) -> None:
     of knowledge tools that name its facts, searches, and the digest in the receipt."""
     m.define_rule("guarded(X)", "keeper(X), vault_code(X, _)")
     assert m.query_logic("guarded(X)").total == 1
-    m.materialize()
+    m.materialize()  # proof edges name the projected facts too
+    m.remember_fact("secondary(x)")
+    assert m.explain_why("guarded(zanzibarquux_person)", record_proof=True).recorded["written"] == 1
     m.remember_fact("vault_code(zanzibarquux_person, qwertyplugh_code)")  # asserted too: an audit row names it
     m.forget_fact("vault_code(zanzibarquux_person, qwertyplugh_code)")   # and another one
     assert m.memory_search("Zanzibarquux")["total"] == 1

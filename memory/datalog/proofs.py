@@ -95,6 +95,7 @@ class ProofBuilder:
         self.rules = rules  # evaluated rules; code index i -> rules[i - 1]
         self.relations = relations  # original pred -> {tuple: code}
         self.indexes: dict = {}
+        self.ready: dict = {}  # (rule, remaining literals, bound variables) -> the literal to try next
         self.nodes = 0
 
     def candidates(self, pred: tuple, args: tuple, binding: dict) -> list:
@@ -109,7 +110,7 @@ class ProofBuilder:
             t = tuple(key)
             return [t] if t in relation else []
         if not key_cols:
-            return list(relation)
+            return relation.keys()  # a view: only the literal chosen is copied, when filtered by stamp
         cols = tuple(key_cols)
         idx = self.indexes.get((pred, cols))
         if idx is None:
@@ -187,8 +188,11 @@ class ProofBuilder:
                 return True
             if self.budget is not None:
                 self.budget.check()
-            ready = order_body(Rule(rule.head, tuple(rule.body[i] for i in remaining), rule.source),
-                               set(binding), lambda p: 0)[0]
+            key = (id(rule), tuple(remaining), frozenset(binding))
+            ready = self.ready.get(key)
+            if ready is None:  # the order depends only on which literals remain and which variables are bound
+                ready = self.ready[key] = order_body(
+                    Rule(rule.head, tuple(rule.body[i] for i in remaining), rule.source), set(binding), lambda p: 0)[0]
             i = remaining[ready]
             lit = rule.body[i]
             if isinstance(lit, Lit):

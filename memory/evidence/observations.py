@@ -191,11 +191,8 @@ class Observations:
         next_id = (conn.execute("SELECT max(id) FROM hyperedges").fetchone()[0] or 0) + 1
         for o in observations:
             formation = infer_formation(rules, {entity_type(m) for m in o.members})
-            content = json.dumps({"members": o.members, "event_ts": o.event_ts, "weight": o.weight,
-                                  "formation": formation, "label": o.label}, ensure_ascii=False,
-                                 separators=(",", ":"))
-            content_hash = hashlib.sha256(content.encode("utf-8")).hexdigest()
-            chain = hashlib.sha256((chain + content_hash).encode("ascii")).hexdigest()
+            content_hash = observation_hash(list(o.members), o.event_ts, o.weight, formation, o.label)
+            chain = chain_hash(chain, content_hash)
             edge = Edge(next_id, formation, o.label, o.event_ts, o.weight, content_hash, list(o.members),
                         [ids[m] for m in o.members])
             edge_rows.append((edge.id, formation, o.label, o.event_ts, o.weight, self.context.principal,
@@ -223,6 +220,49 @@ class Observations:
                              [(n, entity_type(n), local_name(n)) for n in missing])
             ids.update(known(missing))
         return ids
+
+
+def observation_hash(members: list[str], event_ts: int, weight: float, formation: str, label: str) -> str:
+    """sha256 of the canonical observation: what `content_hash` holds."""
+    content = json.dumps({"members": members, "event_ts": event_ts, "weight": weight, "formation": formation,
+                          "label": label}, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+def chain_hash(previous: str, content_hash: str) -> str:
+    """The next link of the tamper-evident chain ('' before the first observation)."""
+    return hashlib.sha256((previous + content_hash).encode("ascii")).hexdigest()
+
+
+@dataclass
+class ChainBreak:
+    id: int
+    reason: str  # content (the row no longer matches its content_hash) or chain (a link does not follow)
+
+
+def verify_chain(conn, batch: int = 10_000) -> tuple[int, list[ChainBreak]]:
+    """Recompute every observation's content hash and the chain over them, in id order: (rows checked,
+    the rows where it breaks). Retracted observations stay in the chain."""
+    breaks: list[ChainBreak] = []
+    previous, checked, last_id = "", 0, 0
+    while True:
+        rows = conn.execute("SELECT id, formation, label, event_ts, weight, content_hash, chain_hash FROM hyperedges "
+                            "WHERE id > ? ORDER BY id LIMIT ?", (last_id, batch)).fetchall()
+        if not rows:
+            return checked, breaks
+        members: dict = {}
+        for edge_id, name in conn.execute(
+                "SELECT m.edge_id, e.name FROM hyperedge_members AS m JOIN entities AS e ON e.id = m.entity_id "
+                "WHERE m.edge_id BETWEEN ? AND ? ORDER BY m.edge_id, m.position", (rows[0][0], rows[-1][0])):
+            members.setdefault(edge_id, []).append(name)
+        for edge_id, formation, label, event_ts, weight, content, chain in rows:
+            if observation_hash(members.get(edge_id, []), event_ts, weight, formation, label) != content:
+                breaks.append(ChainBreak(edge_id, "content"))
+            if chain_hash(previous, content) != chain:
+                breaks.append(ChainBreak(edge_id, "chain"))
+            previous = chain
+            checked += 1
+        last_id = rows[-1][0]
 
 
 def load_edges(conn, ids: list[int] | None = None) -> list[Edge]:

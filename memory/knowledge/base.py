@@ -9,7 +9,6 @@ from typing import Any
 from ..datalog import Budget, Normalizer, Program, analyze, explain, solve
 from ..datalog.program import Lit
 from ..datalog.proofs import map_tree
-from ..datalog.relations import RULE_BITS, RULE_MASK
 from ..datalog.engine import evaluate
 from ..errors import Conflict, InvalidArguments, NotFound
 from ..store import Store, record_audit, utc_now
@@ -19,13 +18,13 @@ from ..terms import Compound, Term, format_term, indicator, parse_term
 from ..terms.codec import decode_args, encode_args, to_json
 from ..validation import require_name
 from .parsing import parse_fact, parse_goal, parse_rule
+from .proof_edges import model_conclusions, proof_conclusions, record_proof, write_conclusions
 from .rows import EVERYTHING, release, support_fact, visible_fact, visible_supports
 from .segments import DEFAULT, Segment, bump_generation, resolve
 from .undefined import undefined_warnings
 
 MAX_LIMIT = 10_000
 MATERIALIZE_ATTEMPTS = 3
-WRITE_BATCH = 10_000  # derived rows per insert batch (the budget is checked between batches)
 
 
 @dataclass
@@ -82,6 +81,7 @@ class Explanation:
     proof_tree: dict | None  # the reference shape: goal, rule_applied, children
     detailed_tree: dict | None = None  # plus kind, rule_id and the supports of every stored fact
     warnings: list[str] = field(default_factory=list)  # calls that nothing defines
+    recorded: dict | None = None  # with record_proof: what was written to derived and proof_edges
 
 
 @dataclass
@@ -90,6 +90,7 @@ class Materialization:
     generation: int
     tuples: int
     seconds: float
+    proof_edges: int = 0
 
 
 def _check_page(limit: Any, offset: Any, default: int | None) -> tuple[int | None, int]:
@@ -377,10 +378,15 @@ class KnowledgeBase:
         return QueryResult(answers.goal, answers.memory, answers.variables, bindings, values,
                            answers.total, limit, offset, answers.truncated, answers.warnings)
 
-    def explain_why(self, fact: str, max_depth: int | None = None, memory: str | None = None) -> Explanation:
+    def explain_why(self, fact: str, max_depth: int | None = None, memory: str | None = None,
+                    record_proof: bool = False) -> Explanation:
+        """The proof tree of a ground fact; with `record_proof`, its conclusions and their premises are also
+        written to `derived` and `proof_edges` at the current generation (one audited transaction)."""
         term = parse_fact(fact)
         if max_depth is not None and (type(max_depth) is not int or max_depth < 1):
             raise InvalidArguments("'max_depth' must be a positive integer", argument="max_depth")
+        if type(record_proof) is not bool:
+            raise InvalidArguments("'record_proof' must be true or false", argument="record_proof")
         with self.store.read() as conn:
             segment = resolve(conn, memory)
             program = self._program(conn, segment)
@@ -390,7 +396,22 @@ class KnowledgeBase:
             detailed = self._with_supports(conn, segment, proof) if proof else None
             warnings = self.undefined_calls(conn, segment, term)
         text = format_term(term)
-        return Explanation(text, segment.name, proof is not None, tree, detailed, warnings)
+        recorded = self._record_proof(segment, proof, text) if record_proof and proof is not None else None
+        return Explanation(text, segment.name, proof is not None, tree, detailed, warnings, recorded)
+
+    def _record_proof(self, segment: Segment, proof, text: str) -> dict:
+        conclusions, complete = proof_conclusions(proof, self._computed_preds(segment))
+        with self.store.write() as conn:
+            current = resolve(conn, segment.name)
+            if current.generation != segment.generation:
+                raise Conflict(f"memory '{segment.name}' changed while the proof was built; try again",
+                               memory=segment.name)
+            written = record_proof(conn, current, conclusions)
+            record_audit(conn, self.actor, "record_proof", current.name,
+                         {"fact": text, "generation": current.generation, "conclusions": written,
+                          "complete": complete})
+        return {"generation": segment.generation, "conclusions": len(conclusions), "written": written,
+                "complete": complete}
 
     def undefined_calls(self, conn, segment: Segment, body: Term, head: Term | None = None) -> list[str]:
         """Warnings for the predicates `body` calls that have no visible facts or rules in `segment`
@@ -432,11 +453,12 @@ class KnowledgeBase:
             return visible_supports(conn, fact_id, self.seen(conn)) if fact_id else []
 
     def materialize(self, memory: str | None = None) -> Materialization:
-        """Write every derived conclusion with its rule and stamp, under the current generation.
+        """Write every derived conclusion with its rule and stamp, and the premises of its derivation
+        (proof_edges), under the current generation.
 
-        The model is evaluated outside any transaction and written in one short one, so other writers
-        (in this process or another) wait only for the write; if the memory changed meanwhile, the
-        evaluation is redone (a few times at most) so what is written matches the generation it names."""
+        The model and the premises are computed outside any transaction and written in one short one, so
+        other writers (in this process or another) wait only for the write; if the memory changed meanwhile,
+        the evaluation is redone (a few times at most) so what is written matches the generation it names."""
         started = time.perf_counter()
         budget = self._budget()
         for _ in range(MATERIALIZE_ATTEMPTS):
@@ -444,47 +466,28 @@ class KnowledgeBase:
                 segment = resolve(conn, memory)
                 program = self._program(conn, segment)
             model = self.evaluate_all(program, self._detached_loader(segment), budget)
-            rows = self._derived_rows(program, model, segment, budget)
+            conclusions = model_conclusions(program, model, budget, self._computed_preds(segment))
             with self.store.write() as conn:
                 if resolve(conn, memory).generation != segment.generation:
                     continue
                 conn.execute("DELETE FROM derived WHERE segment_id = ?", (segment.id,))
-                for i in range(0, len(rows), WRITE_BATCH):
-                    conn.executemany(
-                        "INSERT INTO derived (segment_id, functor, arity, text, args, rule_id, stamp, generation) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows[i:i + WRITE_BATCH],
-                    )
-                    budget.check()
+                edges = write_conclusions(conn, segment, conclusions, budget)
                 seconds = time.perf_counter() - started
                 conn.execute(
                     "INSERT INTO materializations (segment_id, generation, materialized_at, tuples, seconds) "
                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT (segment_id) DO UPDATE SET generation = excluded.generation, "
                     "materialized_at = excluded.materialized_at, tuples = excluded.tuples, seconds = excluded.seconds",
-                    (segment.id, segment.generation, utc_now(), len(rows), seconds),
+                    (segment.id, segment.generation, utc_now(), len(conclusions), seconds),
                 )
                 record_audit(conn, self.actor, "materialize", segment.name,
-                             {"generation": segment.generation, "tuples": len(rows)})
-            return Materialization(segment.name, segment.generation, len(rows), seconds)
+                             {"generation": segment.generation, "tuples": len(conclusions), "proof_edges": edges})
+            return Materialization(segment.name, segment.generation, len(conclusions), seconds, edges)
         raise Conflict(f"memory '{segment.name}' kept changing while it was materialized; try again",
                        memory=segment.name)
 
-    @staticmethod
-    def _derived_rows(program: Program, model, segment: Segment, budget: Budget) -> list[tuple]:
-        rows = []
-        for pred, relation in model.relations.rel.items():
-            if len(pred) != 2 or pred[0].startswith("$"):
-                continue
-            name, arity = pred
-            for args, code in relation.items():
-                if not code:
-                    continue
-                rule = model.rules[(code & RULE_MASK) - 1].meaning
-                term = Compound(name, args) if args else name
-                rows.append((segment.id, name, arity, format_term(term), encode_args(args),
-                             program.sources[rule.source].rule_id, code >> RULE_BITS, segment.generation))
-                if not len(rows) % WRITE_BATCH:
-                    budget.check()
-        return rows
+    def _computed_preds(self, segment: Segment) -> set:
+        """Predicates computed from observations: they join the default segment only."""
+        return set(self.computed.preds) if self.computed is not None and segment.name == DEFAULT else set()
 
     def evaluate_all(self, program: Program, load, budget: Budget | None = None):
         """The whole model of a program: every stored relation its rules mention, loaded and evaluated."""

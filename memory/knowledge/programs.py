@@ -20,6 +20,7 @@ from ..store import current_version, record_audit, utc_now
 from ..terms import NIL, Compound, Float, Term, format_term, indicator, list_items, parse_clauses
 from ..validation import require_name
 from .beliefs import check_assumption
+from .integrity import last_check
 from .parsing import check_fact
 from .rows import support_fact
 from .segments import bump_generation, resolve
@@ -199,7 +200,8 @@ def list_snapshots(kb, memory: str | None = None) -> dict:
 
 
 def persistence_status(kb, check_integrity: bool = False) -> dict:
-    """Health of the database file: mode, WAL size, schema version, last snapshot, integrity."""
+    """Health of the database file: mode, WAL size, schema version, last snapshot, integrity, and the last
+    invariant check (`datalog-memory check`)."""
     path = kb.store.path
     on_disk = path != ":memory:"
     if check_integrity:
@@ -213,6 +215,7 @@ def persistence_status(kb, check_integrity: bool = False) -> dict:
                             "ON g.id = s.segment_id ORDER BY s.id DESC LIMIT 1").fetchone()
         check = conn.execute("SELECT at, payload FROM audit_log WHERE operation = 'integrity_check' "
                              "ORDER BY id DESC LIMIT 1").fetchone()
+        invariants = last_check(conn)
     wal = path + "-wal"
     wal_bytes = os.path.getsize(wal) if on_disk and os.path.exists(wal) else 0
     checkpoint = kb.store.checkpoint()
@@ -235,4 +238,5 @@ def persistence_status(kb, check_integrity: bool = False) -> dict:
             "at": utc_now(), "busy": bool(checkpoint[0]), "wal_frames": checkpoint[1],
             "checkpointed_frames": checkpoint[2]},
         "integrity": integrity,
+        "invariants": invariants,
     }

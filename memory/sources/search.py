@@ -7,7 +7,9 @@ forgotten ones, `as_of` answers as the store stood at an earlier time."""
 from __future__ import annotations
 
 import json
+import math
 import re
+import unicodedata
 from typing import Any
 
 from ..errors import InvalidArguments
@@ -75,11 +77,14 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
         if mode in ("auto", "text"):
             # Full text: every word quoted, so the query is data, never FTS syntax.
             expression = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-            for seq, rank in conn.execute(
-                    f"SELECT m.seq, bm25(memory_fts, 1.0, 0.5) FROM memory_fts JOIN source_memories AS m "
-                    f"ON m.seq = memory_fts.rowid WHERE memory_fts MATCH ? AND {where} ORDER BY 2 LIMIT ?",
-                    [expression, *params, FTS_CANDIDATES]):
-                scores[seq] = -rank
+            # The index only finds; ranking uses the visible matches alone. FTS5's bm25() weighs each
+            # word by statistics of the whole table, hidden memories included, so its score (and which
+            # candidates a ranked LIMIT keeps) would reveal them.
+            candidates = conn.execute(
+                f"SELECT m.seq, memory_fts.text, memory_fts.statements FROM memory_fts JOIN source_memories AS m "
+                f"ON m.seq = memory_fts.rowid WHERE memory_fts MATCH ? AND {where} ORDER BY m.seq DESC LIMIT ?",
+                [expression, *params, FTS_CANDIDATES]).fetchall()
+            scores.update(visible_text_scores(words, candidates))
         # Symbolic: a projection whose predicate (or a word of it) or an argument is one of the words.
         for seq, predicate, arguments, fact in ([] if mode not in ("auto", "symbolic") else conn.execute(
                 f"SELECT m.seq, p.predicate, p.arguments, p.fact FROM memory_projections AS p "
@@ -105,6 +110,36 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
                             "text_truncated": len(text) > PREVIEW_CHARS, "scope": record.ns.type,
                             "score": round(scores[seq], 6), "why": reasons})
     return _search_result(query, scope, history, at, results, len(ranked), limit)
+
+
+def _folded_words(text: str | None) -> list[str]:
+    """Words as the index sees them (unicode61 with diacritics removed): case and accents folded."""
+    decomposed = unicodedata.normalize("NFKD", (text or "").casefold())
+    return _WORD.findall("".join(c for c in decomposed if not unicodedata.combining(c)))
+
+
+def visible_text_scores(words: list[str], candidates: list[tuple[int, str | None, str | None]]) -> dict[int, float]:
+    """BM25 over the candidates the caller may see (text weighted 1.0, projection statements 0.5): every
+    statistic (how many memories hold a word, the average length) comes from these rows only."""
+    folded = [w for w in dict.fromkeys(_folded_words(" ".join(words)))]
+    docs = {seq: (_folded_words(text), _folded_words(statements)) for seq, text, statements in candidates}
+    if not docs:
+        return {}
+    count = len(docs)
+    average = [max(1.0, sum(len(d[column]) for d in docs.values()) / count) for column in (0, 1)]
+    holding = {w: sum(1 for d in docs.values() if w in d[0] or w in d[1]) for w in folded}
+    scores = {}
+    for seq, columns in docs.items():
+        score = 0.0
+        for w in folded:
+            idf = math.log(1 + (count - holding[w] + 0.5) / (holding[w] + 0.5))
+            for column, weight in ((0, 1.0), (1, 0.5)):
+                tf = columns[column].count(w)
+                if tf:
+                    norm = 1.2 * (0.25 + 0.75 * len(columns[column]) / average[column])
+                    score += weight * idf * tf * 2.2 / (tf + norm)
+        scores[seq] = score
+    return scores
 
 
 def _search_result(query, scope, history, at, results, total, limit) -> dict:

@@ -50,6 +50,36 @@ def schema_sql_path() -> Path:
     return Path(__file__).resolve().parents[2] / "schema" / "schema.sql"
 
 
+def plain_ddl(sql: str) -> str:
+    """The statements of a commented schema without its comments (what `.schema` shows), a blank line
+    between statements. Quoted text is copied as it is, so a `--` inside a string stays."""
+    out, i, n = [], 0, len(sql)
+    while i < n:
+        c = sql[i]
+        if c in "'\"":
+            end = sql.find(c, i + 1)
+            while end != -1 and sql.startswith(c, end + 1):  # a doubled quote is part of the text
+                end = sql.find(c, end + 2)
+            end = n - 1 if end == -1 else end
+            out.append(sql[i:end + 1])
+            i = end + 1
+        elif sql.startswith("--", i):
+            end = sql.find("\n", i)
+            i = n if end == -1 else end
+            out.append("\0")  # marks a line that held a comment: dropped below when nothing else is left
+        else:
+            out.append(c)
+            i += 1
+    lines = []
+    for line in "".join(out).splitlines():
+        if line.strip() == "\0":
+            continue
+        line = line.replace("\0", "").rstrip()
+        if line or (lines and lines[-1]):
+            lines.append(line)
+    return "\n".join(lines).strip() + "\n"
+
+
 def load_migrations(directory: Path | None = None) -> list[Migration]:
     directory = directory or _migrations_dir()
     found = []

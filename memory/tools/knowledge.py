@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..sources.context import ADMIN, READ, WRITE_KNOWLEDGE
 from ..datalog.proofs import flatten_tree, map_tree
 from .registry import Annotations, ToolResult, tool
-from .schemas import compact_json, name_arg, BOOLEAN, INTEGER, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
+from .schemas import compact_json, name_arg, BOOLEAN, INTEGER, OBJECT, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
 
 MAX_LIMIT = 10_000
 MAX_OFFSET = 2 ** 62  # SQLite integers are 64-bit
@@ -143,26 +143,34 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
         "observation supports). The structured result has proof_nodes: the same proof as a flat list (root "
         "first, children as indexes into the list, so a proof of any depth stays shallow JSON) with each "
         "node's kind, the rule id and supports; a fact projected from a source memory also lists that "
-        "memory with its exact text under memories."
+        "memory with its exact text under memories. "
+        "With record_proof, the proof's conclusions and their premises are also written to the SQLite tables "
+        "`derived` and `proof_edges` (as materialize writes them for every conclusion), and recorded says what "
+        "was written; a proof cut by max_depth records only its whole sub-proofs (recorded.complete is false)."
     ),
     input_schema=obj({
         "fact": text('The Prolog term to explain (e.g. "risky(deploy_v3)")'),
         "max_depth": integer("Optional maximum proof tree depth (truncates deeper levels)", 1, 100_000),
         "memory": memory_arg(),
+        "record_proof": {"type": "boolean", "description": "Also write the proof to the derived and proof_edges "
+                                                             "tables for sqlite3 readers (default: false)"},
     }, ["fact"]),
     output_schema=out({"fact": STRING, "memory": STRING, "proven": BOOLEAN,
-                       "proof_nodes": {"type": "array", "items": PROOF_NODE}, "warnings": STRINGS},
-                      optional=("proof_nodes", "warnings")),
+                       "proof_nodes": {"type": "array", "items": PROOF_NODE}, "warnings": STRINGS,
+                       "recorded": OBJECT},
+                      optional=("proof_nodes", "warnings", "recorded")),
     capability=READ,
-    annotations=Annotations(read_only=True),
+    argument_capabilities={"record_proof": {True: ADMIN}},  # recording writes, as materialize does
+    # not read-only: with record_proof it writes (derived, proof_edges and an audit row); without, it reads
+    annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def explain_why(api, fact: str, **kw) -> ToolResult:
-    result = api.explain_why(fact, kw.get("max_depth"), kw.get("memory"))
+    result = api.explain_why(fact, kw.get("max_depth"), kw.get("memory"), kw.get("record_proof", False))
     tree = None if result.detailed_tree is None else map_tree(result.detailed_tree, _text_node, lambda n: n["children"])
     text = compact_json({"fact": result.fact, "proven": result.proven, "proof_tree": tree})
     nodes = None if result.detailed_tree is None else flatten_tree(result.detailed_tree)
     return ToolResult(text, {"fact": result.fact, "memory": result.memory, "proven": result.proven,
-                             "proof_nodes": nodes, "warnings": result.warnings or None})
+                             "proof_nodes": nodes, "warnings": result.warnings or None, "recorded": result.recorded})
 
 
 def _text_node(node: dict) -> dict:
@@ -237,11 +245,13 @@ def list_rules(api, **kw) -> ToolResult:
     group="knowledge",
     description=(
         "Evaluate every rule of a memory segment and write the derived facts, each with the rule that first "
-        "derived it, into the SQLite table `derived`, stamped with the current generation of the inputs. "
-        "The view `current_derived` shows only rows that are still current."
+        "derived it, into the SQLite table `derived`, and the premises of that derivation into `proof_edges`, "
+        "stamped with the current generation of the inputs. The view `current_derived` shows only rows that "
+        "are still current; `proof_steps` shows the proof edges in words."
     ),
     input_schema=obj({"memory": memory_arg()}),
-    output_schema=out({"memory": STRING, "generation": INTEGER, "tuples": INTEGER, "seconds": {"type": "number"}}),
+    output_schema=out({"memory": STRING, "generation": INTEGER, "tuples": INTEGER, "seconds": {"type": "number"},
+                       "proof_edges": INTEGER}),
     capability=ADMIN,
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
@@ -249,7 +259,8 @@ def materialize(api, **kw) -> ToolResult:
     result = api.materialize(kw.get("memory"))
     return ToolResult(
         f"Materialized {result.tuples} conclusion(s) in memory '{result.memory}' at generation {result.generation}.",
-        {"memory": result.memory, "generation": result.generation, "tuples": result.tuples, "seconds": result.seconds},
+        {"memory": result.memory, "generation": result.generation, "tuples": result.tuples, "seconds": result.seconds,
+         "proof_edges": result.proof_edges},
     )
 
 

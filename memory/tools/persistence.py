@@ -71,14 +71,16 @@ def list_snapshots(api, **kw) -> ToolResult:
         "Health of the database: status (active, or degraded when the file or its folder cannot be written now, "
         "with the problem), path, journal "
         "mode, WAL size, schema version, last snapshot, a passive WAL checkpoint run now (last_checkpoint), "
-        "and the last integrity check (check_integrity runs one now)."
+        "the last integrity check (check_integrity runs one now), and the last invariant check "
+        "(invariants: rows written around the tools, found by `datalog-memory check`)."
     ),
     input_schema=obj({"check_integrity": {"type": "boolean",
                                           "description": "Run PRAGMA quick_check now and record it (default: false)"}}),
     output_schema=out({"status": STRING, "database": STRING, "directory": STRING, "journal_mode": STRING,
                        "synchronous": STRING, "wal_bytes": INTEGER, "schema_version": INTEGER,
-                       "last_snapshot": OBJECT, "last_checkpoint": OBJECT, "integrity": OBJECT, "problem": STRING},
-                      optional=("last_snapshot", "last_checkpoint", "integrity", "problem")),
+                       "last_snapshot": OBJECT, "last_checkpoint": OBJECT, "integrity": OBJECT, "invariants": OBJECT,
+                       "problem": STRING},
+                      optional=("last_snapshot", "last_checkpoint", "integrity", "invariants", "problem")),
     capability=READ,
     argument_capabilities={"check_integrity": {True: ADMIN}},
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
@@ -90,4 +92,7 @@ def get_persistence_status(api, **kw) -> ToolResult:
             f"journal_size: {result['wal_bytes']} bytes")
     if result.get("problem"):
         text += f"\nproblem: {result['problem']}"
+    if result.get("invariants"):
+        check = result["invariants"]
+        text += f"\nlast_check: {check['at']} ({check['problems']} problem(s))"
     return ToolResult(text, result)

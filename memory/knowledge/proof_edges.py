@@ -1,0 +1,231 @@
+"""Proof edges: the premises of each derived conclusion's recorded derivation, written to `proof_edges`.
+
+The engine records for every derived tuple the rule that first derived it and a stamp greater than the
+stamps of that derivation's premises; the premises themselves are found again by the proof search
+(`ProofBuilder.search`). Written next to `derived`, they let a recursive query over one table walk any
+proof down to stored facts and their supports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from ..datalog.builtins import unify
+from ..datalog.program import Lit, Program, literal_term
+from ..datalog.proofs import ProofBuilder
+from ..datalog.relations import RULE_BITS, RULE_MASK
+from ..terms import Compound, format_term
+from ..terms.codec import encode_args
+from .segments import Segment, resolve
+
+BUDGET_STEP = 1_000  # conclusions between two looks at the evaluation budget
+WRITE_BATCH = 10_000  # rows per insert batch (the budget is checked between batches)
+
+
+@dataclass(frozen=True)
+class Premise:
+    kind: str  # fact | derived | observation | builtin | negation | aggregate
+    text: str  # as a proof shows it (seg:goal for another segment's fact)
+    pred: tuple | None = None
+    args: tuple | None = None
+
+
+@dataclass(frozen=True)
+class Conclusion:
+    pred: tuple
+    args: tuple
+    text: str  # canonical text, as derived.text holds it
+    rule_id: int | None
+    stamp: int
+    premises: tuple  # of Premise, in the order of the rule's body
+
+
+def fact_text(pred: tuple, args: tuple) -> str:
+    """Canonical text of a stored tuple, without any segment qualifier (as `facts.text` holds it)."""
+    return format_term(Compound(pred[0], args) if args else pred[0])
+
+
+class _Texts:
+    """Canonical texts of tuples, each printed once: a tuple is the premise of many conclusions."""
+
+    def __init__(self) -> None:
+        self.plain: dict = {}
+        self.goals: dict = {}
+
+    def fact(self, pred: tuple, args: tuple) -> str:
+        key = (pred, args)
+        text = self.plain.get(key)
+        if text is None:
+            text = self.plain[key] = fact_text(pred, args)
+        return text
+
+    def goal(self, pred: tuple, args: tuple) -> str:
+        if len(pred) == 2:
+            return self.fact(pred, args)
+        key = (pred, args)
+        text = self.goals.get(key)
+        if text is None:
+            text = self.goals[key] = format_term(literal_term(Lit(pred, args)))
+        return text
+
+
+def _premise(texts: _Texts, pred: tuple, args: tuple, derived: bool, computed: set) -> Premise:
+    text = texts.goal(pred, args)
+    if derived:
+        return Premise("derived", text, pred, args)
+    return Premise("observation" if len(pred) == 2 and pred in computed else "fact", text, pred, args)
+
+
+def model_conclusions(program: Program, model, budget=None, computed: Iterable = ()) -> list[Conclusion]:
+    """Every derived tuple of the user's predicates in an evaluated model, with its derivation's premises."""
+    relations = model.relations.rel
+    builder = ProofBuilder(program, model.rules, relations, budget)
+    computed = set(computed)
+    texts = _Texts()
+    out: list[Conclusion] = []
+    for pred, relation in relations.items():
+        if len(pred) != 2 or str(pred[0]).startswith("$"):
+            continue
+        for args, code in relation.items():
+            if not code:
+                continue
+            rule = model.rules[(code & RULE_MASK) - 1].meaning
+            binding: dict = {}
+            for pattern, value in zip(rule.head.args, args):
+                unify(pattern, value, binding)
+            found = builder.search(rule, binding, code >> RULE_BITS) or []
+            premises = []
+            for kind, literal, value in found:
+                if kind == "lit":
+                    premises.append(_premise(texts, literal.pred, value,
+                                             bool(relations[literal.pred][value] & RULE_MASK), computed))
+                else:
+                    premises.append(Premise(kind, value))
+            out.append(Conclusion(pred, args, texts.fact(pred, args), program.sources[rule.source].rule_id,
+                                  code >> RULE_BITS, tuple(premises)))
+            if budget is not None and not len(out) % BUDGET_STEP:
+                budget.check()
+    return out
+
+
+def proof_conclusions(root, computed: Iterable = ()) -> tuple[list[Conclusion], bool]:
+    """The conclusions of one proof tree (ProofNode) whose proofs are whole, each once, with their premises;
+    and whether the whole tree was (no node cut by max_depth or the node limit). A conclusion above a cut is
+    left out: every recorded conclusion rests on recorded premises all the way down, so a later complete
+    proof can be recorded over nothing half-written. Stamps are derivation heights: a leaf is 0, a
+    conclusion one more than its highest premise, so they order premises below conclusions."""
+    computed = set(computed)
+    texts = _Texts()
+    order, stack = [], [root]
+    while stack:  # no recursion: proofs can be thousands of steps deep
+        node = stack.pop()
+        order.append(node)
+        stack.extend(node.children)
+    heights: dict = {}
+    whole: dict = {}  # id(node) -> its subtree has no cut
+    out: list[Conclusion] = []
+    seen: set = set()
+    for node in reversed(order):  # children before their parents
+        whole[id(node)] = not node.truncated and all(whole[id(c)] for c in node.children)
+        if node.kind != "rule":
+            heights[id(node)] = 0
+            continue
+        heights[id(node)] = 1 + max((heights[id(c)] for c in node.children), default=0)
+        key = (node.pred, node.args)
+        if whole[id(node)] and key not in seen:
+            seen.add(key)
+            out.append(_conclusion(texts, node, heights[id(node)], computed))
+    return out, whole[id(root)]
+
+
+def _conclusion(texts: _Texts, node, stamp: int, computed: set) -> Conclusion:
+    premises = tuple(_premise(texts, c.pred, c.args, c.kind == "rule", computed) if c.pred is not None
+                     else Premise(c.kind, c.goal) for c in node.children)
+    return Conclusion(node.pred, node.args, texts.fact(node.pred, node.args), node.rule_id, stamp, premises)
+
+
+_EDGE_SQL = (
+    "INSERT INTO proof_edges (conclusion_id, position, kind, premise, memory, fact_id, derived_id, observation_id, "
+    "generation) VALUES (?, ?, ?, ?, ?, (SELECT id FROM facts WHERE segment_id = ? AND text = ?), ?, "
+    "(SELECT id FROM hyperedges WHERE id = ?), ?)"
+)
+_DERIVED_SQL = ("INSERT INTO derived (id, segment_id, functor, arity, text, args, rule_id, stamp, generation) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+
+
+def edge_rows(conn, segment: Segment, conclusions: Iterable[Conclusion], ids: dict) -> list[tuple]:
+    """Parameters of `_EDGE_SQL` for the premises of the given conclusions; `ids` maps the text of every
+    conclusion (and of every derived premise) to its row in `derived`."""
+    others: dict = {}  # segment name -> id in this file (None for a global segment in its own file)
+    rows = []
+    for conclusion in conclusions:
+        conclusion_id = ids[conclusion.text]
+        for position, premise in enumerate(conclusion.premises):
+            memory = fact_segment = stored = derived = observation = None
+            if premise.pred is not None:
+                stored = premise.text if len(premise.pred) == 2 else fact_text(premise.pred, premise.args)
+                if premise.kind == "derived":
+                    derived, stored = ids.get(stored), None
+                elif len(premise.pred) == 3:
+                    memory = premise.pred[2]
+                    if memory not in others:  # a mounted global segment keeps its facts in the global file
+                        other = resolve(conn, memory)
+                        others[memory] = None if other.scope == "global" else other.id
+                    fact_segment = others[memory]
+                else:
+                    fact_segment = segment.id
+                if premise.kind == "observation" and premise.pred in (("hedge", 4), ("member", 2)) \
+                        and type(premise.args[0]) is int:
+                    observation = premise.args[0]
+            rows.append((conclusion_id, position, premise.kind, premise.text, memory, fact_segment, stored,
+                         derived, observation, segment.generation))
+    return rows
+
+
+def write_conclusions(conn, segment: Segment, conclusions: list[Conclusion], budget=None) -> int:
+    """Insert the conclusions into `derived` (the segment's old rows must be gone) and their proof edges;
+    returns the number of edges. Ids are assigned here, so no edge has to look its rows up."""
+    first = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM derived").fetchone()[0]
+    ids = {c.text: first + i for i, c in enumerate(conclusions)}
+    _in_batches(conn, _DERIVED_SQL, [(ids[c.text], *derived_row(segment, c)) for c in conclusions], budget)
+    rows = edge_rows(conn, segment, conclusions, ids)
+    _in_batches(conn, _EDGE_SQL, rows, budget)
+    return len(rows)
+
+
+def _in_batches(conn, sql: str, rows: list, budget) -> None:
+    for i in range(0, len(rows), WRITE_BATCH):
+        conn.executemany(sql, rows[i:i + WRITE_BATCH])
+        if budget is not None:
+            budget.check()
+
+
+def derived_row(segment: Segment, conclusion: Conclusion) -> tuple:
+    name, arity = conclusion.pred[:2]
+    return (segment.id, name, arity, conclusion.text, encode_args(conclusion.args), conclusion.rule_id,
+            conclusion.stamp, segment.generation)
+
+
+def record_proof(conn, segment: Segment, conclusions: list[Conclusion]) -> int:
+    """Write the conclusions of one proof and their edges at the segment's current generation; rows already
+    current (a materialization or an earlier proof at this generation) are kept as they are. Returns the
+    conclusions written."""
+    fresh, ids = [], {}
+    for conclusion in conclusions:
+        row = conn.execute("SELECT id, generation FROM derived WHERE segment_id = ? AND text = ?",
+                           (segment.id, conclusion.text)).fetchone()
+        if row is not None and row[1] == segment.generation:
+            ids[conclusion.text] = row[0]
+            continue
+        if row is not None:  # a stale row: its edges go, the row takes the new derivation
+            conn.execute("DELETE FROM proof_edges WHERE conclusion_id = ?", (row[0],))
+            conn.execute("UPDATE derived SET rule_id = ?, stamp = ?, generation = ? WHERE id = ?",
+                         (conclusion.rule_id, conclusion.stamp, segment.generation, row[0]))
+            ids[conclusion.text] = row[0]
+        else:
+            conn.execute("INSERT INTO derived (segment_id, functor, arity, text, args, rule_id, stamp, generation) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", derived_row(segment, conclusion))
+            ids[conclusion.text] = conn.last_insert_rowid()
+        fresh.append(conclusion)
+    conn.executemany(_EDGE_SQL, edge_rows(conn, segment, fresh, ids))
+    return len(fresh)
