@@ -2,7 +2,9 @@
 
 Exit status: 0 done; 1 the command failed (a tool error, a file or database that cannot be used);
 2 a usage error (unknown command or flag, arguments the tool's schema refuses); 130 interrupted.
-Every failure is one line on standard error; `--debug` adds the traceback of unexpected ones.
+Every failure is one line on standard error, `Name: reason`: a typed error's line is the text the MCP
+result carries (memory.tools.registry.error_text); the command line's own failures are `UsageError`
+(exit 2) and `Error` (exit 1). `--debug` adds the traceback of unexpected ones.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ from rich.markup import escape
 from rich.progress import Progress
 
 from memory import Memory, __version__
-from memory.errors import DatalogMemoryError
+from memory.errors import DatalogMemoryError, InternalError
 from memory.store import plain_ddl, schema_sql_path
 from memory.tools import REGISTRY, ArgumentsRejected, Tool, call_tool, error_result
-from memory.tools.registry import GROUPS
+from memory.tools.registry import GROUPS, error_text
 
 try:  # recent typer carries its own copy of click, whose exceptions are these
     from typer._click import exceptions as parser_errors
@@ -93,19 +95,18 @@ def _memory(ctx: typer.Context) -> Memory:
     return state["memory"]
 
 
-def _fail(error: DatalogMemoryError, as_json: bool) -> None:
+def _fail(error: DatalogMemoryError, as_json: bool, status: int = EXIT_FAILED) -> None:
     failure = error_result(error)
     if as_json:
         out.print_json(json.dumps(failure.structured))
     else:
-        err.print(_human_error(error), markup=False, highlight=False)
-    raise typer.Exit(EXIT_FAILED)
+        _error_line(error_text(error))
+    raise typer.Exit(status)
 
 
-def _human_error(error: DatalogMemoryError) -> str:
-    """One line: the reference's token (`SyntaxError: …`) where the tools have one, else `Error: …`."""
-    text = _one_line(error_result(error).text)
-    return text if text != _one_line(error.message) else f"Error: {text}"
+def _error_line(text: str) -> None:
+    """A failure as one line on standard error: `Name: reason`, as the MCP result text reads."""
+    err.print(_one_line(text), markup=False, highlight=False)
 
 
 def _one_line(text: str) -> str:
@@ -178,6 +179,7 @@ def import_(
         raise Failure(f"{file}: unknown format {kind!r}; use --format pl, csv or jsonl", EXIT_USAGE)
     m = _memory(ctx)
     try:
+        m.require_for("add_fact_terms" if kind in ("csv", "jsonl") else "import_program", memory)  # before reading
         if kind in ("csv", "jsonl"):
             terms = list(read_csv(file, predicate, header) if kind == "csv" else read_jsonl(file, predicate))
             added = _bulk_add(m, terms, memory)
@@ -217,8 +219,9 @@ def import_observations(
 ) -> None:
     """Store many observations (as the remember tool would, one per line) in one transaction: all or nothing."""
     try:
-        observations = read_observations(file)
-        result = _memory(ctx).remember_observations(observations)
+        m = _memory(ctx)
+        m.require_for("remember_observations")  # before reading the file
+        result = m.remember_observations(read_observations(file))
     except DatalogMemoryError as exc:
         _fail(_in_file(exc, file), as_json)
     _report(result, as_json, f"observations stored: {result['stored']}" + (
@@ -293,7 +296,9 @@ def snapshot_import(
 ) -> None:
     """Store a Prolog file as a named snapshot (restore it with restore-snapshot)."""
     try:
-        result = _memory(ctx).import_snapshot(name, read_text(file), memory)
+        m = _memory(ctx)
+        m.require_for("import_snapshot", memory)  # before reading the file
+        result = m.import_snapshot(name, read_text(file), memory)
     except DatalogMemoryError as exc:
         _fail(_in_file(exc, file), as_json)
     _report(result, as_json, f"Snapshot '{name}' stored ({result['facts']} fact(s), {result['rules']} rule(s), "
@@ -369,6 +374,7 @@ def _register_tool(spec: Tool) -> None:
     spelling the reference uses), and --json for the exact structured result."""
     required = set(spec.input_schema.get("required", []))
     json_arguments: set[str] = set()
+    text_arguments: set[str] = set()  # given as text on the command line: '-' reads it from standard input
     parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
     annotations: dict[str, Any] = {"ctx": typer.Context}
     for name, prop in spec.input_schema.get("properties", {}).items():
@@ -382,8 +388,10 @@ def _register_tool(spec: Tool) -> None:
             BOOLEAN_FLAGS.update(flags)
             flags = [f"{flag}/--no-{flag[2:]}" for flag in flags]
         annotation = kind if name in required else Optional[kind]
+        if kind is str:
+            text_arguments.add(name)
         help_text = (prop.get("description") or "") + (" (JSON)" if name in json_arguments else "") + \
-            (" ('-' reads standard input)" if name == spec.stdin_argument else "")
+            (" ('-' reads standard input)" if kind is str else "")
         default = typer.Option(... if name in required else None, *flags, help=escape(help_text), show_default=False)
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
         annotations[name] = annotation
@@ -395,14 +403,14 @@ def _register_tool(spec: Tool) -> None:
     def run(ctx: typer.Context, **kwargs: Any) -> None:
         as_json = kwargs.pop("as_json")
         arguments = {k: v for k, v in kwargs.items() if v is not None}
-        if spec.stdin_argument and arguments.get(spec.stdin_argument) == "-":
-            arguments[spec.stdin_argument] = sys.stdin.buffer.read().decode("utf-8", errors="surrogateescape")
+        _read_stdin_argument(arguments, text_arguments)
         try:
             for name in json_arguments & set(arguments):
                 arguments[name] = _json_argument(name, arguments[name])
             result = call_tool(_memory(ctx), spec.name, arguments)
-        except ArgumentsRejected as exc:
-            raise Failure(exc.message, EXIT_USAGE) from None
+        except ArgumentsRejected as exc:  # the tool's schema refused them: a usage error, worded as over MCP
+            _fail(exc, as_json, EXIT_USAGE)
+            return
         except DatalogMemoryError as exc:
             _fail(exc, as_json)
             return
@@ -418,6 +426,17 @@ def _register_tool(spec: Tool) -> None:
     run.__doc__ = spec.description
     app.command(spec.name.replace("_", "-"), help=escape(spec.description), short_help=escape(spec.summary),
                 rich_help_panel=panel(spec.group))(run)
+
+
+def _read_stdin_argument(arguments: dict[str, Any], text_arguments: set[str]) -> None:
+    """Any text argument given as `-` is read from standard input, exactly as given (one argument per call:
+    standard input can be read once). The value `-` itself is written quoted, as Prolog does: `'-'`."""
+    wanted = sorted(name for name in text_arguments if arguments.get(name) == "-")
+    if len(wanted) > 1:
+        raise Failure("only one argument can read standard input ('-'), not "
+                      + ", ".join("--" + name.replace("_", "-") for name in wanted), EXIT_USAGE)
+    if wanted:
+        arguments[wanted[0]] = sys.stdin.buffer.read().decode("utf-8", errors="surrogateescape")
 
 
 def _json_argument(name: str, value: str) -> Any:
@@ -446,16 +465,14 @@ def main(argv: list[str] | None = None) -> None:
     try:
         status = app(args=args, prog_name=PROG, standalone_mode=False)
     except Failure as exc:
-        kind = "Usage error" if exc.status == EXIT_USAGE else "Error"
-        err.print(f"{kind}: {_one_line(exc.message)}", markup=False, highlight=False)
+        _error_line(f"{'UsageError' if exc.status == EXIT_USAGE else 'Error'}: {exc.message}")
         status = exc.status
     except parser_errors.UsageError as exc:
         where = exc.ctx.command_path if exc.ctx else PROG
-        err.print(f"Usage error: {_one_line(exc.format_message())} (see '{where} --help')", markup=False,
-                  highlight=False)
+        _error_line(f"UsageError: {exc.format_message()} (see '{where} --help')")
         status = EXIT_USAGE
     except parser_errors.ClickException as exc:
-        err.print(f"Error: {_one_line(exc.format_message())}", markup=False, highlight=False)
+        _error_line(f"Error: {exc.format_message()}")
         status = exc.exit_code
     except (typer.Abort, getattr(parser_errors, "Abort", typer.Abort), KeyboardInterrupt):
         err.print("Interrupted", markup=False, highlight=False)
@@ -463,13 +480,12 @@ def main(argv: list[str] | None = None) -> None:
     except DatalogMemoryError as exc:  # e.g. opening the database outside a tool call
         if debug:
             raise
-        err.print(_human_error(exc), markup=False, highlight=False)
+        _error_line(error_text(exc))
         status = EXIT_FAILED
-    except Exception as exc:  # a bug: say what and where to look, never a bare traceback
+    except Exception as exc:  # a bug: worded as the server words it, never a bare traceback
         if debug:
             raise
-        err.print(f"Error: unexpected {type(exc).__name__}: {_one_line(str(exc))} (run with --debug for the "
-                  f"traceback)", markup=False, highlight=False)
+        _error_line(f"{error_text(InternalError(f'{type(exc).__name__}: {exc}'))} (run with --debug for the traceback)")
         status = EXIT_FAILED
     sys.exit(status if isinstance(status, int) else 0)
 

@@ -74,8 +74,12 @@ def _separated(console: Console, columns: list[str], cells: list[list[str]]) -> 
 
 
 def _field(value: str) -> str:
-    """One tab-separated field on one line: tabs, newlines and backslashes escaped."""
-    return value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    """One tab-separated field on one line, otherwise the value exactly. A term's canonical text already
+    writes a tab or newline inside a quoted atom as `\\t` / `\\n` (valid Prolog that reads back as the same
+    term), so it is printed verbatim; backslashes are never doubled. Only text that is not a term (a
+    memory's content, a formation note) can still hold a raw tab or line break: those alone become
+    `\\t`, `\\n`, `\\r`, so every row stays one line of the right number of fields."""
+    return value.replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
 
 
 def _footer(console: Console, structured: dict[str, Any], shown: int) -> None:

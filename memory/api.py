@@ -20,6 +20,17 @@ from .sources.derived import derived_recall
 from .sources.search import render_recall
 from .store import IN_MEMORY, DatabaseLocation, Store, global_db_path, resolve_location
 
+# The bulk operations surfaces run without a registry tool (the CLI's import and export commands), declared
+# once: operation -> (capability, what it is called in a refusal, whether it writes the target segment).
+BULK_OPERATIONS: dict[str, tuple[str, str, bool]] = {
+    "add_fact_terms": (ADMIN, "Importing facts", True),
+    "import_program": (ADMIN, "Importing a program", True),
+    "export_program": (READ, "Exporting a program", False),
+    "export_snapshot": (READ, "Exporting a snapshot", False),
+    "import_snapshot": (WRITE_KNOWLEDGE, "Importing a snapshot", False),  # as save_snapshot: no segment write
+    "remember_observations": (WRITE_OBSERVATIONS, "Importing observations", False),
+}
+
 
 class Memory:
     """A knowledge base in one SQLite file (or `":memory:"`)."""
@@ -71,10 +82,19 @@ class Memory:
         if row is None or row[0] != "global":
             return self.knowledge
         if write and row[1] == "ro":
-            raise ReadOnly("Memory is read-only", memory=memory)
+            raise ReadOnly("Memory is read-only", memory=memory, plain=True)
         if write:  # the global database is shared by every project
             self.context.require(WRITE_GLOBAL, f"Writing the global memory '{memory}'")
         return self._global()
+
+    def require_for(self, operation: str, memory: str | None = None) -> KnowledgeBase:
+        """Refuse a bulk operation (BULK_OPERATIONS) the caller may not run on `memory`, before anything is read
+        or written; the operation calls it itself, and a surface calls it first, before it reads the input
+        (a caller without the capability learns nothing about a file it may not import). Returns the
+        knowledge base the operation works on."""
+        capability, what, writes = BULK_OPERATIONS[operation]
+        self.context.require(capability, what)
+        return self._kb(memory, write=writes)
 
     def init(self) -> str:
         self.store.ensure_created()
@@ -117,8 +137,7 @@ class Memory:
     def add_fact_terms(self, terms: list, memory: str | None = None, chunk: int = 10_000,
                        progress: Callable[[int], None] | None = None) -> tuple[int, int]:
         """Assert parsed facts in one transaction, in chunks (progress gets each chunk's size)."""
-        self.context.require(ADMIN, "Importing facts")
-        kb = self._kb(memory, write=True)
+        kb = self.require_for("add_fact_terms", memory)
         added = 0
         with kb.store.write():
             for start in range(0, len(terms), chunk):
@@ -129,12 +148,10 @@ class Memory:
         return added, len(terms) - added
 
     def import_program(self, text: str, memory: str | None = None) -> dict:
-        self.context.require(ADMIN, "Importing a program")
-        return programs.import_program(self._kb(memory, write=True), text, memory)
+        return programs.import_program(self.require_for("import_program", memory), text, memory)
 
     def export_program(self, memory: str | None = None) -> str:
-        self.context.require(READ, "Exporting a program")
-        return programs.export_program(self._kb(memory), memory)
+        return programs.export_program(self.require_for("export_program", memory), memory)
 
     # --- snapshots and persistence -------------------------------------------------------
     def save_snapshot(self, name: str, memory: str | None = None) -> dict:
@@ -147,13 +164,11 @@ class Memory:
         return programs.list_snapshots(self._kb(memory), memory)
 
     def export_snapshot(self, name: str, memory: str | None = None) -> str:
-        self.context.require(READ, "Exporting a snapshot")
-        return programs.snapshot_content(self._kb(memory), name, memory)
+        return programs.snapshot_content(self.require_for("export_snapshot", memory), name, memory)
 
     def import_snapshot(self, name: str, content: str, memory: str | None = None) -> dict:
         """Store Prolog text as a snapshot (without restoring it)."""
-        self.context.require(WRITE_KNOWLEDGE, "Importing a snapshot")
-        return programs.save_snapshot(self._kb(memory), name, memory, content)
+        return programs.save_snapshot(self.require_for("import_snapshot", memory), name, memory, content)
 
     def get_persistence_status(self, check_integrity: bool = False) -> dict:
         return programs.persistence_status(self.knowledge, check_integrity)
@@ -253,7 +268,7 @@ class Memory:
 
     def remember_observations(self, observations: list[dict]) -> dict:
         """Many observations ({members, event_ts?, weight?, formation?}) in one transaction."""
-        self.context.require(WRITE_OBSERVATIONS, "Importing observations")
+        self.require_for("remember_observations")
         return self.observations.remember_many(observations)
 
     def forget_observation(self, hedge_tags: list[str], reason: str | None = None) -> dict:

@@ -86,7 +86,7 @@ def test_exit_codes_and_one_line_errors(db_path):
                  ["query-logic", "--goal", "ok(X)", "--limit", "many"], ["no-such-command"], ["--no-such-flag"]):
         usage = cli(db_path, *args)
         assert usage.returncode == 2, args
-        assert usage.stderr.startswith("Usage error: ") and _one_line(usage.stderr), (args, usage.stderr)
+        assert re.match(r"(UsageError|InvalidArguments): ", usage.stderr) and _one_line(usage.stderr), usage.stderr
     assert "'--limit'" in cli(db_path, "query-logic", "--goal", "ok(X)", "--limit", "many").stderr
     as_json = cli(db_path, "remember-fact", "--fact", "broken(", "--json")
     assert as_json.returncode == 1 and json.loads(as_json.stdout)["error"]["code"] == "syntax_error"
@@ -98,7 +98,7 @@ def test_a_file_that_is_not_a_database_is_one_line_naming_it(tmp_path):
     for args in (["list-facts"], ["remember-fact", "--fact", "p(a)"], ["init"]):
         done = cli(str(text), *args)
         assert done.returncode == 1 and _one_line(done.stderr), done.stderr
-        assert done.stderr == f"Error: {text} is not a datalog-memory database (not an SQLite file)\n"
+        assert done.stderr == f"StorageError: {text} is not a datalog-memory database (not an SQLite file)\n"
     under_a_file = cli(str(text / "memory.db"), "remember-fact", "--fact", "p(a)")
     assert under_a_file.returncode == 1 and _one_line(under_a_file.stderr) and str(text) in under_a_file.stderr
     assert text.read_text() == "hello\n"
@@ -110,7 +110,7 @@ def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(db_path, 
     monkeypatch.setattr(cli_main, "call_tool", broken)
     done = cli(db_path, "list-facts")
     assert done.returncode == 1 and _one_line(done.stderr)
-    assert done.stderr == "Error: unexpected RuntimeError: boom (run with --debug for the traceback)\n"
+    assert done.stderr == "InternalError: RuntimeError: boom (run with --debug for the traceback)\n"
     with pytest.raises(RuntimeError, match="boom"):
         cli(db_path, "--debug", "list-facts")
 
@@ -402,3 +402,158 @@ def test_a_newer_database_is_refused_by_every_entry_point(tmp_path):
         assert _one_line(done.stderr)
     served = cli(db, "serve")  # refused before it reads anything
     assert served.returncode == 1 and "schema version 99 is newer" in served.stderr
+
+
+def test_values_print_as_their_canonical_prolog_text_once_piped_and_on_a_terminal(db_path):
+    """A control character inside a quoted atom is already `\\t` in the canonical text: printed as it is
+    (never `\\\\t`), it reads back as the same term, and the TSV row stays one line of whole fields."""
+    from memory.knowledge.parsing import parse_fact
+    from memory.terms import format_term
+    cli(db_path, "remember-fact", "--fact", "p('a\\tb', 'x\\\\y')", check=True)  # the Prolog text p('a\tb', 'x\\y')
+    cli(db_path, "remember-fact", "--fact", "p('line\\nbreak', \"s\\tq\")", check=True)
+    bindings = cli_json(db_path, "query-logic", "--goal", "p(X, Y)")["bindings"]
+    piped = cli(db_path, "query-logic", "--goal", "p(X, Y)", check=True).stdout
+    assert piped == "X\tY\n" + "".join(f"{row['X']}\t{row['Y']}\n" for row in bindings)
+    assert "'a\\tb'\t'x\\\\y'\n" in piped and "'line\\nbreak'\t\"s\\tq\"\n" in piped  # one backslash each
+    for line in piped.splitlines()[1:]:
+        x, y = line.split("\t")  # still exactly two fields
+        assert format_term(parse_fact(f"p({x}, {y})", "test")) == f"p({x}, {y})"  # valid Prolog, same term
+    listed = cli(db_path, "list-facts", check=True).stdout
+    facts = [item["fact"] for item in cli_json(db_path, "list-facts")["items"]]
+    assert "p('a\\tb', 'x\\\\y')" in facts
+    assert [line.split("\t")[1] for line in listed.splitlines()[1:]] == facts
+    single = cli(db_path, "query-logic", "--goal", "p(X, 'x\\\\y')", check=True).stdout
+    assert single == "'a\\tb'\n"
+    table = _terminal(cli_json(db_path, "query-logic", "--goal", "p(X, Y)"))
+    assert "'a\\tb'" in table and "'x\\\\y'" in table and "'a\\\\tb'" not in table
+    assert "p('a\\tb', 'x\\\\y')" in _terminal(cli_json(db_path, "list-facts"), width=200)
+
+
+def test_piped_text_that_is_not_a_term_keeps_one_line_per_row():
+    """Text that is not a term (a memory's own words) may hold raw tabs and line breaks: piped, only those
+    are written `\\t` / `\\n`, so each row stays one line of whole fields; backslashes are left alone."""
+    console = Console(file=io.StringIO(), force_terminal=False)
+    render(console, "", {"memories": [{"id": "mem_1", "memory": "a\tb\nc \\d"}], "total": 1})
+    assert console.file.getvalue() == "id\tmemory\nmem_1\ta\\tb\\nc \\d\n"
+
+
+@pytest.mark.parametrize("command, operation, content", [
+    (["import", "{file}.csv", "--predicate", "p"], "add_fact_terms", "a,b\nc\n"),
+    (["import", "{file}.jsonl", "--predicate", "p"], "add_fact_terms", "[1]\nNaN\n"),
+    (["import", "{file}.pl"], "import_program", "p(a.\n"),
+    (["import-observations", "{file}.jsonl"], "remember_observations", "{not json\n"),
+    (["snapshot-import", "{file}.pl", "--name", "s"], "import_snapshot", "p(a.\n"),
+])
+def test_admin_writes_check_the_capability_before_reading_the_file(db_path, tmp_path, command, operation, content):
+    """Without the capability the operation declares (memory/api.py BULK_OPERATIONS), the refusal comes first:
+    the file's own errors (it is malformed on purpose) are not even looked at, and nothing is written."""
+    from memory.api import BULK_OPERATIONS
+    from memory.sources.context import KNOWN_CAPABILITIES
+    needed = BULK_OPERATIONS[operation][0]
+    args = [a.format(file=tmp_path / "bad") for a in command]
+    Path(args[1]).write_text(content)
+    for capabilities in ("", ",".join(sorted(KNOWN_CAPABILITIES - {needed}))):
+        done = cli(db_path, *args, extra_env={"DATALOG_MEMORY_CAPABILITIES": capabilities})
+        assert done.returncode == 1 and _one_line(done.stderr), done.stderr
+        assert f"needs the capability {needed}" in done.stderr
+        assert "line" not in done.stderr and "JSON" not in done.stderr and "cell" not in done.stderr
+    allowed = cli(db_path, *args)  # with the capability, the file's own error is what is reported
+    assert allowed.returncode == 1 and "needs the capability" not in allowed.stderr and str(tmp_path) in allowed.stderr
+
+
+def _tool_flags(spec):
+    """(flag, value) for every argument a tool requires, with a value of its type."""
+    values = {"integer": "1", "number": "1", "string": "x", "array": '["x"]', "object": "{}"}
+    out = []
+    for name in spec.input_schema.get("required", []):
+        kind = spec.input_schema["properties"][name].get("type", "string")
+        out += ["--" + name.replace("_", "-"), values[kind[0] if isinstance(kind, list) else kind]]
+    return out
+
+
+def test_every_text_argument_of_every_tool_reads_standard_input_given_as_dash(db_path, monkeypatch):
+    """One rule for the whole registry: a text (or JSON) argument given as `-` is standard input, exactly."""
+    seen = {}
+
+    def capture(memory, name, arguments):
+        seen[name] = arguments
+        raise cli_main.ArgumentsRejected("captured")
+    monkeypatch.setattr(cli_main, "call_tool", capture)
+    checked = 0
+    for tool_name, spec in REGISTRY.items():
+        for name, prop in spec.input_schema.get("properties", {}).items():
+            kind = prop.get("type", "string")
+            kind = kind[0] if isinstance(kind, list) else kind
+            if kind not in ("string", "array", "object"):
+                continue
+            flags = _tool_flags(spec)
+            flag = "--" + name.replace("_", "-")
+            if flag in flags:
+                flags[flags.index(flag) + 1] = "-"
+            else:
+                flags += [flag, "-"]
+            given = '["from stdin"]\n' if kind == "array" else '{"k": "from stdin"}' if kind == "object" else "a\tb\n"
+            seen.clear()
+            done = cli(db_path, tool_name.replace("_", "-"), *flags, input=given)
+            assert "captured" in done.stderr, (tool_name, name, done.stderr)
+            assert seen[tool_name][name] == (json.loads(given) if kind != "string" else given), (tool_name, name)
+            checked += 1
+    assert checked > 20
+
+
+def test_dash_reads_standard_input_and_a_quoted_dash_is_the_atom(db_path):
+    cli(db_path, "remember-fact", "--fact", "-", input="p(from_stdin)\n", check=True)
+    cli(db_path, "remember-fact", "--fact", "p('-')", check=True)
+    assert cli(db_path, "query-logic", "--goal", "-", input="p(X)", check=True).stdout == "-\nfrom_stdin\n"
+    both = cli(db_path, "define-rule", "--head", "-", "--body", "-", input="q(X)")
+    assert both.returncode == 2 and _one_line(both.stderr) and "--body, --head" in both.stderr
+    assert "'-' reads standard input" in cli(db_path, "remember-fact", "-h", check=True).stdout
+
+
+def test_a_read_where_no_database_can_ever_be_created_fails_but_a_creatable_path_reads_empty(tmp_path):
+    """The rule: a database not created yet reads as empty where a first write could create it; a path that
+    can never hold one is a one-line error (exit 1), for reads as for writes, and nothing is created."""
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("hello\n")
+    for impossible in (f"{a_file}/sub/y.db", "/proc/datalog-memory-nowhere/y.db"):
+        for command in (["list-facts"], ["query-logic", "--goal", "p(X)"], ["list-snapshots"]):
+            done = cli(impossible, *command)
+            assert done.returncode == 1 and _one_line(done.stderr), (impossible, command, done)
+            assert done.stderr.startswith(f"StorageError: no database at {impossible}, and none can be created there")
+            assert done.stdout == ""
+        # the health reports answer instead (as the reference's get_kb_overview does): degraded, saying why
+        assert cli_json(impossible, "get-persistence-status")["status"] == "degraded"
+        assert cli_json(impossible, "get-kb-overview")["persistence"]["healthy"] is False
+    assert a_file.read_text() == "hello\n"
+    creatable = tmp_path / "later" / "sub" / "y.db"
+    done = cli(str(creatable), "list-facts")
+    assert done.returncode == 0 and done.stderr == "" and not (tmp_path / "later").exists()
+
+
+def test_cli_error_lines_are_the_mcp_error_text(db_path):
+    """One wording on both surfaces: the CLI's line is the text of the MCP error result (`Name: reason`, the
+    name being the stable code in CamelCase), or a reference tool's exact message; and every typed error
+    code has its name."""
+    from memory import errors
+    from memory.tools.registry import error_name
+    cli(db_path, "remember-fact", "--fact", "n(0)", check=True)
+    calls = [("query_logic", {"goal": "n(X), Y is 1 / X"}), ("memory_get", {"id": "mem_nope"}),
+             ("restore_snapshot", {"name": "never"}), ("remember_fact", {"fact": "broken("}),
+             ("query_logic", {"goal": "p(X)", "limit": -3})]
+
+    async def over_mcp(client):
+        return [await client.call_tool(name, args) for name, args in calls]
+    from_mcp = run_in_process(db_path, "legacy", over_mcp)
+    names = []
+    for (name, args), result in zip(calls, from_mcp):
+        assert result.is_error
+        flags = [x for k, v in args.items() for x in ("--" + k.replace("_", "-"), str(v))]
+        done = cli(db_path, name.replace("_", "-"), *flags)
+        assert done.returncode in (1, 2) and done.stderr == result.content[0].text + "\n", (name, done.stderr)
+        names.append(done.stderr.split(":")[0])
+    assert names == ["EvaluationError", "NotFound", "Snapshot not found", "SyntaxError", "InvalidArguments"]
+    assert from_mcp[0].content[0].text == "EvaluationError: division by zero"
+    codes = {cls.code for cls in vars(errors).values() if isinstance(cls, type) and issubclass(cls, errors.DatalogMemoryError)}
+    for code in codes:
+        assert re.fullmatch(r"(?:[A-Z][a-z]+)+", error_name(code)) and error_name(code).lower() == code.replace("_", "")
+    assert error_name("invalid_arguments") == "InvalidArguments" and error_name("syntax_error") == "SyntaxError"

@@ -40,7 +40,7 @@ CALLS = [
     # source memories
     ("memory_remember", {"memory": "exact text"}, False, "Stored memory mem_…"),
     ("memory_get", {"id": MISSING_MEMORY}, True,
-     f"existence_error(memory, {MISSING_MEMORY}): no memory with this id is visible to the caller"),
+     f"NotFound: existence_error(memory, {MISSING_MEMORY}): no memory with this id is visible to the caller"),
     # evidence
     ("remember", {"members": ["drone:a", "sector:1"], "event_ts": 1780000000}, False,
      "Stored observation HEDGE-1 (DRONE_EVENT) at 1780000000: drone:a, sector:1"),

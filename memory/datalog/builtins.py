@@ -38,7 +38,7 @@ MAX_INTEGER_BITS = INTEGER_LIMIT.bit_length()
 
 
 def _too_large() -> EvaluationError:
-    return EvaluationError(f"evaluation error: integer result with more than {MAX_INTEGER_DIGITS} digits")
+    return EvaluationError(f"integer result with more than {MAX_INTEGER_DIGITS} digits")
 
 
 def _checked(value):
@@ -52,7 +52,7 @@ def _checked(value):
         return value
     if kind is bool:
         return int(value)
-    raise EvaluationError("evaluation error: the result is not a real number")
+    raise EvaluationError("the result is not a real number")
 
 
 def _arith(fn: Callable) -> Callable:
@@ -63,17 +63,17 @@ def _arith(fn: Callable) -> Callable:
         except EvaluationError:
             raise
         except ZeroDivisionError:
-            raise EvaluationError("evaluation error: division by zero") from None
+            raise EvaluationError("division by zero") from None
         except OverflowError:
-            raise EvaluationError("evaluation error: float overflow") from None
+            raise EvaluationError("float overflow") from None
         except (ValueError, TypeError, ArithmeticError) as exc:
-            raise EvaluationError(f"evaluation error: {exc}") from None
+            raise EvaluationError(f"{exc}") from None
     return op
 
 
 def _div(a: Number, b: Number) -> Number:
     if b == 0:
-        raise EvaluationError("evaluation error: division by zero")
+        raise EvaluationError("division by zero")
     if type(a) is int and type(b) is int and a % b == 0:
         return a // b
     return a / b
@@ -84,7 +84,7 @@ def _int_op(name: str, fn: Callable[[int, int], int]) -> Callable[[Number, Numbe
         if type(a) is not int or type(b) is not int:
             raise EvaluationError(f"type error: {name} needs integers")
         if b == 0 and name in ("//", "mod", "rem", "div"):
-            raise EvaluationError("evaluation error: division by zero")
+            raise EvaluationError("division by zero")
         return fn(a, b)
     return op
 
@@ -100,7 +100,7 @@ def _power(a: Number, b: Number) -> Number:
             raise _too_large()
         return a ** b
     if a < 0 and float(b) != int(b):
-        raise EvaluationError("evaluation error: a negative number to a fractional power is not a real number")
+        raise EvaluationError("a negative number to a fractional power is not a real number")
     return float(a) ** float(b)
 
 
@@ -149,7 +149,7 @@ UNARY: dict[str, Callable[[Number], Number]] = {name: _arith(fn) for name, fn in
     "floor": lambda a: math.floor(a),
     "float": _float,
     "integer": lambda a: int(round(a)),
-    "sqrt": lambda a: math.sqrt(a) if a >= 0 else _raise("evaluation error: sqrt of a negative number"),
+    "sqrt": lambda a: math.sqrt(a) if a >= 0 else _raise("sqrt of a negative number"),
 }.items()}
 
 
@@ -175,7 +175,7 @@ def evaluate(expr: Term) -> Number:
                 else:
                     values[-1] = UNARY[fn](values[-1])
             except OverflowError:
-                raise EvaluationError("evaluation error: float overflow") from None
+                raise EvaluationError("float overflow") from None
             continue
         kind = type(node)
         if kind is int:

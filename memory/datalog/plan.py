@@ -74,7 +74,7 @@ def number_getter(expr: Term, varmap: dict) -> Callable:
                 try:
                     return op(a(r), b(r))
                 except OverflowError:
-                    raise EvaluationError("evaluation error: float overflow") from None
+                    raise EvaluationError("float overflow") from None
             return binary
         if len(args) == 1 and fn in UNARY:
             op1, a1 = UNARY[fn], number_getter(args[0], varmap)

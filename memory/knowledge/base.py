@@ -155,7 +155,7 @@ class KnowledgeBase:
             seen = self.seen(conn)
             fact_id = visible_fact(conn, segment, text, seen)
             if fact_id is None:
-                raise NotFound(f"No matching clause found for: {text}", fact=text, memory=segment.name)
+                raise NotFound(f"No matching clause found for: {text}", fact=text, memory=segment.name, plain=True)
             conn.execute("DELETE FROM supports WHERE fact_id = ? AND kind = 'asserted'", (fact_id,))
             dropped = conn.changes() > 0
             supports = release(conn, fact_id, seen)

@@ -81,7 +81,7 @@ def update_fact(kb, old_fact: str, new_fact: str, memory: str | None) -> EditRes
         fact_id = visible_fact(conn, segment, old_text, seen)
         row = None if fact_id is None else (fact_id,)
         if row is None:
-            raise NotFound(f"No matching clause for: {old_text}", fact=old_text, memory=segment.name)
+            raise NotFound(f"No matching clause for: {old_text}", fact=old_text, memory=segment.name, plain=True)
         result = EditResult(segment.name)
         if format_term(new) != old_text:
             _unassert(conn, row[0], old_text, result, seen)

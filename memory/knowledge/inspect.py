@@ -61,7 +61,7 @@ def kb_overview(kb, sample_size: int | None) -> dict:
     Over budget, samples are halved down to none, then predicates are dropped from the end;
     `truncated` says so and `omitted_predicates` how many went."""
     size = 2 if sample_size is None else max(0, min(50, sample_size))
-    with kb.store.read() as conn:
+    with kb.store.read(status=True) as conn:  # a database that cannot be created is reported, not refused
         segment = resolve(conn, DEFAULT)
         visible = kb.visible(conn)
         predicates = sorted(_predicates(conn, segment.id, visible).items())

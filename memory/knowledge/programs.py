@@ -181,7 +181,7 @@ def restore_snapshot(kb, name: str, memory: str | None = None) -> dict:
     with kb.store.write() as conn:
         segment = resolve(conn, memory)
         if segment.mode == "ro":
-            raise ReadOnly("Memory is read-only", memory=segment.name)
+            raise ReadOnly("Memory is read-only", memory=segment.name, plain=True)
         content = snapshot_content(kb, name, segment.name)
         result = import_program(kb, content, segment.name, replace=True)
         record_audit(conn, kb.actor, "restore_snapshot", segment.name, {"name": name, **result})
@@ -208,7 +208,7 @@ def persistence_status(kb, check_integrity: bool = False) -> dict:
         with kb.store.write() as conn:
             result = [r[0] for r in conn.execute("PRAGMA quick_check(20)")]
             record_audit(conn, kb.actor, "integrity_check", None, {"result": result})
-    with kb.store.read() as conn:
+    with kb.store.read(status=True) as conn:  # a database that cannot be created is reported, not refused
         journal_mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
         version = current_version(conn)
         last = conn.execute("SELECT s.name, g.name, s.created_at FROM snapshots AS s JOIN segments AS g "

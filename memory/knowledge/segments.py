@@ -28,10 +28,10 @@ def resolve(conn: apsw.Connection, name: str | None, *, write: bool = False) -> 
         "SELECT id, name, mode, generation, scope FROM segments WHERE name = ? AND mounted = 1", (name,)
     ).fetchone()
     if row is None:
-        raise NotFound(f"Memory not mounted: {name}", memory=name)
+        raise NotFound(f"Memory not mounted: {name}", memory=name, plain=True)
     segment = Segment(*row)
     if write and segment.mode == "ro":
-        raise ReadOnly("Memory is read-only", memory=name)
+        raise ReadOnly("Memory is read-only", memory=name, plain=True)
     return segment
 
 

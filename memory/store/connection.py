@@ -47,6 +47,20 @@ def open_connection(path: str, *, create: bool = True, busy_timeout_ms: int = BU
     return conn
 
 
+def _unable_to_store(folder: Path) -> str | None:
+    """Why the file system of `folder` cannot hold files, where permission bits cannot tell (they let root
+    write anywhere): mounted read-only, or a file system without storage such as /proc or /sys."""
+    try:
+        info = os.statvfs(folder)
+    except OSError as exc:
+        return f"{folder} cannot be inspected ({exc.strerror or exc})"
+    if info.f_flag & os.ST_RDONLY:
+        return f"{folder} is on a read-only file system"
+    if info.f_blocks == 0:
+        return f"{folder} is on a pseudo file system that stores no files"
+    return None
+
+
 class Store:
     """One database file. Reads before the file exists see an empty schema; the first write creates it."""
 
@@ -63,7 +77,9 @@ class Store:
     def exists(self) -> bool:
         return self.path == IN_MEMORY or Path(self.path).exists()
 
-    def _connection(self, for_write: bool) -> apsw.Connection:
+    def _connection(self, for_write: bool, status: bool = False) -> apsw.Connection:
+        if self._placeholder and not for_write and not status:
+            self._refuse_if_uncreatable()
         if self._conn is not None and not (for_write and self._placeholder):
             return self._conn
         if self._conn is not None:
@@ -73,9 +89,20 @@ class Store:
             self._conn = open_connection(self.path, create=True, busy_timeout_ms=self.busy_timeout_ms)
             self._placeholder = False
         else:
+            if not status:
+                self._refuse_if_uncreatable()
             self._conn = open_connection(IN_MEMORY)
             self._placeholder = True
         return self._conn
+
+    def _refuse_if_uncreatable(self) -> None:
+        """A database not created yet reads as empty only where a first write could create it: a path that can
+        never hold one (under a file, in /proc, a read-only folder) is an error, not an empty store. Checked on
+        every read until the file exists, so a fixed folder works again without a restart."""
+        problem = self.writable()
+        if problem is not None:
+            raise StorageError(f"no database at {self.path}, and none can be created there: {problem}",
+                               path=self.path)
 
     def writable(self) -> str | None:
         """Why a write cannot succeed here now (None when it can): checked on the file system, not assumed."""
@@ -95,23 +122,26 @@ class Store:
             return f"{folder} is a file where the database's folder should be"
         if not os.access(folder, os.W_OK | os.X_OK):
             return f"{folder} is not writable"
-        return None
+        return _unable_to_store(folder)
+
 
     def ensure_created(self) -> None:
         with self._lock:
             self._connection(for_write=True)
 
     @contextmanager
-    def read(self) -> Iterator[apsw.Connection]:
-        """A consistent snapshot for several SELECTs (or the enclosing write transaction)."""
+    def read(self, *, status: bool = False) -> Iterator[apsw.Connection]:
+        """A consistent snapshot for several SELECTs (or the enclosing write transaction). `status`: a health
+        report's read, which sees a database that can never be created as empty (and reports it degraded)."""
         with self._lock:
+            if self._depth and self._conn is not None:  # inside the enclosing read or write: its connection
+                yield self._conn
+                return
             if self._placeholder and self.exists and self._conn is not None:
                 self._conn.close()  # another process created the file meanwhile: read the real one
                 self._conn = None
-            conn = self._connection(for_write=False)
-            if self._depth:
-                yield conn
-                return
+                self._placeholder = False
+            conn = self._connection(for_write=False, status=status)
             conn.execute("BEGIN")
             self._depth += 1
             try:

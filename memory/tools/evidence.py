@@ -184,7 +184,6 @@ def prove(api, **kw) -> ToolResult:
                        "proved": BOOLEAN, "derived_count": INTEGER}),
     capability=READ,
     annotations=Annotations(read_only=True),
-    stdin_argument="answer",
 )
 def verify(api, answer: str, **kw) -> ToolResult:
     result = api.verify(answer, kw.get("query", ""), kw.get("require_proof", False), kw.get("goal_pred"),

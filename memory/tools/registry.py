@@ -57,7 +57,6 @@ class Tool:
     output_schema: dict[str, Any]
     annotations: Annotations
     handler: Callable[..., ToolResult]
-    stdin_argument: str | None = None  # on the CLI, this argument given as "-" is read from standard input
     # The capability every call needs (None: none), checked before the handler runs; see memory/sources/context.py.
     capability: str | None = None
     # Further capabilities some argument values need: {argument: {value: capability}}.
@@ -129,7 +128,7 @@ REGISTRY: dict[str, Tool] = {}
 
 
 def tool(name: str, *, title: str, group: str, description: str, input_schema: dict, output_schema: dict,
-         annotations: Annotations, capability: str | None, stdin_argument: str | None = None,
+         annotations: Annotations, capability: str | None,
          argument_capabilities: dict[str, dict[Any, str]] | None = None, capability_note: str = "") -> Callable:
     """Register a handler `(api: Memory, **arguments) -> ToolResult` as a tool of family `group`. `capability`
     is required (None for a tool that touches no data), so no tool can be added without deciding who may call it."""
@@ -141,7 +140,7 @@ def tool(name: str, *, title: str, group: str, description: str, input_schema: d
         if not annotations.read_only and capability is None and not capability_note:
             raise ValueError(f"tool {name} writes: it must declare the capability it needs")
         REGISTRY[name] = Tool(name, title, description, input_schema, output_schema, annotations, handler,
-                              stdin_argument, capability, dict(argument_capabilities or {}), capability_note, group)
+                              capability, dict(argument_capabilities or {}), capability_note, group)
         return handler
     return register
 
@@ -168,13 +167,18 @@ def call_tool(memory, name: str, arguments: Any) -> ToolResult:
     return result
 
 
-# The reference tools' error names; other errors keep the reference's exact wording (e.g. `Memory not mounted: x`).
-ERROR_TOKENS = {"invalid_arguments": "InvalidArguments", "syntax_error": "SyntaxError",
-                "internal_error": "InternalError"}
+def error_name(code: str) -> str:
+    """The stable name a failure's text starts with: its stable code in CamelCase (`not_found` -> `NotFound`,
+    `syntax_error` -> `SyntaxError`), which gives the reference's `InvalidArguments` and `SyntaxError`."""
+    return "".join(part.capitalize() for part in code.split("_"))
+
+
+def error_text(error: DatalogMemoryError) -> str:
+    """The one text of a failure on every surface (MCP result text, CLI error line): `Name: reason`, except a
+    reference tool's exact message (`Memory not mounted: x`), which is kept as the reference words it."""
+    return error.message if error.plain else f"{error_name(error.code)}: {error.message}"
 
 
 def error_result(error: DatalogMemoryError) -> ToolResult:
-    """A tool failure as a result: the reference's error token first, then the reason."""
-    token = ERROR_TOKENS.get(error.code)
-    text = f"{token}: {error.message}" if token and not error.plain else error.message
-    return ToolResult(text, {"error": error.to_dict()})
+    """A tool failure as a result: its text (error_text) and the typed error."""
+    return ToolResult(error_text(error), {"error": error.to_dict()})

@@ -65,7 +65,6 @@ SUMMARY = {"id": STRING, "namespace": NAMESPACE, "kind": STRING, "status": STRIN
     capability=None,
     capability_note="memory_write_session, _project or _global: that of the namespace written",
     annotations=Annotations(read_only=False, destructive=False, idempotent=False),
-    stdin_argument="memory",
 )
 def memory_remember(api, memory: str, **kw) -> ToolResult:
     receipt = api.memory_remember(memory, **kw)
