@@ -77,7 +77,8 @@ def test_random_explosive_programs_never_overshoot_their_budget_by_more_than_a_t
     except EvaluationError:
         pass  # arithmetic out of range in the n/1 chain: a typed error, as it should be
     elapsed = time.thread_time() - started
-    assert elapsed <= budget.timeout_s * 1.1 + 0.05, elapsed  # + freeing the failed model
+    # + giving the failed model back: its gc.collect() walks the whole test process's heap
+    assert elapsed <= budget.timeout_s * 1.1 + 0.15, elapsed
 
 
 def cube(n: int):
