@@ -121,7 +121,7 @@ def _folded_words(text: str | None) -> list[str]:
 def visible_text_scores(words: list[str], candidates: list[tuple[int, str | None, str | None]]) -> dict[int, float]:
     """BM25 over the candidates the caller may see (text weighted 1.0, projection statements 0.5): every
     statistic (how many memories hold a word, the average length) comes from these rows only."""
-    folded = [w for w in dict.fromkeys(_folded_words(" ".join(words)))]
+    folded = list(dict.fromkeys(_folded_words(" ".join(words))))
     docs = {seq: (_folded_words(text), _folded_words(statements)) for seq, text, statements in candidates}
     if not docs:
         return {}
