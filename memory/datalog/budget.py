@@ -45,12 +45,15 @@ def default_max_memory_mb() -> int:
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
-def resident_mb() -> float:
-    """The process's resident set in MiB (Linux /proc; the peak from getrusage elsewhere)."""
+def resident_mb(pid: int | None = None) -> float:
+    """The resident set in MiB of this process, or of process `pid` (Linux /proc; elsewhere this process's
+    peak, from getrusage)."""
     try:
-        with open("/proc/self/statm", "rb") as f:
+        with open(f"/proc/{pid or 'self'}/statm", "rb") as f:
             return int(f.read().split()[1]) * _PAGE / (1 << 20)
     except OSError:
+        if pid is not None:
+            raise
         import resource
         import sys
 
@@ -190,9 +193,16 @@ class Budget:
                                     f"{self.max_memory_mb} MiB", round(used))
 
 
+# False in a process that is itself discarded when a failure leaves it large (an evaluation worker):
+# there, the failure is answered at once and the process exit gives the memory back.
+RETURN_MEMORY_AFTER_FAILURE = True
+
+
 def give_back_memory() -> None:
     """After a failed evaluation: collect what references cycles kept, and hand freed heap pages
     back to the system (glibc keeps them otherwise, and the process would stay at its peak)."""
+    if not RETURN_MEMORY_AFTER_FAILURE:
+        return
     gc.collect()
     _trim()
 
