@@ -328,8 +328,11 @@ async def _serve(memory: Memory, interactive: bool = False) -> None:
     if workers is None:
         await _serve_with(memory, None, interactive)
         return
-    workers.start()  # the first worker gets ready while the client connects
+    workers.start()
     try:
+        # Ready before the first request is read: a call never pays for the worker's cold start.
+        if not await anyio.to_thread.run_sync(workers.wait_ready):
+            log.error("the evaluation process did not start; evaluating calls will fail (see the log above)")
         await _serve_with(memory, workers, interactive)
     finally:
         workers.close()  # no worker outlives the server

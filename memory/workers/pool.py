@@ -1,9 +1,9 @@
 """The server's side of the evaluation workers: a small pool of pre-started processes, and the budget
 enforced from outside.
 
-A call is sent to an idle worker (one is always started ahead; more are started on demand, up to
-DATALOG_MEMORY_WORKERS, so a second evaluating call never waits behind a long one; an extra worker idle
-for a minute exits). While the worker evaluates, the calling thread watches it every few milliseconds:
+A call is sent to an idle worker. Two are started with the server (one for a call, one spare, so a
+second evaluating call never waits behind a long one, nor for a cold start); more are started on
+demand, up to DATALOG_MEMORY_WORKERS, and an extra one idle for a minute exits. While the worker evaluates, the calling thread watches it every few milliseconds:
 
 - time: the worker stops itself at the budget with a typed budget_exceeded; if it has not answered by
   the budget plus a small margin (a resize of millions of entries, or freeing a failed model, can hold
@@ -44,8 +44,8 @@ POLL_S = 0.01  # how often a running call's worker is looked at (its memory read
 # The backstop: a worker that has not answered by the budget plus this fraction plus this constant is
 # killed. Together they stay inside the issue's budget + 10 % (the worker's own check, 5-10 ms after the
 # budget, answers first whenever the worker is not stuck in one long C call).
-DEADLINE_FRACTION = 0.05
-DEADLINE_S = 0.02
+DEADLINE_FRACTION = 0.03
+DEADLINE_S = 0.01
 START_TIMEOUT_S = 60.0  # a worker that cannot get ready in this long is broken (a cold start takes ~0.3 s)
 STOP_WAIT_S = 2.0  # at shutdown, how long a worker gets to exit once its input is closed
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # where `memory` is importable from
@@ -195,10 +195,17 @@ class WorkerPool:
         return cls(Start.of(memory), settings)
 
     # --- life cycle ---------------------------------------------------------------------------
+    @property
+    def warm(self) -> int:
+        """Workers kept at rest: one for the next call and a spare for a call that comes while it runs (a
+        cold start takes about a second, far too long for the second call to wait)."""
+        return min(2, self.settings.workers)
+
     def start(self) -> "WorkerPool":
-        """Start the first worker (it gets ready while the server starts) and the idle reaper."""
+        """Start the warm workers and the idle reaper."""
         with self._changed:
-            self._spawn()
+            for _ in range(self.warm):
+                self._spawn()
         self._keeper = threading.Thread(target=self._keep, name="worker-keeper", daemon=True)
         self._keeper.start()
         return self
@@ -211,10 +218,13 @@ class WorkerPool:
             self._changed.notify_all()
         self._stop.set()
         for worker in workers:
-            try:
-                worker.proc.stdin.close()
-            except OSError:
-                pass
+            if worker.ready.is_set():
+                try:
+                    worker.proc.stdin.close()  # it exits at once
+                except OSError:
+                    pass
+            else:  # still starting: it would read its input only once its imports are done
+                worker.kill()
         deadline = time.monotonic() + STOP_WAIT_S
         for worker in workers:
             worker.stop(max(0.0, deadline - time.monotonic()))
@@ -239,27 +249,27 @@ class WorkerPool:
         return worker
 
     def _keep(self) -> None:
-        """Let extra workers that stayed idle exit; keep one ready."""
+        """Let extra workers that stayed idle exit, down to the warm ones."""
         while not self._stop.wait(min(1.0, self.settings.idle_s / 4)):
             now = time.monotonic()
             with self._changed:
                 idle = sorted((w for w in self._workers if not w.busy), key=lambda w: w.last_used)
-                surplus = [w for w in idle[:-1] if now - w.last_used > self.settings.idle_s] if idle else []
-                if len(surplus) == len(self._workers):
-                    surplus = surplus[1:]
+                extra = max(0, min(len(self._workers) - self.warm, len(idle) - 1))
+                surplus = [w for w in idle[:extra] if now - w.last_used > self.settings.idle_s]
                 for worker in surplus:
                     self._workers.remove(worker)
             for worker in surplus:
                 worker.stop(STOP_WAIT_S)
 
     def _discard(self, worker: _Worker, kill: bool = True) -> None:
-        """Kill a worker, and start a fresh one in its place when none would be left ready."""
+        """Kill a worker, and start a fresh one in its place when fewer than the warm ones, or no idle one,
+        would be left."""
         if kill:
             worker.kill()
         with self._changed:
             if worker in self._workers:
                 self._workers.remove(worker)
-            if not self._closed and not any(not w.busy for w in self._workers):
+            if not self._closed and (len(self._workers) < self.warm or not any(not w.busy for w in self._workers)):
                 self._spawn()
             self._changed.notify_all()
 
@@ -277,12 +287,13 @@ class WorkerPool:
     def call(self, name: str, arguments: Any, token: Cancellation | None = None) -> Outcome:
         """Run one evaluating tool call in a worker; always an Outcome (typed failures included)."""
         token = token or CURRENT_CANCELLATION.get() or Cancellation()
-        hard = token.started + self.budget.timeout_s * (1 + DEADLINE_FRACTION) + DEADLINE_S
-        worker = self._acquire(token, hard)
-        if isinstance(worker, Outcome):
-            return worker
+        acquired = self._acquire(token)
+        if isinstance(acquired, Outcome):
+            return acquired
+        worker, started = acquired
+        hard = self._deadline(started)
         call_id = next(self._ids)
-        sent = worker.send(Call(call_id, name, arguments, max(0.0, time.monotonic() - token.started)).to_message())
+        sent = worker.send(Call(call_id, name, arguments, max(0.0, time.monotonic() - started)).to_message())
         cancel_sent: float | None = None
         while True:
             try:
@@ -307,7 +318,7 @@ class WorkerPool:
             if now >= hard:
                 self._discard(worker)
                 return Outcome.failed(self.budget.exceeded(
-                    "seconds", f"evaluation ran longer than {self.budget.timeout_s:g} s", round(now - token.started, 3)))
+                    "seconds", f"evaluation ran longer than {self.budget.timeout_s:g} s", round(now - started, 3)))
             used = worker.rss_mb()
             if used is not None and used > self.budget.max_memory_mb:
                 self._discard(worker)
@@ -322,8 +333,15 @@ class WorkerPool:
                     self._discard(worker)
                     return Outcome.failed(Cancelled(f"evaluation stopped: {token.reason}"))
 
-    def _acquire(self, token: Cancellation, hard: float) -> "_Worker | Outcome":
-        """An idle worker, ready, marked busy; or the outcome of a call that could not get one."""
+    def _deadline(self, started: float) -> float:
+        return started + self.budget.timeout_s * (1 + DEADLINE_FRACTION) + DEADLINE_S
+
+    def _acquire(self, token: Cancellation) -> "tuple[_Worker, float] | Outcome":
+        """An idle worker, ready and marked busy, with the moment the call's time budget counts from; or the
+        outcome of a call that could not get one. The budget counts from the call's arrival, waiting for a
+        busy worker included, but not the start of a fresh process (the server's start-up cost, ~1 s cold:
+        it happens once at start and after a worker was killed)."""
+        started = token.started
         with self._changed:
             while True:
                 if self._closed:
@@ -335,14 +353,18 @@ class WorkerPool:
                 if len(self._workers) < self.settings.workers:
                     worker = self._spawn()
                     break
-                failure = self._waited_too_long(token, hard)
+                failure = self._waited_too_long(token, self._deadline(started))
                 if failure is not None:
                     return failure
                 self._changed.wait(POLL_S * 5)
             worker.busy = True
+            # A spare gets ready meanwhile, so the next call does not wait behind this one (nor for a cold start).
+            if len(self._workers) < self.settings.workers and not any(not w.busy for w in self._workers):
+                self._spawn()
+        cold = time.monotonic()
         while not worker.ready.wait(POLL_S):
-            failure = self._waited_too_long(token, hard)
-            if failure is not None or worker.ended.is_set() or time.monotonic() > token.started + START_TIMEOUT_S:
+            failure = self._waited_too_long(token, float("inf"))
+            if failure is not None or worker.ended.is_set() or time.monotonic() > cold + START_TIMEOUT_S:
                 how = "was stopped" if failure is not None else worker.describe_exit()
                 self._discard(worker)
                 if failure is not None:
@@ -351,7 +373,20 @@ class WorkerPool:
                 return Outcome.failed(EvaluationError(
                     f"the evaluation process could not start (it {how}); see the server's log",
                     reason="worker_start_failed"))
-        return worker
+        return worker, started + (time.monotonic() - cold)
+
+    def wait_ready(self, timeout: float = START_TIMEOUT_S) -> bool:
+        """Whether a worker is ready (waiting up to `timeout` for the first one to start)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._changed:
+                starting = [w for w in self._workers if w.alive]
+                if any(w.ready.is_set() for w in starting):
+                    return True
+            if not starting:
+                return False
+            starting[0].ready.wait(POLL_S * 5)
+        return False
 
     def _waited_too_long(self, token: Cancellation, hard: float) -> Outcome | None:
         if token.cancelled:
