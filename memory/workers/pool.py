@@ -346,7 +346,11 @@ class WorkerPool:
             while True:
                 if self._closed:
                     return Outcome.failed(Cancelled("evaluation stopped: the server is stopping"))
-                idle = [w for w in self._workers if not w.busy and w.alive]
+                for gone in [w for w in self._workers if not w.busy and not w.alive]:  # killed while idle
+                    log.warning("evaluation worker %d %s while idle", gone.pid, gone.describe_exit())
+                    self._workers.remove(gone)
+                    gone.kill()
+                idle = [w for w in self._workers if not w.busy]
                 if idle:
                     worker = max(idle, key=lambda w: (w.ready.is_set(), w.last_used))
                     break
