@@ -379,17 +379,17 @@ class WorkerPool:
                     reason="worker_start_failed"))
         return worker, started + (time.monotonic() - cold)
 
-    def wait_ready(self, timeout: float = START_TIMEOUT_S) -> bool:
-        """Whether a worker is ready (waiting up to `timeout` for the first one to start)."""
+    def wait_ready(self, timeout: float = START_TIMEOUT_S, workers: int = 1) -> bool:
+        """Whether `workers` workers are ready (waiting up to `timeout` for them to start)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._changed:
                 starting = [w for w in self._workers if w.alive]
-                if any(w.ready.is_set() for w in starting):
+                if sum(w.ready.is_set() for w in starting) >= workers:
                     return True
-            if not starting:
+            if len(starting) < workers:
                 return False
-            starting[0].ready.wait(POLL_S * 5)
+            time.sleep(POLL_S * 5)
         return False
 
     def _waited_too_long(self, token: Cancellation, hard: float) -> Outcome | None:
