@@ -4,8 +4,8 @@ budget failure reaches the client within the budget plus 10 %, a killed or crash
 error and the next call works, a write in a worker is one transaction, and no worker outlives the server.
 
 One server with the suite's small budgets is shared; one with a larger budget holds the cross product
-that stalled pings, and two test the end of the server. Cancellation, signals, end of input and calls on other work while one runs are
-in test_server_budgets.py."""
+that stalled pings, and two test the end of the server. Cancellation, signals and calls on other work
+while one runs are in test_server_budgets.py."""
 
 from __future__ import annotations
 

@@ -57,7 +57,8 @@ def fill(memory: Memory) -> None:
     memory.define_rule("owner(X)", "owns(X, Y)")
     memory.assume_fact("edge(d,e)", "guess")
     memory.remember(["sensor:s1", "alarm:a1"], 1_700_000_000, 0.8, "ALARM")
-    memory.memory_remember("Ada owns the lab.", projections=[{"predicate": "owns", "arguments": ["ada", "lab"], "statement": "Ada owns the lab"}])
+    memory.memory_remember("Ada owns the lab.", projections=[
+        {"predicate": "owns", "arguments": ["ada", "lab"], "statement": "Ada owns the lab"}])
 
 
 def comparable(outcome) -> tuple:
@@ -94,12 +95,14 @@ def test_a_worker_acts_as_the_servers_caller_only(db_path):
     capability is refused in the worker exactly as in process."""
     with Memory(db_path, context=CallerContext(session_id="other")) as other:
         other.memory_remember("Bob owns the shed.", scope="session",
-                              projections=[{"predicate": "owns", "arguments": ["bob", "shed"], "statement": "Bob owns the shed"}])
+                              projections=[{"predicate": "owns", "arguments": ["bob", "shed"],
+                                            "statement": "Bob owns the shed"}])
     context = CallerContext(principal="reader", session_id="mine",
                             capabilities=DEFAULT_CAPABILITIES - {ADMIN})
     memory = Memory(db_path, context=context)
     memory.memory_remember("Ada owns the lab.", scope="session",
-                           projections=[{"predicate": "owns", "arguments": ["ada", "lab"], "statement": "Ada owns the lab"}])
+                           projections=[{"predicate": "owns", "arguments": ["ada", "lab"],
+                                         "statement": "Ada owns the lab"}])
     with WorkerPool.for_memory(memory, WorkerSettings(workers=1)) as pool:
         recalled = pool.call("memory_recall", {"predicate": "owns"})
         refused = pool.call("materialize", {})

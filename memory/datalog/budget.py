@@ -189,8 +189,8 @@ class Budget:
             self._next_memory_check = now + MEMORY_CHECK_S
             used = resident_mb()
             if used > self.max_memory_mb:
-                raise self.exceeded("memory_mb", f"the server's resident memory reached {used:.0f} MiB, over "
-                                    f"{self.max_memory_mb} MiB", round(used))
+                raise self.exceeded("memory_mb", f"the evaluating process's resident memory reached {used:.0f} "
+                                    f"MiB, over {self.max_memory_mb} MiB", round(used))
 
 
 # False in a process that is itself discarded when a failure leaves it large (an evaluation worker):

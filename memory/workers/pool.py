@@ -3,7 +3,8 @@ enforced from outside.
 
 A call is sent to an idle worker. Two are started with the server (one for a call, one spare, so a
 second evaluating call never waits behind a long one, nor for a cold start); more are started on
-demand, up to DATALOG_MEMORY_WORKERS, and an extra one idle for a minute exits. While the worker evaluates, the calling thread watches it every few milliseconds:
+demand, up to DATALOG_MEMORY_WORKERS, and an extra one idle for a minute exits. While a worker
+evaluates, the calling thread watches it every 10 ms:
 
 - time: the worker stops itself at the budget with a typed budget_exceeded; if it has not answered by
   the budget plus a small margin (a resize of millions of entries, or freeing a failed model, can hold
@@ -323,7 +324,7 @@ class WorkerPool:
             if used is not None and used > self.budget.max_memory_mb:
                 self._discard(worker)
                 return Outcome.failed(self.budget.exceeded(
-                    "memory_mb", f"the evaluation's resident memory reached {used:.0f} MiB, over "
+                    "memory_mb", f"the evaluating process's resident memory reached {used:.0f} MiB, over "
                     f"{self.budget.max_memory_mb} MiB", round(used)))
             if token.cancelled:
                 if cancel_sent is None:
