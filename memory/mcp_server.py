@@ -324,21 +324,21 @@ async def _serve(memory: Memory, interactive: bool = False) -> None:
     SIGINT or SIGTERM stops reading and lets the calls in flight finish (their evaluations are bounded
     by the budget); a second signal, or Ctrl-C when a person started the server on a terminal,
     cancels them at once."""
-    workers = WorkerPool.for_memory(memory)
-    if workers is None:
-        await _serve_with(memory, None, interactive)
-        return
-    workers.start()
+    workers = WorkerPool.for_memory(memory)  # None: evaluate in this process (DATALOG_MEMORY_WORKERS=0)
     try:
-        # Ready before the first request is read: a call never pays for the worker's cold start.
-        if not await anyio.to_thread.run_sync(workers.wait_ready):
-            log.error("the evaluation process did not start; evaluating calls will fail (see the log above)")
+        if workers is not None:
+            workers.start()
+            # Ready before the first request is handled: a call never pays for the worker's cold start.
+            if not await anyio.to_thread.run_sync(workers.wait_ready):
+                log.error("the evaluation process did not start; evaluating calls will fail (see the log above)")
         await _serve_with(memory, workers, interactive)
     finally:
-        workers.close()  # no worker outlives the server
+        if workers is not None:
+            workers.close()  # no worker outlives the server
 
 
 async def _serve_with(memory: Memory, workers: WorkerPool | None, interactive: bool) -> None:
+    """The protocol loop of `_serve`, its evaluating calls sent to `workers` when there are any."""
     server = build_server(memory, workers)
     options = initialization_options(server)
     requests = Requests()
