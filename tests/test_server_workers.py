@@ -192,8 +192,9 @@ def _written(db: str) -> tuple:
 
 def test_no_worker_outlives_the_server(store):
     """End of input and SIGTERM, each with a call in flight: the call is answered, the server exits 0, and
-    every worker it started has ended (two servers at once, to keep the suite fast)."""
-    wires = {how: Wire(*store) for how in ("eof", signal.SIGTERM)}
+    every worker it started has ended; after a kill -9 of the server, its workers end at once too (three
+    servers at once, to keep the suite fast)."""
+    wires = {how: Wire(*store) for how in ("eof", signal.SIGTERM, signal.SIGKILL)}
     calls, workers = {}, {}
     for how, wire in wires.items():
         wire.initialize()
@@ -203,6 +204,12 @@ def test_no_worker_outlives_the_server(store):
     time.sleep(0.2)
     wires["eof"].proc.stdin.close()
     wires[signal.SIGTERM].proc.send_signal(signal.SIGTERM)
+    wires[signal.SIGKILL].proc.kill()
+    assert wires.pop(signal.SIGKILL).proc.wait(timeout=30) == -signal.SIGKILL
+    deadline = time.monotonic() + 5
+    while any(alive(pid) for pid in workers[signal.SIGKILL]):  # their input closed with the server
+        assert time.monotonic() < deadline, "a worker outlived its killed server"
+        time.sleep(0.02)
     for how, wire in wires.items():
         assert wire.proc.wait(timeout=30) == 0
         assert error_of(wire.wait(calls[how], 1)[1])["code"] == "budget_exceeded"  # the call in flight was answered

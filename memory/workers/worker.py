@@ -20,6 +20,7 @@ import threading
 
 from ..datalog import budget as budgets
 from ..datalog.budget import Cancellation, cancellable
+from ..errors import InternalError
 from .calls import Outcome, run_call
 from .protocol import Call, ProtocolError, Start, decode, encode, result_message
 
@@ -48,8 +49,11 @@ class Worker:
             token.started -= call.elapsed  # the budget counts from when the call reached the server
             with self.lock:
                 self.running = (call.id, token)
-            with cancellable(token):
-                outcome: Outcome = run_call(memory, call.tool, call.arguments)
+            try:
+                with cancellable(token):
+                    outcome: Outcome = run_call(memory, call.tool, call.arguments)
+            except BaseException as exc:  # run_call catches every Exception: this is the process ending
+                outcome = Outcome.failed(InternalError(f"{type(exc).__name__}: {exc}", tool=call.tool))
             with self.lock:
                 self.running = None
             self.send(result_message(call.id, outcome))
@@ -70,8 +74,10 @@ def _protocol_streams():
 
 
 def main() -> int:
-    # Ctrl-C on a terminal reaches the whole process group: the server decides what stops, not the worker.
+    # Ctrl-C on a terminal, or a SIGTERM to the process group, reaches the worker too: its server decides
+    # when it stops (after answering the calls in flight), by closing its input, or kills it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                         format="%(asctime)s %(name)s[worker %(process)d] %(levelname)s %(message)s")
     inp, out = _protocol_streams()
