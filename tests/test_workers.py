@@ -258,7 +258,8 @@ def test_a_second_call_does_not_wait_behind_a_long_one_and_idle_extras_exit(runa
         time.sleep(0.3)
         started = time.monotonic()
         assert pool.call("query_logic", {"goal": "edge(1, X)"}).kind == "ok"
-        assert time.monotonic() - started < 0.5
+        assert not token.cancelled and long.is_alive()  # the long one runs on (its budget is 30 s) ...
+        assert time.monotonic() - started < 2  # ... and this one did not wait for it (2 s: a loaded machine)
         token.cancel()
         long.join(5)
         deadline = time.monotonic() + 10
