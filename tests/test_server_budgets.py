@@ -339,16 +339,19 @@ def test_request_with_an_invalid_id_gets_invalid_request_with_id_null(server, ba
 
 def test_end_of_input_or_a_signal_answers_every_request_read_then_exits_0(store):
     """Requests still running when stdin closed got no reply (though their writes committed); SIGTERM
-    and SIGINT finish the calls in flight. Three servers, started together to keep the suite fast;
-    the first also runs with DATALOG_MEMORY_LOG_LEVEL=warning, so it logs no start-up line."""
+    and SIGINT finish the calls in flight; then no evaluation worker of the server is left. Three servers,
+    started together to keep the suite fast; the first also runs with DATALOG_MEMORY_LOG_LEVEL=warning, so
+    it logs no start-up line."""
     home, db = store
     wires = {how: Wire(home, db, {"DATALOG_MEMORY_LOG_LEVEL": "warning"} if how == "eof" else None)
              for how in ("eof", signal.SIGTERM, signal.SIGINT)}
-    calls = {}
+    calls, workers = {}, {}
     for how, wire in wires.items():
         wire.initialize()
         quick = wire.call("query_logic", {"goal": "v(7)"})
         calls[how] = (wire.call("query_logic", {"goal": "p(1, Y)"}), quick)
+        workers[how] = _children(wire.proc.pid)
+        assert len(workers[how]) == 2  # one for a call, one spare
     time.sleep(0.3)
     for how, wire in wires.items():
         if how == "eof":
@@ -360,6 +363,7 @@ def test_end_of_input_or_a_signal_answers_every_request_read_then_exits_0(store)
         long, quick = calls[how]
         assert wire.wait(long, 1)[1]["result"]["_meta"]["datalog-memory/error"]["code"] == "budget_exceeded"
         assert wire.wait(quick, 1)[1]["result"]["structuredContent"].get("total") == 1, wire.wait(quick, 1)
+        assert not any(os.path.exists(f"/proc/{pid}") for pid in workers[how]), how  # no orphan, no zombie
     assert not any("serving" in line for line in wires["eof"].stderr)
 
 

@@ -47,6 +47,7 @@ POLL_S = 0.01  # how often a running call's worker is looked at (its memory read
 # budget, answers first whenever the worker is not stuck in one long C call).
 DEADLINE_FRACTION = 0.03
 DEADLINE_S = 0.01
+ATTEMPTS = 3  # workers tried for one call when each ends before taking it (killed while idle)
 START_TIMEOUT_S = 60.0  # a worker that cannot get ready in this long is broken (a cold start takes ~0.3 s)
 STOP_WAIT_S = 2.0  # at shutdown, how long a worker gets to exit once its input is closed
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # where `memory` is importable from
@@ -288,13 +289,24 @@ class WorkerPool:
     def call(self, name: str, arguments: Any, token: Cancellation | None = None) -> Outcome:
         """Run one evaluating tool call in a worker; always an Outcome (typed failures included)."""
         token = token or CURRENT_CANCELLATION.get() or Cancellation()
-        acquired = self._acquire(token)
-        if isinstance(acquired, Outcome):
-            return acquired
-        worker, started = acquired
+        for _ in range(ATTEMPTS):
+            acquired = self._acquire(token)
+            if isinstance(acquired, Outcome):
+                return acquired
+            outcome = self._run(*acquired, name, arguments, token)
+            if outcome is not None:
+                return outcome
+        return Outcome.failed(EvaluationError(
+            f"{name} could not be started: the evaluation processes ended before taking it; see the server's log",
+            reason="worker_exited"))
+
+    def _run(self, worker: _Worker, started: float, name: str, arguments: Any, token: Cancellation) -> Outcome | None:
+        """The call in `worker`; None when the worker ended before it took the call (one that died while
+        idle, not yet noticed): nothing of the call ran, so it is sent to another."""
         hard = self._deadline(started)
         call_id = next(self._ids)
         sent = worker.send(Call(call_id, name, arguments, max(0.0, time.monotonic() - started)).to_message())
+        taken = False
         cancel_sent: float | None = None
         while True:
             try:
@@ -302,12 +314,15 @@ class WorkerPool:
             except queue.Empty:
                 message = False
             if message is None:  # the process ended (or broke the protocol) before it answered
-                outcome = self._lost(name, worker.describe_exit(), worker)
+                how = worker.describe_exit()
                 self._discard(worker)
-                return outcome
+                return self._lost(name, how, worker) if taken else None
+            if message and message.get("type") == "started" and message.get("id") == call_id and not taken:
+                taken = True
+                continue
             if message:
                 try:
-                    if message.get("type") != "result" or message.get("id") != call_id:
+                    if message.get("type") != "result" or message.get("id") != call_id or not taken:
                         raise ProtocolError(f"unexpected {str(message.get('type'))[:40]} message")
                     outcome = outcome_of(message)
                 except ProtocolError as exc:

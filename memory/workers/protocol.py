@@ -2,7 +2,8 @@
 way. Messages are parsed (json.loads) and checked field by field, never evaluated.
 
 server -> worker: `start` (once, first: what Memory's constructor takes), `call`, `cancel`.
-worker -> server: `ready` (once), `result` (one per call)."""
+worker -> server: `ready` (once), then per call `started` (the call is taken: from here on it may
+have run, so the server never sends it elsewhere) and `result`."""
 
 from __future__ import annotations
 

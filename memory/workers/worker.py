@@ -49,6 +49,7 @@ class Worker:
             token.started -= call.elapsed  # the budget counts from when the call reached the server
             with self.lock:
                 self.running = (call.id, token)
+            self.send({"type": "started", "id": call.id})  # from here on, the call may have run
             try:
                 with cancellable(token):
                     outcome: Outcome = run_call(memory, call.tool, call.arguments)
