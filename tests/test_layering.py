@@ -1,0 +1,29 @@
+"""The layers stay layered: importing the engine loads no storage, server or command line, and the
+import contracts in pyproject.toml ([tool.importlinter]) hold."""
+
+import subprocess
+import sys
+
+from conftest import ROOT
+
+HEAVY = ("apsw", "typer", "mcp")
+ABOVE_THE_ENGINE = ("memory.api", "memory.store", "memory.knowledge", "memory.sources", "memory.evidence",
+                    "memory.tools", "memory.mcp_server")
+
+
+def test_importing_the_engine_loads_no_storage_server_or_command_line():
+    probe = ("import sys, memory.datalog; "
+             f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules)); "
+             "print(' '.join(sorted(m for m in sys.modules if m.startswith('memory.'))))")
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    loaded, ours = proc.stdout.split("\n")[:2]
+    assert loaded == "", f"import memory.datalog loaded {loaded}"
+    above = [m for m in ours.split() if m.split(".")[0] + "." + m.split(".")[1] in ABOVE_THE_ENGINE]
+    assert above == [], f"import memory.datalog loaded the layers above it: {above}"
+
+
+def test_the_package_front_door_still_opens():
+    probe = "import memory; from memory import DatalogMemoryError, Memory, __version__; print(Memory.__module__)"
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "memory.api", proc.stderr
