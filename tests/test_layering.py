@@ -1,8 +1,10 @@
 """The layers stay layered: importing the engine loads no storage, server or command line, and the
 import contracts in pyproject.toml ([tool.importlinter]) hold."""
 
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from conftest import ROOT
 
@@ -27,3 +29,14 @@ def test_the_package_front_door_still_opens():
     probe = "import memory; from memory import DatalogMemoryError, Memory, __version__; print(Memory.__module__)"
     proc = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == "memory.api", proc.stderr
+
+
+def test_the_import_contracts_hold():
+    """pyproject.toml's [tool.importlinter] contracts: each layer imports only the layers below it, nothing
+    below the surfaces imports mcp or typer, and the engine imports no storage and no domain service."""
+    beside = Path(sys.executable).with_name("lint-imports")
+    command = str(beside) if beside.exists() else shutil.which("lint-imports")
+    assert command, "lint-imports is missing: install the test extras (pip install -e '.[test]')"
+    proc = subprocess.run([command, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "0 broken" in proc.stdout, proc.stdout
