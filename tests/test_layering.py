@@ -40,3 +40,19 @@ def test_the_import_contracts_hold():
     proc = subprocess.run([command, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "0 broken" in proc.stdout, proc.stdout
+
+
+def test_the_architecture_note_names_every_part_of_the_package():
+    """ARCHITECTURE.md's folder list covers every subpackage and module of memory/ and every top-level folder."""
+    note = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    listing = note.split("## What each folder holds", 1)[1].split("```")[1]
+    entries = {line.split()[0] for line in listing.splitlines() if line.strip()}
+    package = ROOT / "memory"
+    parts = {f"{p.name}/" for p in package.iterdir() if (p / "__init__.py").is_file()} | \
+            {p.name for p in package.glob("*.py")}
+    entries |= {entry.split("/")[0] + "/" for entry in entries if "/" in entry}  # schema/schema.sql names schema/
+    untracked = {"build", "dist", "venv", "node_modules"}  # what .gitignore keeps out of the repository
+    folders = {f"{p.name}/" for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))
+               and p.name not in untracked and not p.name.endswith(".egg-info")}
+    missing = sorted((parts | folders | {".ci/"}) - entries)
+    assert not missing, f"ARCHITECTURE.md's folder list misses {missing}"
