@@ -97,8 +97,9 @@ def _stamps(store) -> list[tuple[str, object]]:
 
 def test_the_wall_clock_is_read_only_in_memory_clock():
     """Durations may use perf_counter or monotonic; the time of day comes from a Clock."""
+    # ... and `utc_now()` or `epoch_now()` without a clock would read the system clock behind the Memory's back.
     reads = re.compile(r"\btime\.time\(|datetime\.now\(|datetime\.utcnow\(|date\.today\(|\btime\.gmtime\(|"
-                       r"\btime\.localtime\(|'now'\)")
+                       r"\btime\.localtime\(|'now'\)|\b(utc|epoch)_now\(\)")
     found = [f"{path.relative_to(ROOT)}:{n}" for folder in ("memory", "cli") for path in (ROOT / folder).rglob("*.py")
              if path != ROOT / "memory" / "clock.py"
              for n, line in enumerate(path.read_text().splitlines(), 1) if reads.search(line)]
