@@ -350,9 +350,10 @@ def test_end_of_input_or_a_signal_answers_every_request_read_then_exits_0(store)
         wire.initialize()
         quick = wire.call("query_logic", {"goal": "v(7)"})
         calls[how] = (wire.call("query_logic", {"goal": "p(1, Y)"}), quick)
-        workers[how] = _children(wire.proc.pid)
-        assert len(workers[how]) == 2  # one for a call, one spare
     time.sleep(0.3)
+    for how, wire in wires.items():
+        workers[how] = _children(wire.proc.pid)
+        assert len(workers[how]) == 2  # the first, and the spare the first call started
     for how, wire in wires.items():
         if how == "eof":
             wire.proc.stdin.close()

@@ -251,7 +251,8 @@ def test_a_cancelled_call_stops_its_worker(runaway):
 
 def test_a_second_call_does_not_wait_behind_a_long_one_and_idle_extras_exit(runaway):
     with WorkerPool.for_memory(runaway, WorkerSettings(workers=3, idle_s=0.3)) as pool:
-        assert pool.wait_ready(workers=2)  # the warm ones: one for a call, one spare
+        assert pool.call("query_logic", {"goal": "edge(1, X)"}).kind == "ok"  # which starts the spare
+        assert pool.wait_ready(workers=2)
         token = Cancellation()
         long = threading.Thread(target=pool.call, args=("query_logic", {"goal": "p(X, Y)"}, token))
         long.start()

@@ -1,9 +1,9 @@
 """The server's side of the evaluation workers: a small pool of pre-started processes, and the budget
 enforced from outside.
 
-A call is sent to an idle worker. Two are started with the server (one for a call, one spare, so a
-second evaluating call never waits behind a long one, nor for a cold start); more are started on
-demand, up to DATALOG_MEMORY_WORKERS, and an extra one idle for a minute exits. While a worker
+A call is sent to an idle worker. One is started with the server; a call that takes the last idle one
+starts a spare (so a second evaluating call does not wait behind a long one, nor for a cold start),
+up to DATALOG_MEMORY_WORKERS; beyond two, one idle for a minute exits. While a worker
 evaluates, the calling thread watches it every 10 ms:
 
 - time: the worker stops itself at the budget with a typed budget_exceeded; if it has not answered by
@@ -199,15 +199,15 @@ class WorkerPool:
     # --- life cycle ---------------------------------------------------------------------------
     @property
     def warm(self) -> int:
-        """Workers kept at rest: one for the next call and a spare for a call that comes while it runs (a
-        cold start takes about a second, far too long for the second call to wait)."""
+        """Workers kept at rest once calls came: one for the next call and a spare for a call that comes
+        while it runs (a cold start takes about a second, far too long for the second call to wait)."""
         return min(2, self.settings.workers)
 
     def start(self) -> "WorkerPool":
-        """Start the warm workers and the idle reaper."""
+        """Start the first worker and the idle reaper (the first call that takes it starts the spare, so a
+        server that never evaluates runs one worker)."""
         with self._changed:
-            for _ in range(self.warm):
-                self._spawn()
+            self._spawn()
         self._keeper = threading.Thread(target=self._keep, name="worker-keeper", daemon=True)
         self._keeper.start()
         return self
