@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from ..errors import InvalidArguments, NotFound
 from ..knowledge.segments import bump_generation, resolve
 from ..sources.context import CallerContext
-from ..store import Store, record_audit, utc_now
+from ..store import Store, utc_now
+from ..store.repository import Transaction, within
 from ..terms import Float
 from ..validation import require_text
 
@@ -124,7 +125,7 @@ class Observations:
         observation = check_observation(members, event_ts, weight, formation)
         with self.store.write() as conn:
             edge = self._insert(conn, [observation])[0]
-            record_audit(conn, self.context.principal, "remember", None, {
+            within(conn).audit.record(self.context.principal, "remember", None, {
                 "edge_id": edge.id, "formation": edge.formation, "members": edge.members,
                 "event_ts": edge.event_ts, "content_hash": edge.content_hash})
         return {"stored": True, "table": TABLE, "id": edge.id, "hedge_tag": edge.tag, "event_ts": edge.event_ts,
@@ -148,7 +149,7 @@ class Observations:
                 edges = self._insert(conn, checked[start:start + chunk])
                 first = first if first is not None else edges[0].id
                 last = edges[-1].id
-            record_audit(conn, self.context.principal, "remember_observations", None,
+            within(conn).audit.record(self.context.principal, "remember_observations", None,
                          {"count": len(checked), "first_id": first, "last_id": last})
         return {"stored": len(checked), "first_id": first, "last_id": last}
 
@@ -172,8 +173,9 @@ class Observations:
             if fresh:
                 conn.execute("UPDATE hyperedges SET retracted_at = ?, retraction_reason = ? WHERE id IN "
                              "(SELECT value FROM json_each(?))", (utc_now(), reason, json.dumps(fresh)))
-                bump_generation(conn, resolve(conn, None))
-                record_audit(conn, self.context.principal, "forget_observation", None,
+                core = within(conn)
+                bump_generation(core, resolve(core, None))
+                core.audit.record(self.context.principal, "forget_observation", None,
                              {"hedge_tags": [hedge_tag(i) for i in fresh], "reason": reason})
         return {"retracted": [hedge_tag(i) for i in fresh], "already_retracted": [hedge_tag(i) for i in ids
                                                                                   if i not in fresh],
@@ -204,7 +206,8 @@ class Observations:
                          "recorded_at, content_hash, chain_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", edge_rows)
         conn.executemany("INSERT INTO hyperedge_members (edge_id, position, entity_id) VALUES (?, ?, ?)", member_rows)
         # Rules see observations through the default segment: its cached relations must refresh.
-        bump_generation(conn, resolve(conn, None))
+        core = within(conn)
+        bump_generation(core, resolve(core, None))
         return edges
 
     @staticmethod
@@ -308,12 +311,13 @@ class ObservationRelations:
     preds = RELATIONS
 
     @staticmethod
-    def tuples(conn, pred: tuple) -> list[tuple]:
-        return relation_tuples(conn, pred)
+    def tuples(tx: Transaction, pred: tuple) -> list[tuple]:
+        return relation_tuples(tx.connection, pred)
 
     @staticmethod
-    def supports(conn, pred: tuple, args: tuple) -> list[str]:
+    def supports(tx: Transaction, pred: tuple, args: tuple) -> list[str]:
         """`observation:HEDGE-<id>` when the tuple comes from a stored observation."""
+        conn = tx.connection
         if pred == ("entity_type", 2):
             if not all(type(a) is str for a in args):
                 return []

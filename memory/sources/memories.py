@@ -13,14 +13,14 @@ from typing import Any
 
 from ..clock import parse_instant
 from ..errors import Conflict, InvalidArguments, NotFound, PermissionDenied
-from ..knowledge.rows import support_fact, withdraw_support
 from ..knowledge.segments import bump_generation, resolve
-from ..store import Store, record_audit, utc_now
+from ..store import Store, utc_now
+from ..store.repository import Transaction, new_fact, within
 from ..validation import require_text
 from .context import READ, CallerContext
 from .namespaces import CAPABILITY, Namespace, new_id, readable_namespaces, require_write, write_namespace
 from .erasure import erase_memory
-from .visibility import EVERYTHING, visible_supports_clause
+from .visibility import visibility
 from .projections import Projection, parse_projections
 
 MAX_SOURCE_CHARS = 1_000_000
@@ -257,7 +257,7 @@ class SourceMemories:
                 withdrawn += self._end(conn, old, "superseded", f"superseded by {memory_id}", now, memory_id)
             receipt = self._receipt(conn, self._record(conn, memory_id), replay=False)
             # Ids and counts only: no text, digest, key or fact of a memory that may be erased later.
-            record_audit(conn, self.context.principal, "memory_remember", None, {
+            within(conn).audit.record(self.context.principal, "memory_remember", None, {
                 "id": memory_id, "source_id": source_id, "namespace": namespace.key, "capability": capability,
                 "projections": len(specs), "supersedes": replaced, "idempotency_key_given": key is not None,
                 "withdrawn_facts": len(withdrawn)})
@@ -300,16 +300,17 @@ class SourceMemories:
         """Store the projections and make each a fact supported by the memory."""
         if not specs:
             return
-        segment = resolve(conn, None, write=True)
+        core = within(conn)  # the facts and supports the projections become
+        segment = resolve(core, None, write=True)
         for position, spec in enumerate(specs):
             conn.execute(
                 "INSERT INTO memory_projections (id, memory_id, position, predicate, arguments, statement, quality, "
                 "fact, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (new_id("proj"), memory_id, position, spec.predicate, json.dumps(spec.arguments, ensure_ascii=False),
                  spec.statement, spec.quality, spec.fact, now))
-            support_fact(conn, segment, spec.term, SUPPORT_KIND, memory_id, self.context.principal)
+            core.facts.support(segment.id, new_fact(spec.term), SUPPORT_KIND, memory_id, self.context.principal)
         # Which facts a caller sees depends on the memories behind them, so any change of support counts.
-        bump_generation(conn, segment)
+        bump_generation(core, segment)
 
     def _event(self, conn, memory_id: str, at: str, status: str, reason: str | None) -> None:
         conn.execute("INSERT INTO memory_events (memory_id, at, status, reason, principal) VALUES (?, ?, ?, ?, ?)",
@@ -324,16 +325,16 @@ class SourceMemories:
             "valid_to = CASE WHEN ? = 'expired' AND (valid_to IS NULL OR valid_to > ?) THEN ? ELSE valid_to END "
             "WHERE id = ?", (status, successor, status, now, now, record.id))
         self._event(conn, record.id, now, status, reason)
-        segment = resolve(conn, None)
-        removed, _ = withdraw_support(conn, segment, SUPPORT_KIND, record.id,
-                                      visible_supports_clause(conn, self.context) or EVERYTHING)
-        bump_generation(conn, segment)
+        core = within(conn)
+        segment = resolve(core, None)
+        removed, _ = core.supports.withdraw(segment.id, SUPPORT_KIND, record.id, visibility(core, self.context))
+        bump_generation(core, segment)
         return removed
 
-    def guard_projections(self, conn, ids: list[str], what: str) -> None:
+    def guard_projections(self, tx: Transaction, ids: list[str], what: str) -> None:
         """Refuse rewriting the projections of these memories unless the caller may write their namespaces."""
         for ident in dict.fromkeys(ids):
-            namespace = Namespace.from_key(self.visible_record(conn, ident).namespace)
+            namespace = Namespace.from_key(self.visible_record(tx.connection, ident).namespace)
             capability = CAPABILITY[namespace.type]
             if not self.context.can(capability):
                 raise PermissionDenied(f"{what} would rewrite projections of {namespace.type} memories, which needs "
@@ -385,10 +386,10 @@ class SourceMemories:
                     if record.status != status:
                         removed += self._end(conn, record, status, reason, now)
                     if erase and record.erased_at is None:
-                        erase_memory(conn, record, now)
+                        erase_memory(within(conn), record, now)
                 # The tombstone of an erase: what happened, to which ids, by whom (the actor) and when. Never
                 # the query or the facts' texts, which may spell out what was erased.
-                record_audit(conn, self.context.principal, "memory_forget", None, {
+                within(conn).audit.record(self.context.principal, "memory_forget", None, {
                     "action": action, "ids": [c["id"] for c in changes if c["changed"]], "reason": reason,
                     "erase": erase, "by_query": query is not None, "removed_facts": len(removed)})
         scrubbed = None

@@ -1,12 +1,9 @@
-"""The append-only audit log: one row per mutation, written inside the mutation's transaction."""
+"""The clock of every stored instant, and the audit log's entry point for code holding a store connection."""
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from typing import Any, Callable
-
-import apsw
 
 
 def system_clock() -> datetime:
@@ -22,9 +19,7 @@ def utc_now() -> str:
     return clock().astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def record(conn: apsw.Connection, actor: str, operation: str, segment: str | None, payload: dict[str, Any]) -> int:
-    conn.execute(
-        "INSERT INTO audit_log(at, actor, operation, segment, payload) VALUES (?, ?, ?, ?, ?)",
-        (utc_now(), actor, operation, segment, json.dumps(payload, sort_keys=True, ensure_ascii=False)),
-    )
-    return conn.last_insert_rowid()
+def record(conn, actor: str, operation: str, segment: str | None, payload: dict[str, Any]) -> int:
+    """One audit row inside the transaction `conn` belongs to (the repository's `Audit.record`)."""
+    from .repository import within  # the repository imports this module's clock
+    return within(conn).audit.record(actor, operation, segment, payload)
