@@ -5,7 +5,7 @@ evidence packages that implement it (they sit beside it, and import it)."""
 
 from __future__ import annotations
 
-from typing import Callable, Collection, Protocol
+from typing import Callable, Collection, Protocol, runtime_checkable
 
 from ..store.repository import Transaction, Visibility
 
@@ -23,6 +23,7 @@ class ProjectionGuard(Protocol):
     def __call__(self, tx: Transaction, memory_ids: list[str], what: str) -> None: ...
 
 
+@runtime_checkable
 class ComputedRelations(Protocol):
     """Relations computed from other tables (the evidence memory's observations); they join the default
     segment's facts."""
@@ -34,6 +35,7 @@ class ComputedRelations(Protocol):
     def supports(self, tx: Transaction, pred: tuple, args: tuple) -> list[str]: ...
 
 
+@runtime_checkable
 class GlobalKnowledge(Protocol):
     """The knowledge base of the global database, as the project's one reads its mounted global segments."""
 

@@ -144,7 +144,7 @@ def _conclusion(texts: _Texts, node, stamp: int, computed: set) -> Conclusion:
     return Conclusion(node.pred, node.args, texts.fact(node.pred, node.args), node.rule_id, stamp, premises)
 
 
-def edge_rows(tx: Transaction, segment: Segment, conclusions: Iterable[Conclusion], ids: dict) -> list[EdgeRow]:
+def edge_rows(conn: Transaction, segment: Segment, conclusions: Iterable[Conclusion], ids: dict) -> list[EdgeRow]:
     """The premises of the given conclusions as `proof_edges` rows; `ids` maps the text of every conclusion
     (and of every derived premise) to its row in `derived`."""
     others: dict = {}  # segment name -> id in this file (None for a global segment in its own file)
@@ -160,7 +160,7 @@ def edge_rows(tx: Transaction, segment: Segment, conclusions: Iterable[Conclusio
                 elif len(premise.pred) == 3:
                     memory = premise.pred[2]
                     if memory not in others:  # a mounted global segment keeps its facts in the global file
-                        other = resolve(tx, memory)
+                        other = resolve(conn, memory)
                         others[memory] = None if other.scope == "global" else other.id
                     fact_segment = others[memory]
                 else:

@@ -242,12 +242,11 @@ class SourceMemories:
             conn.execute("INSERT INTO sources (id, text, sha256, principal, source_class, trust, created_at) "
                          "VALUES (?, ?, ?, ?, ?, ?, ?)", (source_id, text, digest, self.context.principal,
                                                           self.context.source_class, self.context.trust, now))
-            conn.execute(
+            (seq,), = conn.execute(
                 "INSERT INTO source_memories (id, source_id, namespace, lifetime, kind, idempotency_key, principal, "
-                "valid_from, valid_to, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "valid_from, valid_to, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
                 (memory_id, source_id, namespace.key, RETENTION[retention], kind, key, self.context.principal,
-                 start or now, end, now))
-            seq = conn.last_insert_rowid()
+                 start or now, end, now)).fetchall()  # drained: the statement is done before the commit
             self._event(conn, memory_id, now, "active", None)
             self._project(conn, memory_id, specs, now)
             conn.execute("INSERT INTO memory_fts (rowid, text, statements) VALUES (?, ?, ?)",

@@ -1,4 +1,4 @@
-"""SQLite storage: connections, pragmas, transactions, migrations and the audit log."""
+"""SQLite storage: connections, transactions, migrations, the clock; `repository` holds the SQL on core tables."""
 
 from .audit import record as record_audit, utc_now
 from .connection import Store, open_connection
