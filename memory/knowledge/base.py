@@ -303,7 +303,7 @@ class KnowledgeBase:
 
     def stored_tuples(self, tx: Transaction, segment: Segment, functor: str, arity: int) -> list:
         """The stored facts of one predicate the caller may see, as engine tuples (a new list)."""
-        return list(tx.facts.tuples(segment.id, functor, arity, self.visibility(tx)))
+        return tx.facts.tuples(segment.id, functor, arity, self.visibility(tx))
 
     def query_terms(self, goal: str, memory: str | None = None, limit: int | None = None, offset: int = 0):
         """Answers as engine tuples, with the segment they came from."""

@@ -5,8 +5,6 @@ supports is, and what a write reports is computed over visible supports only."""
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from ...terms import Compound, Term, format_term, indicator
 from ...terms.codec import decode_args, encode_args
 from ..audit import utc_now
@@ -26,14 +24,15 @@ class Facts:
         self._conn = conn
 
     # --- reads --------------------------------------------------------------------------------------
-    def tuples(self, segment_id: int, functor: str, arity: int, visibility: Visibility | None = None) -> Iterator[tuple]:
-        """The arguments of one predicate's visible facts, decoded, streamed from the store's cursor: the load
-        path of every evaluation (no record per fact)."""
+    def tuples(self, segment_id: int, functor: str, arity: int, visibility: Visibility | None = None) -> list[tuple]:
+        """The arguments of one predicate's visible facts, decoded: the load path of every evaluation, so each row
+        becomes its engine tuple and nothing else (no record per fact). A new list the caller owns: the rows are
+        fetched by the store in one call, which measured faster than stepping its cursor from a generator."""
         condition, params = visible(visibility)
-        cursor = self._conn.execute(
+        rows = self._conn.execute(
             f"SELECT args FROM facts AS f WHERE segment_id = ? AND functor = ? AND arity = ? AND {condition}",
-            (segment_id, functor, arity, *params))
-        return (decode_args(args) for args, in cursor)
+            (segment_id, functor, arity, *params)).fetchall()
+        return [decode_args(row[0]) for row in rows]
 
     def find(self, segment_id: int, text: str, visibility: Visibility | None = None) -> int | None:
         """The id of the fact with this canonical text if the caller may see it."""
