@@ -190,5 +190,12 @@ def test_memory_builds_both_knowledge_bases_with_their_collaborators(tmp_path):
         shared = m._global()
         # The global database holds no source memories nor observations, and is itself the global store.
         assert shared.computed is None and shared.projection_guard is None and shared.global_source is None
-        with shared.repository.read() as tx:
-            assert shared.visibility(tx) is None  # no projection lives there: every support is visible
+        # It does apply the caller's visibility: a support resting on a memory the caller cannot read (none
+        # can be read there) hides its fact, as it would in the project database.
+        with shared.repository.write() as tx:
+            team = tx.segments.create("team", "global", "rw", True, "2026-01-01T00:00:00.000000Z")
+            tx.facts.support(team, new_fact(parse_term("p(1)")), "source", "mem_elsewhere", "other")
+            tx.facts.support(team, new_fact(parse_term("p(2)")), "asserted", "", "tester")
+        assert shared.facts_of("team", "p", 1) == [(2,)]
+        unfiltered = KnowledgeBase(shared.repository, "tester")
+        assert sorted(unfiltered.facts_of("team", "p", 1)) == [(1,), (2,)]
