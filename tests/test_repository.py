@@ -61,7 +61,7 @@ def repo():
 
 def test_ids_come_from_the_repository(repo):
     with repo.write() as tx:
-        segment_id = tx.segments.create("work", "project", "rw", True, "2026-01-01T00:00:00.000000Z")
+        segment_id = tx.segments.create("work", "project", "rw", True)
         rule_id = tx.rules.add(segment_id, "p", 1, "p(X) :- q(X)", None, 1.0)
         first = tx.audit.record("tester", "define_rule", "work", {"rule_id": rule_id})
         second = tx.audit.record("tester", "define_rule", "work", {"rule_id": rule_id})
@@ -89,10 +89,10 @@ def test_a_failed_write_leaves_neither_its_rows_nor_its_audit_row(repo):
 
 def test_the_unique_constraints_are_the_stores(repo):
     with repo.write() as tx:
-        tx.segments.create("work", "project", "rw", True, "2026-01-01T00:00:00.000000Z")
+        tx.segments.create("work", "project", "rw", True)
     with pytest.raises(StorageError):
         with repo.write() as tx:
-            tx.segments.create("work", "project", "rw", True, "2026-01-01T00:00:00.000000Z")
+            tx.segments.create("work", "project", "rw", True)
 
 
 def test_loading_a_predicate_gives_engine_tuples_and_nothing_per_row(repo):
@@ -193,7 +193,7 @@ def test_memory_builds_both_knowledge_bases_with_their_collaborators(tmp_path):
         # It does apply the caller's visibility: a support resting on a memory the caller cannot read (none
         # can be read there) hides its fact, as it would in the project database.
         with shared.repository.write() as tx:
-            team = tx.segments.create("team", "global", "rw", True, "2026-01-01T00:00:00.000000Z")
+            team = tx.segments.create("team", "global", "rw", True)
             tx.facts.support(team, new_fact(parse_term("p(1)")), "source", "mem_elsewhere", "other")
             tx.facts.support(team, new_fact(parse_term("p(2)")), "asserted", "", "tester")
         assert shared.facts_of("team", "p", 1) == [(2,)]

@@ -11,7 +11,6 @@ from ..datalog.program import Lit
 from ..datalog.proofs import map_tree
 from ..datalog.engine import evaluate
 from ..errors import Conflict, InvalidArguments, NotFound
-from ..store import utc_now
 from ..store.repository import Repository, Transaction, Visibility, new_fact
 from typing import Iterable
 
@@ -424,7 +423,7 @@ class KnowledgeBase:
                 tx.derived.clear(segment.id)
                 edges = write_conclusions(tx, segment, conclusions, budget)
                 seconds = time.perf_counter() - started
-                tx.derived.record_materialization(segment.id, segment.generation, utc_now(), len(conclusions), seconds)
+                tx.derived.record_materialization(segment.id, segment.generation, len(conclusions), seconds)
                 tx.audit.record(self.actor, "materialize", segment.name,
                              {"generation": segment.generation, "tuples": len(conclusions), "proof_edges": edges})
             return Materialization(segment.name, segment.generation, len(conclusions), seconds, edges)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 
 from ..errors import Conflict, InvalidArguments, NotFound
-from ..store import utc_now
 from ..validation import require_name
 from .segments import DEFAULT
 
@@ -45,11 +44,11 @@ def create_memory(kb, global_kb, name: str, scope: str = "project") -> dict:
         if row is not None and row.scope == "project":
             raise Conflict(f"Memory '{name}' already exists", memory=name, plain=True)
         if scope == "project":
-            tx.segments.create(name, "project", "rw", False, utc_now())
+            tx.segments.create(name, "project", "rw", False)
         tx.audit.record(kb.actor, "create_memory", name, {"scope": scope})
     if scope == "global":
         with global_kb.repository.write() as tx:
-            tx.segments.create(name, "global", "rw", True, utc_now())
+            tx.segments.create(name, "global", "rw", True)
             tx.audit.record(kb.actor, "create_memory", name, {"scope": "global"})
     return {"name": name, "scope": scope, "mounted": False}
 
@@ -73,7 +72,7 @@ def mount_memory(kb, global_kb, name: str, mode: str = "rw", scope: str | None =
         if row is not None and row.mounted and row.mode == mode and row.scope == target:
             raise Conflict(f"Memory '{name}' is already mounted", memory=name, plain=True)
         if row is None:
-            tx.segments.create(name, "global", mode, True, utc_now())
+            tx.segments.create(name, "global", mode, True)
         else:
             tx.segments.mount(row.id, mode)
         tx.audit.record(kb.actor, "mount_memory", name, {"scope": target, "mode": mode})

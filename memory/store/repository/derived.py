@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ...terms.codec import encode_args
+from ..audit import utc_now
 from .records import DerivedRow, EdgeRow
 
 _EDGE_SQL = (
@@ -62,10 +63,10 @@ class Derived:
     def add_edges(self, rows: Iterable[EdgeRow]) -> None:
         self._conn.executemany(_EDGE_SQL, rows)
 
-    def record_materialization(self, segment_id: int, generation: int, at: str, tuples: int, seconds: float) -> None:
+    def record_materialization(self, segment_id: int, generation: int, tuples: int, seconds: float) -> None:
         self._conn.execute(
             "INSERT INTO materializations (segment_id, generation, materialized_at, tuples, seconds) "
             "VALUES (?, ?, ?, ?, ?) ON CONFLICT (segment_id) DO UPDATE SET generation = excluded.generation, "
             "materialized_at = excluded.materialized_at, tuples = excluded.tuples, seconds = excluded.seconds",
-            (segment_id, generation, at, tuples, seconds),
+            (segment_id, generation, utc_now(), tuples, seconds),
         )

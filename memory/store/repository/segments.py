@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..audit import utc_now
 from .records import Segment, SegmentRecord
 
 DEFAULT = "default"
@@ -42,10 +43,10 @@ class Segments:
         return [r[0] for r in self._conn.execute("SELECT name FROM segments WHERE name != ? ORDER BY name",
                                                  (DEFAULT,))]
 
-    def create(self, name: str, scope: str, mode: str, mounted: bool, created_at: str) -> int:
+    def create(self, name: str, scope: str, mode: str, mounted: bool) -> int:
         """A new segment row (its name must be free); returns its id."""
         self._conn.execute("INSERT INTO segments (name, scope, mode, mounted, created_at) VALUES (?, ?, ?, ?, ?)",
-                           (name, scope, mode, int(mounted), created_at))
+                           (name, scope, mode, int(mounted), utc_now()))
         return self._conn.last_insert_rowid()
 
     def mount(self, segment_id: int, mode: str) -> None:

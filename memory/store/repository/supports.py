@@ -79,7 +79,8 @@ class Supports:
     def facts_with(self, segment_id: int, kind: str, ref: str | None = None, functor: str | None = None,
                    arity: int | None = None) -> list[tuple[str, str]]:
         """(fact text, ref) for every support of a kind in a segment (optionally one ref, one predicate), by
-        predicate, text and ref. Read as the owner: what a caller may see is not asked (assumptions are)."""
+        predicate, text and ref. No visibility is applied: it is asked for assumptions, and only source
+        projections can be hidden."""
         where, params = ["f.segment_id = ?", "s.kind = ?"], [segment_id, kind]
         for column, value in (("s.ref", ref), ("f.functor", functor), ("f.arity", arity)):
             if value is not None:
