@@ -150,7 +150,7 @@ class Observations:
                 first = first if first is not None else edges[0].id
                 last = edges[-1].id
             within(conn).audit.record(self.context.principal, "remember_observations", None,
-                         {"count": len(checked), "first_id": first, "last_id": last})
+                                      {"count": len(checked), "first_id": first, "last_id": last})
         return {"stored": len(checked), "first_id": first, "last_id": last}
 
     def forget(self, hedge_tags: object, reason: str | None = None) -> dict:
@@ -176,7 +176,7 @@ class Observations:
                 core = within(conn)
                 bump_generation(core, resolve(core, None))
                 core.audit.record(self.context.principal, "forget_observation", None,
-                             {"hedge_tags": [hedge_tag(i) for i in fresh], "reason": reason})
+                                  {"hedge_tags": [hedge_tag(i) for i in fresh], "reason": reason})
         return {"retracted": [hedge_tag(i) for i in fresh], "already_retracted": [hedge_tag(i) for i in ids
                                                                                   if i not in fresh],
                 "reason": reason}

@@ -153,7 +153,7 @@ class KnowledgeBase:
             if dropped or removed:  # what other callers see may change with any support
                 bump_generation(tx, segment)
             tx.audit.record(self.actor, "forget_fact", segment.name,
-                         {"fact": text, "removed": removed, "remaining_supports": supports})
+                            {"fact": text, "removed": removed, "remaining_supports": supports})
         return FactChange(text, segment.name, False, removed=removed, supports=supports)
 
     def add_facts(self, terms: Iterable[Term], memory: str | None = None, operation: str = "import_facts") -> tuple[int, int]:
@@ -356,8 +356,8 @@ class KnowledgeBase:
                                memory=segment.name)
             written = record_proof(tx, current, conclusions)
             tx.audit.record(self.actor, "record_proof", current.name,
-                         {"fact": text, "generation": current.generation, "conclusions": written,
-                          "complete": complete})
+                            {"fact": text, "generation": current.generation, "conclusions": written,
+                             "complete": complete})
         return {"generation": segment.generation, "conclusions": len(conclusions), "written": written,
                 "complete": complete}
 
@@ -425,7 +425,7 @@ class KnowledgeBase:
                 seconds = time.perf_counter() - started
                 tx.derived.record_materialization(segment.id, segment.generation, len(conclusions), seconds)
                 tx.audit.record(self.actor, "materialize", segment.name,
-                             {"generation": segment.generation, "tuples": len(conclusions), "proof_edges": edges})
+                                {"generation": segment.generation, "tuples": len(conclusions), "proof_edges": edges})
             return Materialization(segment.name, segment.generation, len(conclusions), seconds, edges)
         raise Conflict(f"memory '{segment.name}' kept changing while it was materialized; try again",
                        memory=segment.name)

@@ -124,7 +124,7 @@ def retract_assumption(kb, assumption: str, memory: str | None) -> Retraction:
         _retract(tx, segment, [name], result, kb.visibility(tx))
         bump_generation(tx, segment)
         tx.audit.record(kb.actor, "retract_assumption", segment.name,
-                     {"assumption": name, "removed": result.removed, "kept": result.kept})
+                        {"assumption": name, "removed": result.removed, "kept": result.kept})
     return result
 
 
@@ -142,5 +142,5 @@ def retract_assumptions(kb, pattern: str, memory: str | None) -> Retraction:
             _retract(tx, segment, names, result, kb.visibility(tx))
             bump_generation(tx, segment)
             tx.audit.record(kb.actor, "retract_assumptions", segment.name,
-                         {"pattern": glob, "assumptions": names, "removed": result.removed, "kept": result.kept})
+                            {"pattern": glob, "assumptions": names, "removed": result.removed, "kept": result.kept})
     return result

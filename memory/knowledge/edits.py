@@ -60,7 +60,7 @@ def clear_context(kb, category: str, memory: str | None) -> EditResult:
         if result.removed or result.kept:
             bump_generation(tx, segment)
         tx.audit.record(kb.actor, "clear_context", segment.name,
-                     {"pattern": format_term(pattern), "removed": result.removed, "kept": result.kept})
+                        {"pattern": format_term(pattern), "removed": result.removed, "kept": result.kept})
     return result
 
 
@@ -83,7 +83,7 @@ def update_fact(kb, old_fact: str, new_fact: str, memory: str | None) -> EditRes
         result.added = format_term(new)
         bump_generation(tx, segment)
         tx.audit.record(kb.actor, "update_fact", segment.name,
-                     {"old": old_text, "new": result.added, "removed": result.removed, "kept": result.kept})
+                        {"old": old_text, "new": result.added, "removed": result.removed, "kept": result.kept})
     return result
 
 
@@ -104,5 +104,5 @@ def upsert_fact(kb, fact: str, memory: str | None) -> EditResult:
         result.added = text
         bump_generation(tx, segment)
         tx.audit.record(kb.actor, "upsert_fact", segment.name,
-                     {"fact": text, "replaced": result.removed, "kept": result.kept})
+                        {"fact": text, "replaced": result.removed, "kept": result.kept})
     return result
