@@ -47,8 +47,8 @@ class Memory:
         self.repository = Repository(self.store)
         self.context = context or CallerContext.from_env(principal=actor)
         self.actor = self.context.principal
-        self.sources = SourceMemories(self.store, self.context)
-        self.observations = evidence.Observations(self.store, self.context)
+        self.sources = SourceMemories(self.repository, self.context)
+        self.observations = evidence.Observations(self.repository, self.context)
         self.global_path = global_path or global_db_path()
         self._global_kb: KnowledgeBase | None = None
         self.knowledge = KnowledgeBase(self.repository, self.actor, budget,

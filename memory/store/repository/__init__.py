@@ -9,9 +9,9 @@ docs/storage.md for the interface and what it needs from a store."""
 from .facts import new_fact
 from .records import (AuditRow, DerivedRow, EdgeRow, FactListing, FactRow, NewFact, RuleRow, Segment, SegmentRecord,
                       SnapshotRow, SupportRow, Visibility)
-from .transaction import Repository, Transaction, within
+from .transaction import Repository, Transaction
 
 __all__ = [
     "AuditRow", "DerivedRow", "EdgeRow", "FactListing", "FactRow", "NewFact", "Repository", "RuleRow", "Segment",
-    "SegmentRecord", "SnapshotRow", "SupportRow", "Transaction", "Visibility", "new_fact", "within",
+    "SegmentRecord", "SnapshotRow", "SupportRow", "Transaction", "Visibility", "new_fact",
 ]

@@ -77,11 +77,6 @@ class Transaction:
         return [r[0] for r in self._conn.execute(f"PRAGMA quick_check({int(limit)})")]
 
 
-def within(conn) -> Transaction:
-    """The repository inside a transaction the store already opened (`Store.read` / `Store.write`)."""
-    return Transaction(conn)
-
-
 class Repository:
     """The core tables of one SQLite file: segments, facts, supports, rules, the audit log, derived
     conclusions and snapshots. `read()` is a consistent snapshot; `write()` is all-or-nothing (nested
