@@ -45,6 +45,12 @@ def test_no_domain_code_asks_the_store_for_its_row_ids():
     assert offenders == []
 
 
+def test_every_write_transaction_is_the_repositorys():
+    """Writes open `Repository.write()`, whose transaction carries the audit row; none opens the store's own."""
+    offenders = [str(p.relative_to(ROOT)) for p in _sources((PACKAGE / "store",)) if "store.write()" in p.read_text()]
+    assert offenders == []
+
+
 def test_the_knowledge_base_is_used_through_public_methods_only():
     private = re.compile(r"\b(kb|knowledge|_global_kb)\._[a-z]")
     offenders = [f"{p.relative_to(ROOT)}:{n}" for p in _sources((PACKAGE / "knowledge" / "base.py",))
