@@ -55,7 +55,7 @@ def check(repository: Repository, actor: str, record: bool = True) -> CheckRepor
                                     "observations whose content or chain hash does not match what is stored",
                                     len(breaks), [f"{hedge_tag(b.id)} {b.reason}" for b in breaks[:EXAMPLES]]))
         notes = [Finding(*found) for found in tx.invariants.notes(EXAMPLES)]
-    report = CheckReport(utc_now(), problems, notes, checked)
+    report = CheckReport(utc_now(repository.clock), problems, notes, checked)
     if record and repository.store.exists:  # checking a database that does not exist yet must not create it
         with repository.write() as tx:
             tx.audit.record(actor, OPERATION, None, {

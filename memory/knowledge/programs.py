@@ -210,7 +210,7 @@ def persistence_status(kb, check_integrity: bool = False) -> dict:
         "schema_version": version,
         "last_snapshot": {"name": last[0], "memory": last[1], "created_at": last[2]} if last else None,
         "last_checkpoint": None if checkpoint is None else {
-            "at": utc_now(), "busy": bool(checkpoint[0]), "wal_frames": checkpoint[1],
+            "at": utc_now(kb.store.clock), "busy": bool(checkpoint[0]), "wal_frames": checkpoint[1],
             "checkpointed_frames": checkpoint[2]},
         "integrity": integrity,
         "invariants": invariants,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..audit import utc_now
+from ...clock import utc_now
 from .records import AuditRow
 
 ERASED = "[erased]"
@@ -22,7 +22,7 @@ class Audit:
     def record(self, actor: str, operation: str, segment: str | None, payload: dict[str, Any]) -> int:
         """Append one row; returns its id (which is also the order of events)."""
         self._conn.execute("INSERT INTO audit_log(at, actor, operation, segment, payload) VALUES (?, ?, ?, ?, ?)",
-                           (utc_now(), actor, operation, segment, _dump(payload)))
+                           (utc_now(self._conn.clock), actor, operation, segment, _dump(payload)))
         return self._conn.last_insert_rowid()
 
     def last(self, operation: str) -> AuditRow | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ...terms.codec import encode_args
-from ..audit import utc_now
+from ...clock import utc_now
 from .records import DerivedRow, EdgeRow
 
 _EDGE_SQL = (
@@ -68,5 +68,5 @@ class Derived:
             "INSERT INTO materializations (segment_id, generation, materialized_at, tuples, seconds) "
             "VALUES (?, ?, ?, ?, ?) ON CONFLICT (segment_id) DO UPDATE SET generation = excluded.generation, "
             "materialized_at = excluded.materialized_at, tuples = excluded.tuples, seconds = excluded.seconds",
-            (segment_id, generation, utc_now(), tuples, seconds),
+            (segment_id, generation, utc_now(self._conn.clock), tuples, seconds),
         )

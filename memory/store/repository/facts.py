@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ...terms import Compound, Term, format_term, indicator
 from ...terms.codec import decode_args, encode_args
-from ..audit import utc_now
+from ...clock import utc_now
 from ._visibility import seen, visible
 from .records import FactListing, FactRow, NewFact, Visibility
 from .supports import release, visible_supports
@@ -126,7 +126,7 @@ class Facts:
 
         Returns (fact id, whether the fact is new to the caller, whether the support was new). A fact row that
         only hidden supports held is shared, but reported as new: to the caller it did not exist."""
-        at = utc_now()
+        at = utc_now(self._conn.clock)
         fact_id = self.id_of(segment_id, fact.text)
         if fact_id is None:
             self._conn.execute(
@@ -142,7 +142,7 @@ class Facts:
     def assert_many(self, segment_id: int, facts: list[NewFact], actor: str,
                     visibility: Visibility | None = None) -> int:
         """Give many facts an `asserted` support; returns how many the caller did not see before."""
-        at = utc_now()
+        at = utc_now(self._conn.clock)
         before = self.count(segment_id, visibility)
         self._conn.executemany(
             "INSERT INTO facts (segment_id, functor, arity, text, args, created_at) VALUES (?, ?, ?, ?, ?, ?) "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..audit import utc_now
+from ...clock import utc_now
 from .records import RuleRow
 
 _COLUMNS = "id, text, head_functor, head_arity, created_at, name, confidence"
@@ -66,7 +66,7 @@ class Rules:
         """Store a checked rule (its text must be new in the segment); returns its id."""
         self._conn.execute(
             "INSERT INTO rules (segment_id, head_functor, head_arity, text, created_at, name, confidence) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)", (segment_id, functor, arity, text, utc_now(), name, confidence))
+            "VALUES (?, ?, ?, ?, ?, ?, ?)", (segment_id, functor, arity, text, utc_now(self._conn.clock), name, confidence))
         return self._conn.last_insert_rowid()
 
     def set_options(self, rule_id: int, name: str | None, confidence: float) -> None:

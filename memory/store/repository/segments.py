@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..audit import utc_now
+from ...clock import utc_now
 from .records import Segment, SegmentRecord
 
 DEFAULT = "default"
@@ -46,7 +46,7 @@ class Segments:
     def create(self, name: str, scope: str, mode: str, mounted: bool) -> int:
         """A new segment row (its name must be free); returns its id."""
         self._conn.execute("INSERT INTO segments (name, scope, mode, mounted, created_at) VALUES (?, ?, ?, ?, ?)",
-                           (name, scope, mode, int(mounted), utc_now()))
+                           (name, scope, mode, int(mounted), utc_now(self._conn.clock)))
         return self._conn.last_insert_rowid()
 
     def mount(self, segment_id: int, mode: str) -> None:

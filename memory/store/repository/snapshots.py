@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..audit import utc_now
+from ...clock import utc_now
 from .records import SnapshotRow
 
 
@@ -21,7 +21,7 @@ class Snapshots:
             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (segment_id, name) DO UPDATE SET created_at = excluded.created_at, "
             "facts = excluded.facts, rules = excluded.rules, assumptions = excluded.assumptions, "
             "content = excluded.content",
-            (segment_id, name, utc_now(), facts, rules, assumptions, content))
+            (segment_id, name, utc_now(self._conn.clock), facts, rules, assumptions, content))
 
     def content(self, segment_id: int, name: str) -> str | None:
         row = self._conn.execute("SELECT content FROM snapshots WHERE segment_id = ? AND name = ?",

@@ -6,6 +6,7 @@ from contextlib import contextmanager
 from functools import cached_property
 from typing import Any, Iterator
 
+from ...clock import Clock
 from ..connection import Store
 from ..migrations import current_version
 from .audit import Audit
@@ -57,6 +58,11 @@ class Transaction:
         return Invariants(self._conn)
 
     @property
+    def clock(self) -> Clock:
+        """The clock this store stamps rows with (and a read's "now" comes from)."""
+        return self._conn.clock
+
+    @property
     def connection(self) -> Any:
         """The store's own connection, for the stores that still keep their SQL next to their domain (source
         memories, observations): they share this transaction. Never used for the tables above."""
@@ -84,6 +90,11 @@ class Repository:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+
+    @property
+    def clock(self) -> Clock:
+        """The clock this store stamps rows with (and a call's "now" comes from)."""
+        return self.store.clock
 
     @contextmanager
     def read(self, *, status: bool = False) -> Iterator[Transaction]:
