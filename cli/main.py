@@ -23,7 +23,7 @@ from rich.markup import escape
 from rich.progress import Progress
 
 from memory import Memory, __version__
-from memory.errors import DatalogMemoryError, InternalError
+from memory.errors import DatalogMemoryError, InternalError, InvalidConfiguration
 from memory.store import plain_ddl, schema_sql_path
 from memory.tools import REGISTRY, ArgumentsRejected, Tool, call_tool, error_result
 from memory.tools.registry import GROUPS, error_text
@@ -95,7 +95,13 @@ def _memory(ctx: typer.Context) -> Memory:
     return state["memory"]
 
 
-def _fail(error: DatalogMemoryError, as_json: bool, status: int = EXIT_FAILED) -> None:
+def _status_of(error: DatalogMemoryError) -> int:
+    """A setting the host gave that cannot be used is a usage error (2); any other failure is 1."""
+    return EXIT_USAGE if isinstance(error, InvalidConfiguration) else EXIT_FAILED
+
+
+def _fail(error: DatalogMemoryError, as_json: bool, status: int | None = None) -> None:
+    status = _status_of(error) if status is None else status
     failure = error_result(error)
     if as_json:
         out.print_json(json.dumps(failure.structured))
@@ -481,7 +487,7 @@ def main(argv: list[str] | None = None) -> None:
         if debug:
             raise
         _error_line(error_text(exc))
-        status = EXIT_FAILED
+        status = _status_of(exc)
     except Exception as exc:  # a bug: worded as the server words it, never a bare traceback
         if debug:
             raise

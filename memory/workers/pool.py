@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..datalog.budget import CURRENT_CANCELLATION, Cancellation, resident_mb
-from ..errors import Cancelled, EvaluationError
+from ..errors import Cancelled, EvaluationError, InvalidConfiguration
 from ..store import IN_MEMORY
 from .calls import Outcome
 from .protocol import Call, ProtocolError, Start, cancel_message, decode, encode, outcome_of
@@ -75,7 +75,7 @@ class WorkerSettings:
         except ValueError:
             workers = -1
         if not 0 <= workers <= MAX_WORKERS:
-            raise ValueError(f"invalid {WORKERS_ENV}={text[:20]!r}: a number of processes from 0 to {MAX_WORKERS}")
+            raise InvalidConfiguration(f"invalid {WORKERS_ENV}={text[:20]!r}: a number of processes from 0 to {MAX_WORKERS}")
         return cls(workers)
 
 
