@@ -23,9 +23,8 @@ from starlette.routing import Route
 
 from ..errors import DatalogMemoryError
 from ..sources.context import READ, CallerContext
-from ..tools.registry import error_text
 from .html import Markup, document, h
-from .pages import NAV, PAGES, Page, View, memory_page
+from .pages import NAV, NAV_PARENT, PAGES, Page, View, failure, memory_page
 
 COOKIE = "datalog_memory_explorer"
 HOST = "127.0.0.1"
@@ -38,8 +37,6 @@ HEADERS = [
     (b"cache-control", b"no-store"),
     (b"x-frame-options", b"DENY"),
 ]
-STATUS = {"invalid_arguments": 400, "syntax_error": 400, "invalid_program": 400, "not_found": 404,
-          "permission_denied": 403, "budget_exceeded": 422, "evaluation_error": 422}
 
 
 def read_only(context: CallerContext) -> CallerContext:
@@ -108,7 +105,8 @@ def _nav(view: View, current: str) -> Markup:
 
 
 def _failure(exc: DatalogMemoryError) -> Page:
-    return Page("Cannot show this", h("p", {"class": "error"}, error_text(exc)), STATUS.get(exc.code, 500))
+    shown, status = failure(exc)
+    return Page("Cannot show this", shown, status)
 
 
 def build_app(memory, token: str, port: int | None = None) -> Starlette:
@@ -123,7 +121,7 @@ def build_app(memory, token: str, port: int | None = None) -> Starlette:
                 page = build()
             except DatalogMemoryError as exc:
                 page = _failure(exc)
-        return HTMLResponse(document(page.title, _nav(view, path), page.body), page.status)
+        return HTMLResponse(document(page.title, _nav(view, NAV_PARENT.get(path, path)), page.body), page.status)
 
     def endpoint(path: str):
         def run(request: Request) -> Response:

@@ -10,15 +10,19 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from ..errors import InvalidArguments
+from ..errors import DatalogMemoryError, InvalidArguments
 from ..evidence.timeline import observation_timeline
 from ..sources.audit_trail import AuditFilter, audit_events
 from ..terms import Compound, Var, format_term, map_leaves, parse_term
 from ..tools import REGISTRY, call_tool
+from ..tools.registry import error_text
 from .graph import NOT_PREDICATES, dependency_svg
 from .html import Markup, definitions, h, join, link, table, url
 
 PAGE_SIZE = 50
+# The HTTP status of a page that could not be filled, by the error's stable code (others: 500).
+STATUS = {"invalid_arguments": 400, "syntax_error": 400, "invalid_program": 400, "not_found": 404,
+          "permission_denied": 403, "budget_exceeded": 422, "evaluation_error": 422}
 MAX_RULES_DRAWN = 300
 CONTROL = {(",", 2), (";", 2), ("->", 2), ("\\+", 1), ("not", 1)}
 
@@ -67,6 +71,11 @@ def number(params: Mapping[str, str], name: str, default: int | None = 0, low: i
     if not value.isdigit() or not low <= int(value) <= high:
         raise InvalidArguments(f"'{name}' must be a whole number from {low} to {high}", argument=name)
     return int(value)
+
+
+def failure(exc: DatalogMemoryError) -> tuple[Markup, int]:
+    """A tool's refusal shown where its answer would be, worded as on every surface, and the page's status."""
+    return h("p", {"class": "error"}, error_text(exc)), STATUS.get(exc.code, 500)
 
 
 # --- shared pieces ------------------------------------------------------------------------------------------
@@ -206,7 +215,11 @@ def query(view: View, params: Mapping[str, str]) -> Page:
     parts = [form("/query", [field_input("Goal", "goal", goal, "risky(X)", 48), segment_choice(view, memory)],
                   "Run")]
     if goal:
-        result = view.tool("query_logic", goal=goal, memory=memory, limit=PAGE_SIZE, offset=offset)
+        try:
+            result = view.tool("query_logic", goal=goal, memory=memory, limit=PAGE_SIZE, offset=offset)
+        except DatalogMemoryError as exc:
+            shown, failed = failure(exc)
+            return Page("Query and why", join([*parts, shown]), failed)
         variables = result["variables"]
         rows = [[*[code(b.get(v, "")) for v in variables], join(answer_links(goal, b, memory))]
                 for b in result["bindings"]]
@@ -263,11 +276,15 @@ def why(view: View, params: Mapping[str, str]) -> Page:
     parts = [form("/why", [field_input("Fact", "fact", fact, "risky(deploy_v3)", 48), segment_choice(view, memory)],
                   "Explain")]
     if fact:
-        status = view.tool("get_belief_status", fact=fact, memory=memory)
-        explained = view.tool("explain_why", fact=fact, memory=memory, max_depth=depth)
+        try:
+            status = view.tool("get_belief_status", fact=fact, memory=memory)
+            explained = view.tool("explain_why", fact=fact, memory=memory, max_depth=depth)
+        except DatalogMemoryError as exc:
+            shown, failed = failure(exc)
+            return Page("Why", join([*parts, shown]), failed)
         parts.append(definitions([
             ("believed", h("strong", {"class": f"status {status['status']}"}, status["status"])),
-            ("because", status["source"] + (" (derived)" if status["derived"] else "")),
+            ("because", status["source"] + (" (derived)" if status["derived"] and status["source"] != "derived" else "")),
             ("assumptions", join([link(url("/beliefs", assumption=a, memory=memory), a), " "]
                                  for a in status["justifications"]) or "none"),
         ]))
@@ -326,7 +343,11 @@ def memories(view: View, params: Mapping[str, str]) -> Page:
         h("label", None, h("input", {"type": "checkbox", "name": "history", "value": "1", "checked": history}),
           " include superseded, expired, forgotten")], "Search")]
     if q:
-        found = view.tool("memory_search", query=q, history=history, as_of=as_of, limit=PAGE_SIZE)
+        try:
+            found = view.tool("memory_search", query=q, history=history, as_of=as_of, limit=PAGE_SIZE)
+        except DatalogMemoryError as exc:
+            shown, failed = failure(exc)
+            return Page("Memories", join([*parts, shown]), failed)
         rows = [[link(url(f"/memories/{r['id']}", as_of=as_of), r["id"]), r["namespace"].get("type"), r["status"],
                  r["recorded_at"], _snippet(r.get("memory")), "; ".join(r.get("why", []))] for r in found["results"]]
         parts.append(table(["memory", "namespace", "status", "recorded", "text", "why it matched"], rows,
@@ -481,5 +502,7 @@ PAGES: dict[str, Callable[[View, Mapping[str, str]], Page]] = {
     "/": knowledge, "/facts": facts, "/query": query, "/why": why, "/beliefs": beliefs, "/memories": memories,
     "/observations": observations, "/audit": audit,
 }
+# Pages reached from another page highlight that one in the navigation.
+NAV_PARENT = {"/facts": "/", "/why": "/query"}
 NAV = [("/", "Knowledge"), ("/query", "Query and why"), ("/beliefs", "Beliefs"), ("/memories", "Memories"),
        ("/observations", "Observations"), ("/audit", "Audit")]
