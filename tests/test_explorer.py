@@ -305,3 +305,18 @@ def test_layers_put_what_a_predicate_uses_left_of_it(pairs):
     acyclic = all(a < b for a, b in pairs)  # sources below targets: no cycle anywhere
     if acyclic:
         assert all(layer[e.source] < layer[e.target] for e in edges)
+
+
+# --- the command ----------------------------------------------------------------------------------------------
+def test_explore_on_a_busy_port_fails_with_one_line(scenario):
+    import socket
+
+    from surfaces import cli
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        ran = cli(scenario.db, "explore", "--port", str(taken.getsockname()[1]))
+    assert ran.returncode == 1 and ran.stderr.startswith("Error: cannot listen on 127.0.0.1:")
+    assert "Traceback" not in ran.stderr and "token" not in ran.stdout
+    assert cli(scenario.db, "explore", "--port", "70000").returncode == 2

@@ -426,7 +426,9 @@ def observations(view: View, params: Mapping[str, str]) -> Page:
                         "retracted" if o["retracted_at"] else "")))
     findings = table(
         ["pattern", "score", "entities", "observations"],
-        [[f["pattern"], f["score"], join([link(url("/observations", entity=n), n), " "] for n in f["nodes"][:12]),
+        [[f["pattern"], f["score"],
+          join([link(url("/observations", entity=n), n), " "] for n in f["nodes"][:12]) if f["nodes"] else
+          join([link(url("/observations", tag=t), t), " "] for t in f.get("hedge_tags", [])[:6]),
           f.get("edge_count", len(f.get("hedge_tags", [])))] for f in found["findings"]], class_="findings")
     summary = found["summary"]
     parts = [
@@ -473,9 +475,11 @@ def changed(row: dict) -> Markup:
     if op == "remember" and isinstance(payload.get("edge_id"), int):
         tag = f"HEDGE-{payload['edge_id']}"
         return link(url("/observations", tag=tag), tag)
+    if op in ("remember_observations", "forget_observation"):
+        return link("/observations", "observations")
     if op in ("create_memory", "mount_memory", "unmount_memory", "materialize", "import_facts", "import_program",
-              "rename_predicate", "clear_context", "restore_snapshot") and segment:
-        return link(url("/", memory=segment), segment)
+              "rename_predicate", "clear_context", "restore_snapshot") and row["memory"]:
+        return link(url("/", memory=segment), row["memory"])
     return Markup("")
 
 
