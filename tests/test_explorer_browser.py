@@ -97,6 +97,8 @@ def shot(page, name: str) -> None:
 
 def test_every_page_opens_and_is_captured(served, page):
     scenario, alice, _ = served
+    refused = page.goto(alice.base + "/audit")  # no token yet
+    assert refused.status == 403 and page.locator("body").inner_text() == "Forbidden"
     page.goto(alice.url)  # the printed link: the token becomes a cookie, later pages need nothing else
     expect(page.locator("h1")).to_have_text("Knowledge")
     expect(page.locator("svg.graph")).to_be_visible()

@@ -47,10 +47,11 @@ def read_only(context: CallerContext) -> CallerContext:
 class Guard:
     """ASGI middleware: method, host and token checks before any page runs; security headers on every answer."""
 
-    def __init__(self, app, token: str, port_hosts: set[str]) -> None:
+    def __init__(self, app, token: str, port_hosts: set[str], cookie: str = COOKIE) -> None:
         self.app = app
         self.token = token
         self.hosts = port_hosts
+        self.cookie = cookie  # browsers share cookies across ports: one name per port keeps explorers apart
 
     def _authorized(self, scope) -> tuple[bool, bool]:
         """(allowed, came with the URL token)"""
@@ -65,7 +66,8 @@ class Guard:
                     cookie.load(value.decode("latin-1"))
                 except Exception:  # a malformed cookie header is no credential
                     continue
-                if COOKIE in cookie and secrets.compare_digest(cookie[COOKIE].value.encode(), self.token.encode()):
+                if self.cookie in cookie and secrets.compare_digest(cookie[self.cookie].value.encode(),
+                                                                    self.token.encode()):
                     return True, False
         return False, False
 
@@ -90,7 +92,7 @@ class Guard:
             await PlainTextResponse("Forbidden", 403)(scope, receive, secured)
             return
         if by_url:
-            extra.append((b"set-cookie", f"{COOKIE}={self.token}; Path=/; HttpOnly; SameSite=Strict".encode()))
+            extra.append((b"set-cookie", f"{self.cookie}={self.token}; Path=/; HttpOnly; SameSite=Strict".encode()))
         await self.app(scope, receive, secured)
 
 
@@ -139,7 +141,7 @@ def build_app(memory, token: str, port: int | None = None) -> Starlette:
                Route("/static/explorer.css", css, methods=["GET"])]
     app = Starlette(routes=routes)
     hosts = {HOST, "localhost"} if port is None else {f"{HOST}:{port}", f"localhost:{port}"}
-    return Guard(app, token, hosts)  # type: ignore[return-value]
+    return Guard(app, token, hosts, COOKIE if port is None else f"{COOKIE}_{port}")  # type: ignore[return-value]
 
 
 def new_token() -> str:

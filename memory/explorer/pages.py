@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 from ..errors import DatalogMemoryError, InvalidArguments
 from ..evidence.timeline import observation_timeline
 from ..sources.audit_trail import AuditFilter, audit_events
-from ..terms import Compound, Var, format_term, map_leaves, parse_term
+from ..terms import Compound, Var, format_term, is_ground, map_leaves, parse_term
 from ..tools import REGISTRY, call_tool
 from ..tools.registry import error_text
 from .graph import NOT_PREDICATES, dependency_svg
@@ -206,7 +206,8 @@ def answer_links(goal_text: str, binding: Mapping[str, str], memory: str | None)
     """The goal with an answer's values put in, one "why" link per call it made."""
     values = {name: parse_term(value) for name, value in binding.items()}
     goal = map_leaves(parse_term(goal_text), lambda t: values.get(t.name, t) if type(t) is Var else t)
-    return [why_link(format_term(lit), memory, f"why {format_term(lit)}") for lit in _literals(goal)]
+    # A call left with a variable (an anonymous `_`) names no single fact: it gets no link.
+    return [why_link(format_term(lit), memory, f"why {format_term(lit)}") for lit in _literals(goal) if is_ground(lit)]
 
 
 def query(view: View, params: Mapping[str, str]) -> Page:
@@ -317,7 +318,9 @@ def beliefs(view: View, params: Mapping[str, str]) -> Page:
             (kept if others else gone).append((fact, others))
         parts.append(h("section", {"id": "dry-run"},
             h("h2", None, "If ", code(chosen), " were retracted (dry run)"),
-            h("p", {"class": "hint"}, "Computed from each fact's supports; nothing is retracted."),
+            h("p", {"class": "hint"}, "Computed from each fact's supports; nothing is retracted. Conclusions "
+                                      "rules derive from a fact that would go are derived no more unless another "
+                                      "proof remains: ask Why on one to see what it rests on."),
             h("h3", None, f"Would go ({len(gone)})"),
             h("ul", {"class": "gone"}, [h("li", None, why_link(f, memory)) for f, _ in gone]) if gone
             else h("p", None, "Nothing: every fact it supports has another support."),
