@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import re
+import shutil
 
 import pytest
 from hypothesis import given, settings
@@ -22,6 +23,7 @@ from memory.explorer.graph import Edge, layers, rule_edges
 from memory.explorer.html import Markup, escape, h, url
 from memory.explorer.pages import PAGES, View
 from memory.sources.context import READ
+from memory.tools import call_tool
 
 TOKEN = "test-token-0123456789"
 PAGES_TO_VISIT = ["/", "/facts", "/facts?functor=item&arity=1&offset=50", "/query?goal=risky(X)",
@@ -110,7 +112,6 @@ def test_the_explorer_holds_no_capability_but_reading(scenario):
         view.tool("remember_fact", fact="evil(1)")
     with pytest.raises(PermissionError):
         view.tool("explain_why", fact="risky(deploy_v3)", record_proof=True)
-    from memory.tools import call_tool
     with pytest.raises(PermissionDenied):  # and the registry itself refuses every write for this context
         call_tool(memory, "remember_fact", {"fact": "evil(1)"})
     memory.close()
@@ -219,10 +220,8 @@ def test_a_proof_leads_to_the_memory_and_its_exact_text(scenario, alice):
 
 
 def test_a_proof_shows_observations_with_tag_and_time(scenario, alice):
-    from memory.tools import call_tool
     # A rule over observations, defined in a copy of the store so the shared scenario stays as it is.
     db = scenario.db.replace("memory.db", "observed.db")
-    import shutil
     shutil.copy(scenario.db, db)
     writer = Memory(db, context=context(ALICE))
     call_tool(writer, "define_rule", {"head": "seen_with(A, B)", "body": "hedge(E, _, _, _), member(E, A), "
@@ -324,3 +323,18 @@ def test_explore_on_a_busy_port_fails_with_one_line(scenario):
     assert ran.returncode == 1 and ran.stderr.startswith("Error: cannot listen on 127.0.0.1:")
     assert "Traceback" not in ran.stderr and "token" not in ran.stdout
     assert cli(scenario.db, "explore", "--port", "70000").returncode == 2
+
+
+def test_detect_is_computed_again_only_when_the_store_changed(scenario):
+    db = scenario.db.replace("memory.db", "detect.db")
+    shutil.copy(scenario.db, db)
+    memory = Memory(db, context=read_only(context(ALICE)))
+    view = View(memory)
+    first = view.detect()
+    assert view.detect() is first  # nothing changed: the same findings, not a second scan
+    writer = Memory(db, context=context(ALICE))
+    writer.remember(["host:new", "user:new"], event_ts=1_780_000_000)
+    writer.close()
+    again = view.detect()
+    assert again is not first and again["summary"]["edges_scanned"] == first["summary"]["edges_scanned"] + 1
+    memory.close()

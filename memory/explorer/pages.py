@@ -39,6 +39,15 @@ class View:
 
     def __init__(self, memory) -> None:
         self.memory = memory
+        self._detected: tuple[int, dict] | None = None
+
+    def detect(self) -> dict:
+        """detect's findings over every observation, computed again only when the store changed since (the
+        explorer never writes, so a new data_version means another connection committed)."""
+        version = self.memory.store.data_version()
+        if self._detected is None or self._detected[0] != version:
+            self._detected = (version, self.tool("detect"))
+        return self._detected[1]
 
     def tool(self, name: str, **arguments: Any) -> dict:
         spec = REGISTRY[name]
@@ -410,7 +419,7 @@ def memory_page(view: View, params: Mapping[str, str], ident: str) -> Page:
 def observations(view: View, params: Mapping[str, str]) -> Page:
     entity, tag = text(params, "entity", 512), text(params, "tag", 64)
     offset = number(params, "offset")
-    found = view.tool("detect")
+    found = view.detect()
     marks: dict[str, list[str]] = {}
     for finding in found["findings"]:
         for hedge in finding.get("hedge_tags", []):
