@@ -250,6 +250,9 @@ def test_memories_page_search_history_and_as_of(scenario, alice):
     assert scenario.old_window not in listed  # superseded: not current
     found = cells(alice.get("/memories?q=deploys&history=1").text, "memories")
     assert {row[0] for row in found} == {scenario.old_window, scenario.new_window}
+    assert {row[1] for row in found} == {"project"}
+    assert "No memory matches." in alice.get("/memories?q=deploys&history=1&scope=session").text
+    assert alice.get("/memories?q=deploys&scope=elsewhere").status_code == 400
     old = alice.get(f"/memories/{scenario.old_window}").text
     assert html.escape(OLD_WINDOW) in old and f'href="/memories/{scenario.new_window}"' in old
     assert "superseded" in [row[1] for row in cells(old, "history")]

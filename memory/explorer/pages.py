@@ -347,16 +347,18 @@ def _snippet(value: str | None, size: int = 160) -> str:
 
 
 def memories(view: View, params: Mapping[str, str]) -> Page:
-    q, as_of = text(params, "q", 4096), text(params, "as_of", 64)
+    q, as_of, scope = text(params, "q", 4096), text(params, "as_of", 64), text(params, "scope", 16)
     history = params.get("history") == "1"
     offset = number(params, "offset")
     parts = [form("/memories", [
-        field_input("Search", "q", q, "words", 32), field_input("As of", "as_of", as_of, "2026-05-01T12:00", 18),
+        field_input("Search", "q", q, "words", 32),
+        field_select("In", "scope", scope, ["session", "project", "global"], "every namespace you may read"),
+        field_input("As of", "as_of", as_of, "2026-05-01T12:00", 18),
         h("label", None, h("input", {"type": "checkbox", "name": "history", "value": "1", "checked": history}),
           " include superseded, expired, forgotten")], "Search")]
     if q:
         try:
-            found = view.tool("memory_search", query=q, history=history, as_of=as_of, limit=PAGE_SIZE)
+            found = view.tool("memory_search", query=q, history=history, as_of=as_of, limit=PAGE_SIZE, scope=scope)
         except DatalogMemoryError as exc:
             shown, failed = failure(exc)
             return Page("Memories", join([*parts, shown]), failed)
