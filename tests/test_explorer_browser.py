@@ -9,6 +9,8 @@ import os
 import re
 import subprocess
 import tempfile
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -93,6 +95,25 @@ def page(chromium):
 def shot(page, name: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"explorer-{name}.png"), full_page=True)
+
+
+def _status(request) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(request, timeout=20) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read().decode()
+
+
+def test_the_served_command_guards_every_request(served):
+    """The real server (uvicorn), without a browser: token, methods, host."""
+    _, alice, _ = served
+    assert _status(alice.base + "/audit") == (403, "Forbidden")
+    assert _status(alice.url)[0] == 200
+    for method in ("POST", "PUT", "DELETE"):
+        assert _status(urllib.request.Request(alice.url, data=b"x=1", method=method))[0] == 405
+    assert _status(urllib.request.Request(alice.url, headers={"Host": "evil.example"}))[0] == 403
+    assert alice.proc.poll() is None  # still serving
 
 
 def test_every_page_opens_and_is_captured(served, page):
