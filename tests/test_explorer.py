@@ -50,6 +50,15 @@ def alice(scenario):
     memory.close()
 
 
+@pytest.fixture(scope="module")
+def alice_view_client(scenario):
+    """Alice's explorer for a whole module (hypothesis runs many examples in one test)."""
+    client, memory = explorer(scenario.db, ALICE)
+    client.get(f"/?token={TOKEN}")
+    yield client
+    memory.close()
+
+
 @pytest.fixture
 def bob(scenario):
     client, memory = explorer(scenario.db, BOB)
@@ -161,8 +170,9 @@ def test_facts_are_paged(alice):
     last = alice.get("/facts?functor=item&arity=1&offset=100").text
     assert [r[0] for r in cells(last, "facts")] == [f"item(i{n:03d})" for n in range(100, PAGED)]
     assert "next →" not in last and "offset=50" in last
-    bad = alice.get("/facts?offset=-1")
-    assert bad.status_code == 400 and "whole number" in bad.text
+    for offset in ("-1", "²", "1e3", "9" * 20):
+        bad = alice.get("/facts", params={"offset": offset})
+        assert bad.status_code == 400 and ("whole number" in bad.text or "too long" in bad.text), offset
 
 
 def test_audit_is_filtered_by_actor_operation_and_time(scenario, alice):
@@ -341,3 +351,21 @@ def test_detect_is_computed_again_only_when_the_store_changed(scenario):
     again = view.detect()
     assert again is not first and again["summary"]["edges_scanned"] == first["summary"]["edges_scanned"] + 1
     memory.close()
+
+
+PARAMETERS = ["memory", "functor", "arity", "offset", "goal", "fact", "depth", "assumption", "q", "as_of", "history",
+              "scope", "entity", "tag", "actor", "operation", "since", "until"]
+
+
+@given(path=st.sampled_from(sorted(PAGES)), params=st.dictionaries(
+    st.sampled_from(PARAMETERS), st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40),
+    max_size=3))
+@settings(max_examples=80, deadline=None)
+def test_any_parameters_give_a_page_or_a_clear_refusal_never_a_crash(alice_view_client, path, params):
+    """Whatever a link or a hand-edited URL carries: 200, or 400/404/422 with the error's line; never a 500, and
+    nothing from the parameters comes back as markup."""
+    answer = alice_view_client.get(path, params=params)
+    assert answer.status_code in (200, 400, 404, 422), (path, params, answer.text[-300:])
+    if answer.status_code != 200:
+        assert '<p class="error">' in answer.text
+    assert "<script" not in answer.text.lower()

@@ -77,7 +77,7 @@ def number(params: Mapping[str, str], name: str, default: int | None = 0, low: i
     value = text(params, name, 12)
     if value is None:
         return default
-    if not value.isdigit() or not low <= int(value) <= high:
+    if not (value.isascii() and value.isdigit()) or not low <= int(value) <= high:  # not '²' nor '-1'
         raise InvalidArguments(f"'{name}' must be a whole number from {low} to {high}", argument=name)
     return int(value)
 
