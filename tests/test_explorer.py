@@ -369,3 +369,23 @@ def test_any_parameters_give_a_page_or_a_clear_refusal_never_a_crash(alice_view_
     if answer.status_code != 200:
         assert '<p class="error">' in answer.text
     assert "<script" not in answer.text.lower()
+
+
+def test_the_audit_log_hides_edits_of_a_fact_the_viewer_cannot_see(scenario):
+    """Alice's forget_fact on a fact resting only on her project's memory leaves it stored (still supported)
+    and writes an audit row naming it: bob, who cannot see the fact, does not see that row either."""
+    db = scenario.db.replace("memory.db", "edited.db")
+    shutil.copy(scenario.db, db)
+    writer = Memory(db, context=context(ALICE))
+    kept = call_tool(writer, "forget_fact", {"fact": "touches(deploy_v3, billing_db)"}).structured
+    assert kept["removed"] is False
+    call_tool(writer, "forget_fact", {"fact": "critical(billing_db)"})  # gone for everyone: a row everyone sees
+    writer.close()
+    shown = {}
+    for who, env in (("alice", ALICE), ("bob", BOB)):
+        client, memory = explorer(db, env)
+        shown[who] = [row[5] for row in cells(client.get(f"/audit?token={TOKEN}&operation=forget_fact").text, "audit")]
+        memory.close()
+    assert shown["alice"] == ["forgot critical(billing_db) (no support left: removed)",
+                              "forgot touches(deploy_v3, billing_db) (still supported)"]
+    assert shown["bob"] == ["forgot critical(billing_db) (no support left: removed)"]

@@ -2,8 +2,10 @@
 that would reveal source memories outside the caller's namespaces.
 
 Read-only. A row about a source memory (memory_remember, memory_forget) is shown only when every memory it
-names is in a namespace the caller may read; any other row is shown to every caller holding memory_read,
-as the facts and rules it describes are."""
+names is in a namespace the caller may read. A row naming a fact (`fact`, or update_fact's `old` and `new`)
+is hidden while that fact is stored but invisible to the caller (it rests only on memories the caller may
+not read), so the log does not show what the knowledge tools hide. Any other row is shown to every caller
+holding memory_read, as the facts and rules it describes are."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from ..store import Store
 from .context import CallerContext
 from .memories import SourceMemories
 from .namespaces import readable_namespaces
+from .visibility import visible_facts_clause
 
 MAX_PAGE = 500
 
@@ -34,14 +37,27 @@ class AuditFilter:
                            parse_instant("until", self.until) if self.until else None)
 
 
-def _visible(spaces: list[str]) -> tuple[str, list]:
+FACT_PATHS = ("$.fact", "$.old", "$.new")  # where a payload names a fact
+
+
+def _visible(conn, context: CallerContext) -> tuple[str, list]:
     """SQL over `a` (a row of audit_events) keeping what the caller may see, and its parameters."""
+    spaces = readable_namespaces(conn, context)
     listed = ", ".join("?" * len(spaces)) or "NULL"
     sql = (f"(a.operation <> 'memory_remember' OR json_extract(a.payload, '$.namespace') IN ({listed})) AND "
            f"(a.operation <> 'memory_forget' OR NOT EXISTS (SELECT 1 FROM json_each(a.payload, '$.ids') AS j "
            f"LEFT JOIN memory_texts AS m ON m.id = j.value "
            f"WHERE m.namespace IS NULL OR m.namespace NOT IN ({listed})))")
-    return sql, [*spaces, *spaces]
+    params: list = [*spaces, *spaces]
+    facts = visible_facts_clause(conn, context)
+    if facts is not None:  # some fact rests on a source memory: hide rows naming one the caller cannot see
+        hidden = (f"EXISTS (SELECT 1 FROM facts AS f JOIN segments AS g ON g.id = f.segment_id "
+                  f"WHERE g.name = coalesce(a.memory, 'default') AND f.text = json_extract(a.payload, ?) "
+                  f"AND NOT ({facts[0]}))")
+        for path in FACT_PATHS:
+            sql += f" AND NOT {hidden}"
+            params += [path, *facts[1]]
+    return sql, params
 
 
 def audit_events(store: Store, context: CallerContext, where: AuditFilter = AuditFilter(), limit: int = 50,
@@ -53,7 +69,7 @@ def audit_events(store: Store, context: CallerContext, where: AuditFilter = Audi
         raise InvalidArguments(f"limit must be 1..{MAX_PAGE} and offset at least 0", argument="limit")
     where = where.checked()
     with store.read() as conn:
-        visible, params = _visible(readable_namespaces(conn, context))
+        visible, params = _visible(conn, context)
         conditions, chosen = [visible], list(params)
         for column, op, value in (("a.actor", "=", where.actor), ("a.operation", "=", where.operation),
                                   ("a.at", ">=", where.since), ("a.at", "<", where.until)):
