@@ -219,7 +219,8 @@ def test_a_proof_leads_to_the_memory_and_its_exact_text(scenario, alice):
     assert cells(answers, "answers")[0][0] == "deploy_v3"
     assert 'href="/why?fact=risky%28deploy_v3%29"' in answers
     anonymous = alice.get("/query?goal=touches(X, _), critical(_)").text
-    assert 'href="/why?fact=touches%28deploy_v3%2C' not in anonymous and cells(anonymous, "answers")[0][0] == "deploy_v3"
+    assert 'href="/why?fact=touches%28deploy_v3%2C' not in anonymous
+    assert cells(anonymous, "answers")[0][0] == "deploy_v3"
     both = alice.get("/query", params={"goal": "touches(X, Y), critical(Y)"}).text
     assert "why touches(deploy_v3, billing_db)" in both and "why critical(billing_db)" in both
     proof = alice.get("/why?fact=risky(deploy_v3)").text

@@ -294,7 +294,8 @@ def why(view: View, params: Mapping[str, str]) -> Page:
             return Page("Why", join([*parts, shown]), failed)
         parts.append(definitions([
             ("believed", h("strong", {"class": f"status {status['status']}"}, status["status"])),
-            ("because", status["source"] + (" (derived)" if status["derived"] and status["source"] != "derived" else "")),
+            ("because", status["source"] + (" (derived)" if status["derived"] and status["source"] != "derived"
+                                            else "")),
             ("assumptions", join([link(url("/beliefs", assumption=a, memory=memory), a), " "]
                                  for a in status["justifications"]) or "none"),
         ]))
@@ -398,7 +399,8 @@ def memory_page(view: View, params: Mapping[str, str], ident: str) -> Page:
         else h("p", {"class": "warning"}, "The text was erased; the id and history remain."),
         definitions([
             ("id", code(got["id"])), ("namespace", f"{ns.get('type')}" + (f" {ns['id']}" if ns.get("id") else "")),
-            ("kind", got["kind"]), ("status", h("strong", None, got["status"])),
+            ("kind", got["kind"]), ("lifetime", got.get("lifetime") or "—"),
+            ("status", h("strong", None, got["status"])),
             ("current", "yes" if got["current"] else "no"), ("recorded", got["recorded_at"]),
             ("valid", f"{got.get('valid_from') or '—'} → {got.get('valid_to') or 'open'}"),
             ("by", f"{got['principal']} ({got['trust']})"), ("version", got["version"]),
