@@ -157,6 +157,7 @@ def serve(memory, port: int = 0, announce=print) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((HOST, port))
+    sock.listen(128)  # before the link is printed: a request made at once waits in the backlog, not refused
     bound = sock.getsockname()[1]
     token = new_token()
     app = build_app(memory, token, bound)
