@@ -147,7 +147,7 @@ def test_markup_in_an_atom_or_a_parameter_is_shown_as_text(alice):
 
 # Characters that matter to HTML, to Prolog and to URLs, with a few from far planes. A sampled alphabet, not
 # st.text(): hypothesis builds its Unicode tables once per process, which costs seconds on a fresh home.
-TRICKY = list("<>&\"'`=/\\;:,.()[]{}%#?+-_ \t\n\r\x00\x7f") + list("aZ09éß€\u2028\u202e\ufeff😀") + ["&amp;", "<script>"]
+TRICKY = [*"<>&\"'`=/\\;:,.()[]{}%#?+-_ \t\n\r\x00\x7f", *"aZ09éß€\u2028\u202e\ufeff😀", "&amp;", "<script>"]
 TEXT = st.lists(st.sampled_from(TRICKY), max_size=30).map("".join)
 
 
