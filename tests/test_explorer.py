@@ -396,3 +396,13 @@ def test_the_audit_log_hides_edits_of_a_fact_the_viewer_cannot_see(scenario):
     assert shown["alice"] == ["forgot critical(billing_db) (no support left: removed)",
                               "forgot touches(deploy_v3, billing_db) (still supported)"]
     assert shown["bob"] == ["forgot critical(billing_db) (no support left: removed)"]
+
+
+def test_a_principal_without_memory_read_sees_nothing(scenario):
+    client, memory = explorer(scenario.db, {**ALICE, "DATALOG_MEMORY_CAPABILITIES": "memory_write_session"})
+    client.get(f"/?token={TOKEN}")
+    for path in PAGES_TO_VISIT + [f"/memories/{scenario.alice_memory}"]:
+        answer = client.get(path)
+        assert answer.status_code == 403 and "PermissionDenied" in answer.text, path
+        assert "critical" not in answer.text and SOURCE_TEXT not in answer.text and "HEDGE-" not in answer.text
+    memory.close()
