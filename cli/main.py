@@ -152,6 +152,30 @@ def serve(
 
 
 @app.command(rich_help_panel=ADMIN)
+def explore(
+    ctx: typer.Context,
+    port: int = typer.Option(0, "--port", min=0, max=65535, help="Port on 127.0.0.1 (default: a free one)"),
+) -> None:
+    """Browse the store in a local, read-only web view (127.0.0.1, a token in the URL it prints)."""
+    from memory.explorer import read_only, serve as run
+    from memory.sources.context import CallerContext
+
+    state = ctx.find_root().obj
+    # The principal the server would run as (the same environment), able to read and nothing more.
+    memory = Memory.open(state.get("db"), context=read_only(CallerContext.from_env()))
+    ctx.find_root().call_on_close(memory.close)
+    try:
+        memory.store.data_version()  # a database we cannot use fails before serving
+    except DatalogMemoryError as exc:
+        _fail(exc, False)
+    try:
+        run(memory, port, announce=lambda link: out.print(f"Explorer (read-only, Ctrl-C to stop): {link}",
+                                                          markup=False, highlight=False, soft_wrap=True))
+    except OSError as exc:
+        raise Failure(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+
+
+@app.command(rich_help_panel=ADMIN)
 def init(ctx: typer.Context) -> None:
     """Create the database (and its folder) if it does not exist, and print where it is."""
     memory = _memory(ctx)
