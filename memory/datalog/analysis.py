@@ -159,10 +159,6 @@ def _tarjan(nodes: list, graph: dict) -> list[list]:
     return out
 
 
-def _pred_name(pred) -> str:
-    if len(pred) == 3 and isinstance(pred[2], str):
-        return f"{pred[2]}:{pred[0]}/{pred[1]}"
-    return f"{pred[0]}/{pred[1]}"
 
 
 def stratify(program: Program, rules: list[Rule] | None = None) -> Strata:
@@ -184,10 +180,10 @@ def stratify(program: Program, rules: list[Rule] | None = None) -> Strata:
                     continue
                 is_recursive = True
                 if negative:
-                    cycle = " -> ".join(_pred_name(p) for p in _cycle(pred, target, graph, set(comp)))
+                    cycle = " -> ".join(str(p) for p in _cycle(pred, target, graph, set(comp)))
                     text = program.sources[rule.source].text
                     raise InvalidProgram(
-                        f"program is not stratified: {_pred_name(pred)} depends on itself through negation "
+                        f"program is not stratified: {str(pred)} depends on itself through negation "
                         f"or aggregation (cycle {cycle}; rule: {text})",
                         rule=text, cycle=cycle,
                     )

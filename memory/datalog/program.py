@@ -14,10 +14,7 @@ from typing import Iterable, Union
 
 from ..errors import InvalidProgram
 from ..terms import Compound, Float, String, Term, Var, format_term, indicator, variables
-
-# Predicate keys: (name, arity) for local predicates, (name, arity, segment) for
-# `segment:name(...)` goals; the demand rewrite wraps keys in longer tuples.
-Pred = tuple
+from .predicates import Pred, is_reserved
 
 COMPARISONS = frozenset({"<", ">", "=<", ">=", "=:=", "=\\="})
 TERM_ORDER = frozenset({"@<", "@>", "@=<", "@>="})
@@ -101,6 +98,7 @@ class SourceRule:
 class Program:
     sources: list[SourceRule] = field(default_factory=list)
     rules: list[Rule] = field(default_factory=list)
+    auxiliaries: int = 0  # auxiliary predicates made so far: numbers their printed names
 
     def idb(self) -> set:
         return {rule.head.pred for rule in self.rules}
@@ -114,12 +112,12 @@ def predicate_key(term: Term, where: str) -> tuple[Pred, tuple]:
             raise InvalidProgram(f"a module qualifier must be an atom, not {format_term(module)} ({where})")
         if type(goal) is Compound and goal.functor == ":":
             raise InvalidProgram(f"nested module qualification {format_term(term)} ({where})")
-        (name, arity), args = predicate_key(goal, where)
-        return (name, arity, module), args
+        pred, args = predicate_key(goal, where)
+        return Pred.in_segment(pred.name, pred.arity, module), args
     if type(term) is str:
-        return (term, 0), ()
+        return Pred.stored(term, 0), ()
     if type(term) is Compound:
-        return (term.functor, len(term.args)), term.args
+        return Pred.stored(term.functor, len(term.args)), term.args
     if type(term) is Var:
         raise InvalidProgram(f"a goal must not be a variable ({where})")
     raise InvalidProgram(f"{format_term(term)} is not a goal ({where})")
@@ -128,7 +126,7 @@ def predicate_key(term: Term, where: str) -> tuple[Pred, tuple]:
 def check_user_predicate(term: Term, role: str) -> None:
     """Heads and facts may not redefine control constructs or builtins, nor use reserved names."""
     name, arity = indicator(term)
-    if name.startswith("$"):
+    if is_reserved(name):
         raise InvalidProgram(f"predicate names starting with '$' are reserved ({role} {name}/{arity})")
     if name in (",", ";", "\\+", "not", "->", ":-", "|") or (name in BUILTIN_OPS and arity == 2):
         raise InvalidProgram(f"cannot define built-in or control construct {name}/{arity} as a {role}")
@@ -159,7 +157,6 @@ class Normalizer:
 
     def __init__(self, program: Program) -> None:
         self.program = program
-        self.aux_count = 0
 
     def add_clause(self, clause: Term, text: str | None = None, rule_id: int | None = None) -> int:
         text = text if text is not None else format_term(clause)
@@ -254,8 +251,8 @@ class Normalizer:
         return Agg(kind, template, aux, group, result)
 
     def aux_predicate(self, kind: str, head_vars: tuple, body: Term, source: int, where: str) -> Lit:
-        self.aux_count += 1
-        pred = (f"${kind}{self.aux_count}", len(head_vars))
+        self.program.auxiliaries += 1
+        pred = Pred.auxiliary(f"{kind}{self.program.auxiliaries}", len(head_vars))
         head = Lit(pred, head_vars)
         self.add_rules(head, body, source, where)
         return head
@@ -299,6 +296,14 @@ def literal_dependency(literal: Literal) -> tuple | None:
     return None
 
 
+def rules_by_head(rules: Iterable[Rule]) -> dict[Pred, list[Rule]]:
+    """The rules of each head predicate, in their order."""
+    by_head: dict = {}
+    for rule in rules:
+        by_head.setdefault(rule.head.pred, []).append(rule)
+    return by_head
+
+
 def body_preds(rules: Iterable) -> set:
     """Every predicate the bodies of these rules read."""
     return {dep[0] for rule in rules for lit in rule.body if (dep := literal_dependency(lit)) is not None}
@@ -326,10 +331,10 @@ def literal_vars(literal: Literal) -> set:
 
 
 def literal_term(literal: Lit) -> Term:
-    name = literal.pred[0]
+    name = literal.pred.name
     goal = Compound(name, literal.args) if literal.args else name
-    if len(literal.pred) == 3 and isinstance(literal.pred[2], str):
-        return Compound(":", (literal.pred[2], goal))
+    if literal.pred.segment is not None:
+        return Compound(":", (literal.pred.segment, goal))
     return goal
 
 

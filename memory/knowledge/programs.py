@@ -81,7 +81,6 @@ def import_program(kb, text: str, memory: str | None = None, replace: bool = Fal
         added_facts, _ = kb.add_facts(facts, segment.name, "import_program")
         program = kb._build_program(conn, segment)
         normalizer = Normalizer(program)
-        normalizer.aux_count = 1_000_000
         existing = {row[0] for row in conn.execute("SELECT text FROM rules WHERE segment_id = ?", (segment.id,))}
         names = {row[0] for row in conn.execute("SELECT name FROM rules WHERE segment_id = ? AND name IS NOT NULL",
                                                 (segment.id,))}

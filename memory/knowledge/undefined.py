@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 from typing import Iterable
 
+from ..datalog.predicates import is_reserved
 from ..datalog.program import BUILTIN_OPS, UNSUPPORTED
 from ..terms import Term
 from .goals import goals
@@ -52,7 +53,7 @@ def undefined_warnings(conn, segment_id: int, body: Term, visible: tuple[str, li
 def _warning(name: str, arity: int, defined: set) -> str:
     """The message, with the nearest names: the same name at another arity, else names spelled alike
     with the same arity, else names spelled alike at any arity."""
-    preds = sorted((n, a) for n, a in defined if not n.startswith("$"))
+    preds = sorted((n, a) for n, a in defined if not is_reserved(n))
     nearest = [p for p in preds if p[0] == name] or _alike(name, [p for p in preds if p[1] == arity]) \
         or _alike(name, preds)
     suggestions = [f"{n}/{a}" for n, a in nearest][:MAX_SUGGESTIONS]
