@@ -14,7 +14,7 @@ linear. Predicates reached through negation or aggregation are computed in full
 from __future__ import annotations
 
 from ..terms import variables
-from .plan import order_body
+from .planner import order_body
 from .predicates import Pred
 from .program import Agg, Lit, Neg, Rule, body_preds, literal_vars, rules_by_head
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import gc
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterator
 
 from .analysis import Strata, stratify
 from ..errors import BudgetExceeded, Cancelled
 from .budget import Budget, give_back_memory
-from .plan import CompiledRule
+from .compiler import CompiledRule
 from .predicates import Pred
 from .program import Lit, Program, Rule, body_preds, rules_by_head
 from .relations import RULE_BITS, RULE_MASK, Relations, release

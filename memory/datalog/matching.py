@@ -13,7 +13,9 @@ from typing import Iterator
 
 from ..terms import Compound, format_term, is_ground
 from .builtins import NUMERIC_COMPARE, ORDER_COMPARE, from_number, order_key, resolve, unify
-from .plan import EMPTY_AGGREGATE, MISSING, _match, aggregate_value, number_getter, order_body, term_getter
+from .aggregates import EMPTY_AGGREGATE, aggregate_value
+from .planner import order_body
+from .rows import MISSING, match_pattern, number_getter, term_getter
 from .program import Agg, Builtin, Lit, Neg, Program, Rule, format_literal, literal_term
 from .relations import RULE_BITS, build_index, index_key
 
@@ -130,7 +132,7 @@ class BodyMatcher:
         if isinstance(lit, Neg):
             args = tuple(resolve(a, binding) for a in lit.lit.args)
             holds = not any(
-                all(_match(a, v, (), {}, {}) for a, v in zip(args, t)) for t in self.candidates(lit.lit.pred, args, {})
+                all(match_pattern(a, v, (), {}, {}) for a, v in zip(args, t)) for t in self.candidates(lit.lit.pred, args, {})
             )
             return holds, binding, "\\+ " + goal_text(lit.lit.pred, args), "negation"
         if isinstance(lit, Builtin):

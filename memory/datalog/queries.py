@@ -5,6 +5,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 from operator import itemgetter
+from typing import Iterator
 
 from ..errors import InvalidArguments
 from ..terms import Compound, Term, Var, format_term, is_ground, variables
