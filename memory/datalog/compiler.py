@@ -9,11 +9,11 @@ from typing import Callable
 
 from ..terms import Var, is_ground, variables
 from .aggregates import compile_aggregate
-from .builtins import NUMERIC_COMPARE, ORDER_COMPARE, from_number, order_key
+from .builtin_table import compile_builtin
 from .planner import order_body
 from .program import Agg, Builtin, Lit, Neg, Rule, literal_vars
 from .relations import EMPTY, Relations
-from .rows import Step, bind_result, head_projection, match_pattern, number_getter, term_getter
+from .rows import Step, head_projection, match_pattern
 
 SLICE_S = 0.005  # a join step runs about this long between budget checks
 FIRST_SLICE = 64
@@ -201,36 +201,6 @@ def compile_negation(neg: Neg, varmap: dict, width: int, rels: Relations) -> Ste
         ckey = _const_key(keys)
         return Step(lambda rows, _d=None: [] if ckey in index else rows, varmap, width)
     return Step(lambda rows, _d=None: [r for r in rows if row_key(r) not in index], varmap, width)
-
-
-def compile_builtin(lit: Builtin, varmap: dict, width: int) -> Step:
-    op, left, right = lit.op, lit.left, lit.right
-    if op == "is" and not lit.negated:
-        number = number_getter(right, varmap)
-        return bind_result(left, lambda r: from_number(number(r)), varmap, width)
-    if op == "=" and not lit.negated:
-        if all(v in varmap for v in variables(right)):
-            return bind_result(left, term_getter(right, varmap), varmap, width)
-        return bind_result(right, term_getter(left, varmap), varmap, width)
-    if op == "is":  # \+ X is E
-        number = number_getter(right, varmap)
-        get = term_getter(left, varmap)
-        test = lambda r: get(r) == from_number(number(r))
-    elif op in NUMERIC_COMPARE:
-        compare, a, b = NUMERIC_COMPARE[op], number_getter(left, varmap), number_getter(right, varmap)
-        test = lambda r: compare(a(r), b(r))
-    elif op in ORDER_COMPARE:
-        compare2, ga, gb = ORDER_COMPARE[op], term_getter(left, varmap), term_getter(right, varmap)
-        test = lambda r: compare2(order_key(ga(r)), order_key(gb(r)))
-    else:
-        ga, gb = term_getter(left, varmap), term_getter(right, varmap)
-        if op in ("=", "=="):
-            test = lambda r: ga(r) == gb(r)
-        else:  # \= and \== on ground terms
-            test = lambda r: ga(r) != gb(r)
-    if lit.negated:
-        return Step(lambda rows, _d=None: [r for r in rows if not test(r)], varmap, width)
-    return Step(lambda rows, _d=None: [r for r in rows if test(r)], varmap, width)
 
 
 class CompiledRule:

@@ -14,7 +14,7 @@ linear. Predicates reached through negation or aggregation are computed in full
 from __future__ import annotations
 
 from ..terms import variables
-from .planner import order_body
+from .planner import binds, order_body
 from .predicates import Pred
 from .program import Agg, Lit, Neg, Rule, body_preds, literal_vars, rules_by_head
 
@@ -50,6 +50,7 @@ class _Rewriter:
         pending_magic = []
         for i in order_body(rule, bound, lambda pred: 0):
             lit = rule.body[i]
+            binding = binds(lit, bound)
             if isinstance(lit, Lit):
                 new = self.call(lit, bound)
                 if new is not lit:
@@ -58,17 +59,13 @@ class _Rewriter:
                     magic = Rule(Lit(Pred.magic(pred, adornment), bound_args), tuple(prefix), rule.source)
                     pending_magic.append((magic, (pred, adornment)))
                 prefix.append(new)
-                bound |= literal_vars(lit)
             else:
                 if isinstance(lit, Neg):
                     self.full.add(lit.lit.pred)
                 elif isinstance(lit, Agg):
                     self.full.add(lit.goal.pred)
                 prefix.append(lit)
-                if isinstance(lit, Agg):
-                    bound |= set(variables(lit.result))
-                elif not isinstance(lit, Neg):
-                    bound |= set(variables(lit.left)) | set(variables(lit.right))
+            bound |= binding
         rewritten = Rule(head, tuple(_drop_implied_guard(head, prefix)), rule.source, origin=rule)
         for magic, callee in pending_magic:
             self.rules.append(magic)

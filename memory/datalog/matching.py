@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..terms import Compound, format_term, is_ground
-from .builtins import NUMERIC_COMPARE, ORDER_COMPARE, from_number, order_key, resolve, unify
+from ..terms import format_term, is_ground
+from .builtin_table import check_builtin
+from .builtins import order_key, resolve, unify
 from .aggregates import EMPTY_AGGREGATE, aggregate_value
 from .planner import order_body
-from .rows import MISSING, match_pattern, number_getter, term_getter
+from .rows import MISSING, match_pattern, term_getter
 from .program import Agg, Builtin, Lit, Neg, Program, Rule, format_literal, literal_term
 from .relations import RULE_BITS, build_index, index_key
 
@@ -29,6 +30,7 @@ class BodyMatcher:
         self.budget = budget  # checked at every step: a search can backtrack a long time
         self.indexes: dict = {}
         self.ready: dict = {}  # (rule, remaining literals, bound variables) -> the literal to try next
+        self.compiled: dict = {}  # builtin steps, per literal and bound variables (see `check_builtin`)
 
     @classmethod
     def over(cls, program: Program, model, budget=None) -> "BodyMatcher":
@@ -136,28 +138,7 @@ class BodyMatcher:
             )
             return holds, binding, "\\+ " + goal_text(lit.lit.pred, args), "negation"
         if isinstance(lit, Builtin):
-            left, right = resolve(lit.left, binding), resolve(lit.right, binding)
-            trial = dict(binding)
-            op = lit.op
-            if op == "is":
-                value = from_number(number_getter(right, {})(()))
-                holds = unify(left, value, trial)
-                left = resolve(left, trial)
-            elif op == "=":
-                holds = unify(left, right, trial)
-                left, right = resolve(left, trial), resolve(right, trial)
-            elif op in NUMERIC_COMPARE:
-                holds = NUMERIC_COMPARE[op](number_getter(left, {})(()), number_getter(right, {})(()))
-            elif op in ORDER_COMPARE:
-                holds = ORDER_COMPARE[op](order_key(left), order_key(right))
-            elif op == "==":
-                holds = left == right
-            else:
-                holds = left != right
-            if lit.negated:
-                holds, trial = not holds, binding
-            text = format_term(Compound(op, (left, right)))
-            return holds, trial, ("\\+ " + text if lit.negated else text), "builtin"
+            return (*check_builtin(lit, binding, self.compiled), "builtin")
         # aggregate
         position = {v: i for i, v in enumerate(lit.goal.args)}
         template = term_getter(lit.template, position) if lit.template is not None else None

@@ -6,6 +6,7 @@ from typing import Callable
 
 from ..errors import EvaluationError
 from ..terms import variables
+from . import builtin_table
 from .program import Agg, Builtin, Lit, Neg, Rule, literal_vars
 
 
@@ -33,14 +34,8 @@ def order_body(rule: Rule, bound: set, size: Callable, skip: int | None = None) 
                 if shared <= bound:
                     score = (0, 0, 0, i)
             elif isinstance(lit, Builtin):
-                lv, rv = set(variables(lit.left)), set(variables(lit.right))
-                if lit.negated or lit.op not in ("is", "="):
-                    if lv | rv <= bound:
-                        score = (0, 0, 0, i)
-                elif lit.op == "is" and rv <= bound:
-                    score = (0 if lv <= bound else 1, 0, 0, i)
-                elif lit.op == "=" and (lv <= bound or rv <= bound):
-                    score = (0 if lv | rv <= bound else 1, 0, 0, i)
+                if builtin_table.runnable(lit, bound):  # a test first, then a builtin that binds
+                    score = (0 if literal_vars(lit) <= bound else 1, 0, 0, i)
             elif isinstance(lit, Agg):
                 if set(lit.group) <= bound:
                     score = (1, 0, 0, i)
@@ -50,15 +45,16 @@ def order_body(rule: Rule, bound: set, size: Callable, skip: int | None = None) 
             raise EvaluationError("no evaluable literal left (an unsafe rule slipped through analysis)")
         order.append(best)
         remaining.remove(best)
-        bound |= _binds(rule.body[best], bound)
+        bound |= binds(rule.body[best], bound)
     return order
 
 
-def _binds(lit, bound: set) -> set:
+def binds(lit, bound: set) -> set:
+    """The variables a body literal binds when it runs with the variables in `bound` bound."""
     if isinstance(lit, Lit):
         return literal_vars(lit)
-    if isinstance(lit, Builtin) and not lit.negated and lit.op in ("is", "="):
-        return set(variables(lit.left)) | set(variables(lit.right))
+    if isinstance(lit, Builtin):
+        return builtin_table.binds(lit, bound)
     if isinstance(lit, Agg):
         return set(variables(lit.result))
     return set()

@@ -14,12 +14,10 @@ from typing import Iterable, Union
 
 from ..errors import InvalidProgram
 from ..terms import Compound, Float, String, Term, Var, format_term, indicator, variables
+from .builtin_table import BUILTINS, builtin
 from .predicates import Pred, is_reserved
 
-COMPARISONS = frozenset({"<", ">", "=<", ">=", "=:=", "=\\="})
-TERM_ORDER = frozenset({"@<", "@>", "@=<", "@>="})
-EQUALITIES = frozenset({"=", "\\=", "==", "\\=="})
-BUILTIN_OPS = COMPARISONS | TERM_ORDER | EQUALITIES | {"is"}
+BUILTIN_OPS = frozenset(BUILTINS)  # names of the builtins (each of arity 2)
 AGGREGATES = frozenset({"count", "sum", "max", "min", "bag", "set"})
 MAX_ALTERNATIVES = 256
 
@@ -128,7 +126,7 @@ def check_user_predicate(term: Term, role: str) -> None:
     name, arity = indicator(term)
     if is_reserved(name):
         raise InvalidProgram(f"predicate names starting with '$' are reserved ({role} {name}/{arity})")
-    if name in (",", ";", "\\+", "not", "->", ":-", "|") or (name in BUILTIN_OPS and arity == 2):
+    if name in (",", ";", "\\+", "not", "->", ":-", "|") or builtin(name, arity) is not None:
         raise InvalidProgram(f"cannot define built-in or control construct {name}/{arity} as a {role}")
     if name == "aggregate_all" and arity == 3 or name in ("true", "fail", "false") and arity == 0:
         raise InvalidProgram(f"cannot define built-in {name}/{arity} as a {role}")
@@ -203,7 +201,7 @@ class Normalizer:
             raise InvalidProgram(f"{name}/{arity} is not supported: {UNSUPPORTED[name]} (rule: {where})")
         if (name in ("\\+", "not")) and arity == 1:
             return self.negation(goal.args[0], outside, source, where)  # type: ignore[union-attr]
-        if name in BUILTIN_OPS and arity == 2:
+        if builtin(name, arity) is not None:
             return Builtin(name, goal.args[0], goal.args[1])  # type: ignore[union-attr]
         if name == "aggregate_all" and arity == 3:
             return self.aggregate(goal, outside, source, where)  # type: ignore[arg-type]
