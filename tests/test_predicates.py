@@ -81,3 +81,18 @@ def test_threads_asking_for_one_predicate_get_one_object():
 def test_user_predicates_may_not_take_the_reserved_prefix():
     with pytest.raises(InvalidProgram, match="reserved"):
         parse_program("'$neg1'(X) :- q(X).")
+
+
+def test_a_pickled_program_and_proof_work_in_the_copy():
+    """Programs and proofs may cross a process boundary: the copy evaluates the same, its stored predicates
+    are the canonical ones, and its auxiliary predicates still tie each rule to its auxiliary relation."""
+    from engine_helpers import answers, proof
+
+    text = "ok(X) :- node(X), \\+ (edge(X, Y), bad(Y)). n(C) :- aggregate_all(count, ok(_), C)."
+    facts = {("node", 1): [(1,), (2,), (3,)], ("edge", 2): [(1, 2), (2, 3)], ("bad", 1): [(3,)]}
+    original = parse_program(text)
+    copy_ = pickle.loads(pickle.dumps(original))
+    assert answers(copy_, "ok(X)", facts) == answers(original, "ok(X)", facts) == [(1,), (3,)]
+    assert answers(copy_, "n(C)", facts) == [(2,)]
+    node = pickle.loads(pickle.dumps(proof(copy_, "n(2)", facts)))
+    assert node.pred is Pred.stored("n", 1) and node.to_dict() == proof(original, "n(2)", facts).to_dict()

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from .builtins import unify
 from .matching import BodyMatcher, goal_text
+from .predicates import Pred
 from .program import Program, Rule
 from .relations import RULE_BITS, RULE_MASK
 
@@ -24,7 +25,7 @@ class ProofNode:
     kind: str  # fact | rule | builtin | negation | aggregate
     rule: str | None = None  # the source rule text for kind == "rule"
     rule_id: int | None = None
-    pred: tuple | None = None
+    pred: Pred | None = None
     args: tuple | None = None
     children: list["ProofNode"] = field(default_factory=list)
     truncated: bool = False
@@ -90,7 +91,7 @@ class ProofBuilder:
         self.matcher = BodyMatcher(program, relations, budget)
         self.nodes = 0
 
-    def prove(self, pred: tuple, args: tuple, depth: int, max_depth: int | None) -> ProofNode | None:
+    def prove(self, pred: Pred, args: tuple, depth: int, max_depth: int | None) -> ProofNode | None:
         """The proof of a tuple, built depth first with an explicit stack (a chain of 10,000 derivations must
         not recurse 10,000 deep). Children keep their premises' order; past MAX_PROOF_NODES nodes the
         remaining premises are cut and their parent marked truncated."""
@@ -123,7 +124,7 @@ class ProofBuilder:
                     stack.append((node, premise_kind, premise, level + 1))
         return root
 
-    def _derivation(self, pred: tuple, args: tuple, depth: int, max_depth: int | None):
+    def _derivation(self, pred: Pred, args: tuple, depth: int, max_depth: int | None):
         """One proof node and the premises still to prove under it (none for a fact or a cut-off node)."""
         code = self.relations.get(pred, {}).get(args)
         if code is None:
