@@ -12,20 +12,19 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..terms import format_term, is_ground
+from .aggregates import EMPTY_AGGREGATE, aggregate_value
 from .builtin_table import check_builtin
 from .builtins import order_key, resolve, unify
-from .aggregates import EMPTY_AGGREGATE, aggregate_value
 from .planner import order_body
-from .rows import MISSING, match_pattern, term_getter
-from .program import Agg, Builtin, Lit, Neg, Program, Rule, format_literal, literal_term
+from .program import Agg, Builtin, Lit, Neg, Rule, format_literal, literal_term
 from .relations import RULE_BITS, build_index, index_key
+from .rows import MISSING, match_pattern, term_getter
 
 
 class BodyMatcher:
     """Matches rule bodies against relations {pred: {tuple: provenance code}}."""
 
-    def __init__(self, program: Program, relations: dict, budget=None) -> None:
-        self.program = program
+    def __init__(self, relations: dict, budget=None) -> None:
         self.relations = relations
         self.budget = budget  # checked at every step: a search can backtrack a long time
         self.indexes: dict = {}
@@ -33,9 +32,9 @@ class BodyMatcher:
         self.compiled: dict = {}  # builtin steps, per literal and bound variables (see `check_builtin`)
 
     @classmethod
-    def over(cls, program: Program, model, budget=None) -> "BodyMatcher":
+    def over(cls, model, budget=None) -> "BodyMatcher":
         """A matcher over an evaluated model's relations."""
-        return cls(program, model.relations.rel, budget)
+        return cls(model.relations.rel, budget)
 
     def candidates(self, pred, args: tuple, binding: dict):
         """The tuples of `pred` that agree with the arguments bound under `binding` (a superset for
@@ -58,18 +57,22 @@ class BodyMatcher:
             idx = self.indexes[(pred, cols)] = build_index(relation, cols)
         return idx.get(index_key(tuple(key)), [])
 
-    def derivation(self, rule: Rule, binding: dict, stamp: int) -> list | None:
-        """Premises for one derivation of the head bound by `binding`, each with a stamp below `stamp`:
+    def derivation(self, rule: Rule, head: tuple, stamp: int) -> list | None:
+        """Premises for one derivation of the tuple `head` by `rule`, each with a stamp below `stamp`:
         relational literals are tried most-selective first (fewest candidates under the current binding),
         candidates oldest first, other literals once their inputs are bound. None when there is none."""
+        binding: dict = {}
+        if not all(unify(pattern, value, binding) for pattern, value in zip(rule.head.args, head)):
+            return None
         found = next(self._solve(rule, binding, stamp), None)
         return None if found is None else found[0]
 
-    def matches(self, rule: Rule) -> Iterator[tuple[list, dict]]:
+    def matches(self, rule: Rule) -> Iterator[tuple[list, tuple]]:
         """Every way the rule's body holds, in the order of a join plan over the relations' sizes: the premises
-        and the binding of the rule's variables they make."""
+        and the head tuple they derive."""
         order = order_body(rule, set(), lambda p: len(self.relations.get(p, ())))
-        return self._solve(rule, {}, None, order)
+        for premises, binding in self._solve(rule, {}, None, order):
+            yield premises, tuple(resolve(a, binding) for a in rule.head.args)
 
     def _solve(self, rule: Rule, binding: dict, stamp: int | None,
                order: list | None = None) -> Iterator[tuple[list, dict]]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .builtins import unify
 from .matching import BodyMatcher, goal_text
 from .predicates import Pred
 from .program import Program, Rule
@@ -88,7 +87,7 @@ class ProofBuilder:
         self.program = program
         self.rules = rules  # evaluated rules; code index i -> rules[i - 1]
         self.relations = relations  # original pred -> {tuple: code}
-        self.matcher = BodyMatcher(program, relations, budget)
+        self.matcher = BodyMatcher(relations, budget)
         self.nodes = 0
 
     def prove(self, pred: Pred, args: tuple, depth: int, max_depth: int | None) -> ProofNode | None:
@@ -139,11 +138,7 @@ class ProofBuilder:
         if max_depth is not None and depth >= max_depth:
             node.truncated = True
             return node, []
-        binding: dict = {}
-        for pattern, value in zip(rule.head.args, args):
-            if not unify(pattern, value, binding):
-                return node, []  # cannot happen for a tuple this rule produced
-        premises = self.matcher.derivation(rule, binding, code >> RULE_BITS)
+        premises = self.matcher.derivation(rule, args, code >> RULE_BITS)
         if premises is None:
             node.truncated = True
             return node, []

@@ -16,13 +16,9 @@ import json
 import time
 from dataclasses import dataclass, field
 
-from ..datalog import Model, Pred
-from ..datalog.builtins import resolve
-from ..datalog.matching import BodyMatcher
-from ..datalog.program import Lit, Program, Rule, literal_term
+from ..datalog import BodyMatcher, Model, Pred, Program, Rule, goal_text
 from ..errors import BudgetExceeded
 from ..knowledge.segments import resolve as resolve_segment
-from ..terms import format_term
 from ..terms.codec import to_json
 from ..validation import require_name
 from .observations import RELATIONS, hedge_tag, relation_tuples
@@ -78,7 +74,7 @@ class Reasoning:
         for (pred, values), best in self.best.items():
             if pred.is_local and best.rule is not None:
                 out.append((pred, values, best))
-        out.sort(key=lambda d: (-d[2].confidence, format_term(literal_term(Lit(d[0], d[1])))))
+        out.sort(key=lambda d: (-d[2].confidence, goal_text(d[0], d[1])))
         return out
 
 
@@ -115,7 +111,7 @@ def run(kb, query: str, top_k: int | None, memory: str | None, now: object = Non
 
 def _propagate(reasoning: Reasoning, model: Model, deadline: float | None) -> bool:
     """Max-product confidences to a fixpoint; False when the time budget ran out."""
-    matcher = BodyMatcher.over(reasoning.program, model)
+    matcher = BodyMatcher.over(model)
     user_rules = [r for r in model.rules if not r.head.pred.is_auxiliary]
     seen = 0
     changed = True
@@ -124,7 +120,7 @@ def _propagate(reasoning: Reasoning, model: Model, deadline: float | None) -> bo
         for rule in user_rules:
             db_id = reasoning.program.sources[rule.meaning.source].rule_id
             weight = reasoning.rule_meta.get(db_id, (None, 1.0))[1]
-            for premises, binding in matcher.matches(rule):
+            for premises, head in matcher.matches(rule):
                 seen += 1
                 if seen % 1000 == 0 and deadline is not None and time.perf_counter() > deadline or seen > MAX_MATCHES:
                     return False
@@ -135,7 +131,6 @@ def _propagate(reasoning: Reasoning, model: Model, deadline: float | None) -> bo
                         rules_product *= r
                         edges |= e
                 value = reasoning.weigh(rules_product, edges)
-                head = tuple(resolve(a, binding) for a in rule.head.args)
                 provenance = model.provenance(rule.head.pred, head)
                 if provenance is not None and not provenance.derived:
                     continue  # also a stored fact: believed outright, confidence 1
@@ -153,7 +148,7 @@ def reason(kb, query: str = "", top_k: int | None = None, memory: str | None = N
     fired: list[str] = []
     for pred, values, best in r.derived():
         rule_id, rule_tag, _ = r.rule_label(best.rule)
-        derived.append({"fact": format_term(literal_term(Lit(pred, values))), "pred": pred.name,
+        derived.append({"fact": goal_text(pred, values), "pred": pred.name,
                         "args": [to_json(v) for v in values], "confidence": round(best.confidence, 6),
                         "rule_id": rule_id, "rule_tag": rule_tag})
         if rule_id not in fired:
@@ -183,7 +178,7 @@ class _ProofWriter:
                 "confidence": root["confidence"], "fact": root["fact"], "nodes": nodes, "edges": edges}
 
     def _node(self, pred: Pred, values: tuple, nodes: list, edges: list, path: set) -> str:
-        text = format_term(literal_term(Lit(pred, values)))
+        text = goal_text(pred, values)
         best = self.r.best.get((pred, values))
         if best is None or best.rule is None or (pred, values) in path:
             node = self._evidence(pred, values, text)

@@ -10,10 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..datalog import Model, Pred, Program
-from ..datalog.builtins import unify
-from ..datalog.matching import BodyMatcher
-from ..datalog.program import Lit, literal_term
+from ..datalog import BodyMatcher, Model, Pred, Program, goal_text
 from ..terms import Compound, format_term
 from ..terms.codec import encode_args
 from .segments import Segment, resolve
@@ -65,7 +62,7 @@ class _Texts:
         key = (pred, args)
         text = self.goals.get(key)
         if text is None:
-            text = self.goals[key] = format_term(literal_term(Lit(pred, args)))
+            text = self.goals[key] = goal_text(pred, args)
         return text
 
 
@@ -78,7 +75,7 @@ def _premise(texts: _Texts, pred: Pred, args: tuple, derived: bool, computed: se
 
 def model_conclusions(program: Program, model: Model, budget=None, computed: Iterable = ()) -> list[Conclusion]:
     """Every derived tuple of the user's predicates in an evaluated model, with its derivation's premises."""
-    matcher = BodyMatcher.over(program, model, budget)
+    matcher = BodyMatcher.over(model, budget)
     computed = set(computed)
     texts = _Texts()
     out: list[Conclusion] = []
@@ -87,10 +84,7 @@ def model_conclusions(program: Program, model: Model, budget=None, computed: Ite
             continue
         for args, provenance in model.derivations(pred):
             rule = provenance.rule.meaning
-            binding: dict = {}
-            for pattern, value in zip(rule.head.args, args):
-                unify(pattern, value, binding)
-            found = matcher.derivation(rule, binding, provenance.stamp) or []
+            found = matcher.derivation(rule, args, provenance.stamp) or []
             premises = []
             for kind, literal, value in found:
                 if kind == "lit":
