@@ -103,3 +103,48 @@ def test_demand_equals_full_evaluation(extra_rules, edb, a, b, pattern):
         else:
             goal = _text(name, [a if pattern[0] == "b" else "X", b if pattern[1] == "b" else "Y"])
         assert answers(prog, goal, edb, demand=True) == answers(prog, goal, edb, demand=False), (goal, rules)
+
+
+@st.composite
+def aggregate_rule(draw):
+    """A rule whose body ends in aggregate_all(count, Goal, N): Goal shares variables with the body,
+    holds constants, or both; the head may carry the count."""
+    name, arity = draw(st.sampled_from(IDB))
+    body = draw(st.lists(literal(EDB + IDB), min_size=1, max_size=2))
+    body_vars = [a for _, args in body for a in args if isinstance(a, str)]
+    assume(body_vars)
+    goal = draw(literal(EDB + IDB))
+    head = [draw(st.sampled_from(body_vars + ["N"])) for _ in range(arity)]
+    counted = f"aggregate_all(count, {_text(*goal)}, N)"
+    return f"{_text(name, head)} :- {', '.join(_text(n, a) for n, a in body)}, {counted}."
+
+
+def _base_text():
+    return "\n".join(f"{_text(name, head)} :- {', '.join(_text(n, a) for n, a in body)}."
+                     for name, head, body in BASE_RULES)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(st.lists(st.one_of(rule().map(lambda r: our_rule_text(r)), aggregate_rule()), min_size=1, max_size=4), facts,
+       st.sampled_from(DOMAIN), st.sampled_from(["ff", "bf", "fb", "bb", "count"]))
+def test_demand_into_aggregates_equals_full_evaluation(extra_rules, edb, a, pattern):
+    """Demand flows into aggregate goals (their constants and bound group variables) or, where that
+    would make the program unstratified, falls back to computing the goal in full: either way the
+    answers are those of full evaluation."""
+    try:
+        prog = program(_base_text() + "\n" + "\n".join(extra_rules))
+    except InvalidProgram:
+        assume(False)
+    for name, arity in IDB:
+        if pattern == "count":
+            goal = f"aggregate_all(count, {_text(name, [a] + VARS[1:arity])}, N)"
+        elif arity == 1:
+            goal = _text(name, [a if pattern[0] == "b" else "X"])
+        else:
+            goal = _text(name, [a if pattern[0] == "b" else "X", a if pattern[1] == "b" else "Y"])
+        assert answers(prog, goal, edb, demand=True) == answers(prog, goal, edb, demand=False), (goal, extra_rules)
+
+
+def our_rule_text(rule):
+    name, head, body, *_ = rule
+    return f"{_text(name, head)} :- {', '.join(_text(n, a) for n, a in body)}."

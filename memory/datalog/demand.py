@@ -7,13 +7,20 @@ rules with a `$magic` predicate holding the demanded bindings. Plain magic sets
 are quadratic for right-linear rules such as `path(X,Z) :- edge(X,Y), path(Y,Z)`
 queried as `path(0, Z)`; for those the rewrite is factored (Naughton et al.
 1989): the answers are the exit rule's answers over the magic set, which is
-linear. Predicates reached through negation or aggregation are computed in full
-(they sit in lower strata, so this keeps the program stratified).
+linear. Predicates reached through negation are computed in full (they sit in
+lower strata, so this keeps the program stratified). An aggregate's goal is
+demanded like any call when `through_aggregates` is on: `aggregate_all(count,
+path(0, Y), N)` then counts the closure from 0, not the whole closure. Demand can
+make a stratified program unstratified (the magic set of an aggregate's goal may
+depend on the aggregate's own result); the caller checks the rewritten rules and
+falls back to computing aggregated goals in full.
 """
 
 from __future__ import annotations
 
 from ..terms import variables
+from dataclasses import replace
+
 from .planner import binds, order_body
 from .predicates import Pred
 from .program import Agg, Lit, Neg, Rule, body_preds, literal_vars, rules_by_head
@@ -24,7 +31,8 @@ def _ground_under(term, bound: set) -> bool:
 
 
 class _Rewriter:
-    def __init__(self, rules: list[Rule]) -> None:
+    def __init__(self, rules: list[Rule], through_aggregates: bool = False) -> None:
+        self.through_aggregates = through_aggregates
         self.by_head = rules_by_head(rules)
         self.idb = set(self.by_head)
         self.full: set = set()
@@ -33,11 +41,14 @@ class _Rewriter:
         self.rules: list[Rule] = []
         self.magic_from: list = []  # (magic rule, rewritten caller rule, callee key)
 
-    def call(self, lit: Lit, bound: set) -> Lit:
+    def call(self, lit: Lit, bound: set, aggregated: bool = False) -> Lit:
+        """The literal as called with `bound` variables known: adorned when demand can flow into it.
+        An aggregate's goal is an auxiliary predicate whose rule holds the goal's constants, so even
+        with no argument bound it is rewritten (all free, no magic guard) for its body's sake."""
         if lit.pred not in self.idb:
             return lit
         adornment = "".join("b" if _ground_under(a, bound) else "f" for a in lit.args)
-        if "b" not in adornment:
+        if "b" not in adornment and not aggregated:
             self.full.add(lit.pred)
             return lit
         key = (lit.pred, adornment)
@@ -51,14 +62,16 @@ class _Rewriter:
         for i in order_body(rule, bound, lambda pred: 0):
             lit = rule.body[i]
             binding = binds(lit, bound)
-            if isinstance(lit, Lit):
-                new = self.call(lit, bound)
-                if new is not lit:
-                    pred, adornment = lit.pred, new.pred.adornment
-                    bound_args = tuple(a for a, c in zip(lit.args, adornment) if c == "b")
-                    magic = Rule(Lit(Pred.magic(pred, adornment), bound_args), tuple(prefix), rule.source)
-                    pending_magic.append((magic, (pred, adornment)))
-                prefix.append(new)
+            called = lit.goal if isinstance(lit, Agg) and self.through_aggregates else lit
+            if isinstance(called, Lit):
+                new = self.call(called, bound, aggregated=called is not lit)
+                if new is not called:
+                    pred, adornment = called.pred, new.pred.adornment
+                    if "b" in adornment:
+                        bound_args = tuple(a for a, c in zip(called.args, adornment) if c == "b")
+                        magic = Rule(Lit(Pred.magic(pred, adornment), bound_args), tuple(prefix), rule.source)
+                        pending_magic.append((magic, (pred, adornment)))
+                prefix.append(new if called is lit else replace(lit, goal=new))
             else:
                 if isinstance(lit, Neg):
                     self.full.add(lit.lit.pred)
@@ -73,8 +86,8 @@ class _Rewriter:
         self.rules.append(rewritten)
         return rewritten
 
-    def run(self, root: Rule) -> Rule:
-        root_rewritten = self.rewrite_rule(root, root.head, [], set())
+    def drain(self) -> None:
+        """Rewrite the rules of every demanded (predicate, adornment) not rewritten yet."""
         while self.queue:
             pred, adornment = self.queue.pop()
             for rule in self.by_head[pred]:
@@ -82,20 +95,27 @@ class _Rewriter:
                 bound = set()
                 for a in head_bound:
                     bound.update(variables(a))
-                magic = Lit(Pred.magic(pred, adornment), head_bound)
-                self.rewrite_rule(rule, Lit(Pred.adorned(pred, adornment), rule.head.args), [magic], bound)
-        # Everything reached through negation, aggregation or an all-free call is computed in full.
-        pending = list(self.full)
-        while pending:
-            pred = pending.pop()
-            for rule in self.by_head.get(pred, ()):
-                if rule in self.rules:
-                    continue
-                self.rules.append(rule)
-                for target in body_preds([rule]):
-                    if target in self.idb and target not in self.full:
-                        self.full.add(target)
-                        pending.append(target)
+                guard = [Lit(Pred.magic(pred, adornment), head_bound)] if head_bound else []  # all free: no demand
+                self.rewrite_rule(rule, Lit(Pred.adorned(pred, adornment), rule.head.args), guard, bound)
+
+    def run(self, root: Rule) -> Rule:
+        root_rewritten = self.rewrite_rule(root, root.head, [], set())
+        self.drain()
+        # Everything reached through negation, aggregation or an all-free call is computed in full;
+        # with `through_aggregates`, a full rule's aggregates still get demand into their goals.
+        computed: set = set()
+        while self.queue or self.full - computed:
+            self.drain()
+            for pred in list(self.full - computed):
+                computed.add(pred)
+                for rule in self.by_head.get(pred, ()):
+                    if self.through_aggregates and any(isinstance(lit, Agg) for lit in rule.body):
+                        self.rewrite_rule(rule, rule.head, [], set())
+                        continue
+                    if rule in self.rules:
+                        continue
+                    self.rules.append(rule)
+                    self.full.update(target for target in body_preds([rule]) if target in self.idb)
         return root_rewritten
 
 
@@ -113,9 +133,9 @@ def _drop_implied_guard(head: Lit, body: list) -> list:
     return body
 
 
-def magic_rewrite(rules: list[Rule], root: Rule, factor: bool = True) -> list[Rule]:
+def magic_rewrite(rules: list[Rule], root: Rule, factor: bool = True, through_aggregates: bool = False) -> list[Rule]:
     """The rules to evaluate for `root` (a rule whose head collects the answers)."""
-    rewriter = _Rewriter(rules)
+    rewriter = _Rewriter(rules, through_aggregates)
     root_rewritten = rewriter.run(root)
     if factor:
         for pred, adornment in list(rewriter.seen):
@@ -154,6 +174,8 @@ def _try_factor(rw: _Rewriter, root: Rule, pred, adornment: str) -> None:
     key = Pred.adorned(pred, adornment)
     if "f" not in adornment:
         return
+    if any(isinstance(lit, Agg) and lit.goal.pred == key for r in rw.rules for lit in r.body):
+        return  # an aggregate reads the adorned relation itself: it must stay whole
     calls = [(r, lit) for r in rw.rules for lit in r.body if isinstance(lit, Lit) and lit.pred == key]
     own = [r for r in rw.rules if r.head.pred == key]
     outside = [(r, lit) for r, lit in calls if r not in own]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Iterator
 
-from ..errors import InvalidArguments
+from ..errors import InvalidArguments, InvalidProgram
 from ..terms import Compound, Term, Var, format_term, is_ground, variables
 from .analysis import check_safety, stratify
 from .budget import Budget
@@ -88,19 +88,30 @@ def _with_goal(program: Program, goal: Term) -> tuple[Program, Rule, list[Var]]:
     return extended, roots, names
 
 
+def _demanded(extended: Program, roots: list[Rule], factor: bool, through_aggregates: bool) -> list[Rule]:
+    """The magic-set rewrite of the program for the query's root rules, checked to be stratified."""
+    head = roots[0].head.pred
+    rules: list[Rule] = []
+    base = [r for r in extended.rules if r.head.pred != head]
+    for root in roots:
+        for rule in magic_rewrite(base, root, factor=factor, through_aggregates=through_aggregates):
+            if rule not in rules:
+                rules.append(rule)
+    stratify(extended, rules)  # raises for unstratifiable goals (e.g. through negation)
+    return rules
+
+
 def _evaluate_for(extended: Program, roots: list[Rule], load: EdbLoader, budget: Budget | None,
                   demand: bool, factor: bool) -> tuple[Model, list[Rule]]:
     head = roots[0].head.pred
     if demand:
-        rules: list[Rule] = []
-        base = [r for r in extended.rules if r.head.pred != head]
-        for root in roots:
-            for rule in magic_rewrite(base, root, factor=factor):
-                if rule not in rules:
-                    rules.append(rule)
+        try:
+            rules = _demanded(extended, roots, factor, through_aggregates=True)
+        except InvalidProgram:  # demand into an aggregate closed a cycle through it: compute its goal in full
+            rules = _demanded(extended, roots, factor, through_aggregates=False)
     else:
         rules = relevant_rules(extended.rules, {head})
-    stratify(extended, rules)  # raises for unstratifiable goals (e.g. through negation)
+        stratify(extended, rules)  # raises for unstratifiable goals (e.g. through negation)
     wanted = {p.original for p in body_preds(rules) | {r.head.pred for r in rules}}
     edb = load({p for p in wanted if p.is_stored})  # stored facts, never internal predicates
     # Base facts of a predicate that also has rules belong to each adorned copy too.
