@@ -17,7 +17,7 @@ from ..terms import Compound, Float, String, Term, Var, format_term, indicator, 
 from .builtin_table import BUILTINS, builtin
 from .predicates import Pred, is_reserved
 
-BUILTIN_OPS = frozenset(BUILTINS)  # names of the builtins (each of arity 2)
+BUILTIN_OPS = frozenset(BUILTINS)  # the builtins' names (`builtin(name, arity)` says whether a call is one)
 AGGREGATES = frozenset({"count", "sum", "max", "min", "bag", "set"})
 MAX_ALTERNATIVES = 256
 
@@ -54,9 +54,10 @@ class Neg:
 
 @dataclass(frozen=True, slots=True)
 class Builtin:
+    """A call of a builtin (see `builtin_table`), possibly negated."""
+
     op: str
-    left: Term
-    right: Term
+    args: tuple
     negated: bool = False
 
 
@@ -202,7 +203,7 @@ class Normalizer:
         if (name in ("\\+", "not")) and arity == 1:
             return self.negation(goal.args[0], outside, source, where)  # type: ignore[union-attr]
         if builtin(name, arity) is not None:
-            return Builtin(name, goal.args[0], goal.args[1])  # type: ignore[union-attr]
+            return Builtin(name, goal.args if type(goal) is Compound else ())  # type: ignore[union-attr]
         if name == "aggregate_all" and arity == 3:
             return self.aggregate(goal, outside, source, where)  # type: ignore[arg-type]
         if name in (",", ";") and arity == 2:
@@ -221,7 +222,7 @@ class Normalizer:
             if isinstance(converted, Lit):
                 return Neg(converted)
             if isinstance(converted, Builtin) and converted.op != "is":
-                return Builtin(converted.op, converted.left, converted.right, not converted.negated)
+                return Builtin(converted.op, converted.args, not converted.negated)
         shared = tuple(v for v in _ordered_vars(inner) if v in outside)
         aux = self.aux_predicate("neg", shared, inner, source, where)
         return Neg(aux)
@@ -324,7 +325,7 @@ def literal_vars(literal: Literal) -> set:
     if isinstance(literal, Neg):
         return _vars_of([literal.lit.args])
     if isinstance(literal, Builtin):
-        return _vars_of([literal.left, literal.right])
+        return _vars_of([literal.args])
     return set(literal.group) | _vars_of([literal.result])
 
 
@@ -342,6 +343,6 @@ def format_literal(literal: Literal) -> str:
     if isinstance(literal, Neg):
         return "\\+ " + format_literal(literal.lit)
     if isinstance(literal, Builtin):
-        text = format_term(Compound(literal.op, (literal.left, literal.right)))
+        text = format_term(Compound(literal.op, literal.args) if literal.args else literal.op)
         return f"\\+ ({text})" if literal.negated else text
     return f"aggregate_all({literal.kind}, {format_literal(literal.goal)}, {format_term(literal.result)})"

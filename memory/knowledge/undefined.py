@@ -13,8 +13,9 @@ from __future__ import annotations
 import difflib
 from typing import Iterable
 
+from ..datalog.builtin_table import builtin
 from ..datalog.predicates import is_reserved
-from ..datalog.program import BUILTIN_OPS, UNSUPPORTED
+from ..datalog.program import UNSUPPORTED
 from ..terms import Term
 from .goals import goals
 
@@ -23,7 +24,7 @@ MAX_SUGGESTIONS = 3
 
 
 def _builtin(name: str, arity: int) -> bool:
-    return (name in BUILTIN_OPS and arity == 2) or (name in CONTROL_ATOMS and arity == 0) or name in UNSUPPORTED
+    return builtin(name, arity) is not None or (name in CONTROL_ATOMS and arity == 0) or name in UNSUPPORTED
 
 
 def undefined_warnings(conn, segment_id: int, body: Term, visible: tuple[str, list],
