@@ -1,10 +1,33 @@
 """datalog-memory: durable, explainable memory for LLM agents in one SQLite file."""
 
-from .api import Memory
-from .errors import DatalogMemoryError
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .api import Memory
+    from .errors import DatalogMemoryError
 
 __version__ = "0.1.0"
 __all__ = ["DatalogMemoryError", "Memory", "__version__"]
+
+# The public names load on first use (PEP 562), so importing one subpackage (the engine, the terms) does not
+# load the whole library with apsw, the server and the command line behind it.
+_LAZY = {"Memory": ".api", "DatalogMemoryError": ".errors"}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value  # later lookups find it without coming back here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 def _checkout_cli() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from .clock import SYSTEM_CLOCK, Clock
 from .datalog import Budget
 from .knowledge import Explanation, FactChange, KnowledgeBase, Materialization, Page, QueryResult, RuleChange
 from .errors import ReadOnly
@@ -36,13 +37,16 @@ class Memory:
     """A knowledge base in one SQLite file (or `":memory:"`)."""
 
     def __init__(self, path: str = IN_MEMORY, *, actor: str | None = None, budget: Budget | None = None,
-                 global_path: str | None = None, context: CallerContext | None = None) -> None:
+                 global_path: str | None = None, context: CallerContext | None = None,
+                 clock: Clock = SYSTEM_CLOCK) -> None:
         """`context` is who calls (principal, session, project, capabilities); by default it comes from the
-        environment (DATALOG_MEMORY_PRINCIPAL, ..._CAPABILITIES). `actor` overrides the principal."""
+        environment (DATALOG_MEMORY_PRINCIPAL, ..._CAPABILITIES). `actor` overrides the principal. `clock` is
+        where every recorded instant and every default "now" comes from (memory.clock; tests pass a ManualClock)."""
         self.path = path
         budget = budget or Budget.from_env()
+        self.clock = clock
         self.location = DatabaseLocation(path, "given")  # Memory.open says where the path came from
-        self.store = Store(path, busy_timeout_ms=budget.writer_wait_ms())
+        self.store = Store(path, busy_timeout_ms=budget.writer_wait_ms(), clock=clock)
         self.context = context or CallerContext.from_env(principal=actor)
         self.actor = self.context.principal
         self.knowledge = KnowledgeBase(self.store, self.actor, budget)
@@ -68,7 +72,8 @@ class Memory:
     def _global(self) -> KnowledgeBase:
         if self._global_kb is None:
             budget = self.knowledge.budget
-            self._global_kb = KnowledgeBase(Store(self.global_path, busy_timeout_ms=budget.writer_wait_ms()),
+            self._global_kb = KnowledgeBase(Store(self.global_path, busy_timeout_ms=budget.writer_wait_ms(),
+                                                  clock=self.clock),
                                             self.actor, budget)
         return self._global_kb
 

@@ -3,8 +3,7 @@ import os
 import shutil
 import sys
 import tempfile
-from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -75,39 +74,17 @@ def _isolated_env(tmp_path, monkeypatch):
     yield
 
 
-class SteppingClock:
-    """A clock the test controls: every reading is one step after the previous one, so stored instants
-    are strictly ordered without sleeping. `instant()` is a moment between what happened before and after."""
-
-    def __init__(self, step: timedelta = timedelta(milliseconds=1)) -> None:
-        self.now = datetime.now(timezone.utc)
-        self.step = step
-
-    def __call__(self) -> datetime:
-        self.now += self.step
-        return self.now
-
-    def instant(self) -> str:
-        from memory.clock import format_instant
-        return format_instant(self())
-
-
-@contextmanager
-def stepping_clock():
-    """Every instant the store records comes from a SteppingClock for the duration of the block."""
-    from memory.store import audit
-    clock, saved = SteppingClock(), audit.clock
-    audit.clock = clock
-    try:
-        yield clock
-    finally:
-        audit.clock = saved
+def stepping_clock() -> "ManualClock":
+    """A clock the test controls, for `Memory(clock=...)`: every reading is one millisecond after the previous
+    one, so stored instants are strictly ordered without sleeping; `utc_now(clock)` is a moment between what
+    happened before and what happens after."""
+    from memory.clock import ManualClock
+    return ManualClock(tick=timedelta(milliseconds=1))
 
 
 @pytest.fixture
 def clock():
-    with stepping_clock() as controlled:
-        yield controlled
+    return stepping_clock()
 
 
 def snapshot_counts(m: Memory) -> dict:

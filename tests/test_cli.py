@@ -348,7 +348,21 @@ def test_console_script_is_installed():
 
 def test_tool_docs_are_current():
     assert (ROOT / "docs" / "tools.md").read_text() == render_markdown(), \
-        "docs/tools.md is stale: run python -m memory.tools.docs > docs/tools.md"
+        "docs/tools.md is stale: run python -m memory.tools.docs --write"
+
+
+def test_the_docs_command_checks_and_rewrites_the_tool_reference(tmp_path, monkeypatch, capsys):
+    from memory.tools import docs
+
+    target = tmp_path / "docs" / "tools.md"
+    target.parent.mkdir()
+    target.write_text("# an old reference\n")
+    monkeypatch.setattr(docs, "TOOLS_MD", target)
+    assert docs.main(["--check"]) == 1 and "--write" in capsys.readouterr().err
+    assert docs.main(["--write"]) == 0 and target.read_text() == render_markdown()
+    assert docs.main(["--check"]) == 0
+    monkeypatch.setattr(docs, "TOOLS_MD", tmp_path / "nowhere" / "tools.md")  # an installed wheel: no docs folder
+    assert docs.main(["--write"]) == 2 and not (tmp_path / "nowhere").exists()
 
 
 def test_ci_runs_the_readme_test_command_verbatim_and_says_how_long_it_took():

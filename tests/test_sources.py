@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from conftest import snapshot_counts, stepping_clock
 from memory import Memory
+from memory.clock import utc_now
 from memory.errors import Conflict, InvalidArguments, NotFound, PermissionDenied
 from memory.sources import CallerContext
 from memory.sources.context import DEFAULT_CAPABILITIES, READ, WRITE_GLOBAL, WRITE_PROJECT, WRITE_SESSION
@@ -436,10 +437,10 @@ def test_delete_with_erase_keeps_only_a_tombstone(db):
 # --- supersession and time ------------------------------------------------------------------
 
 def test_as_of_answers_before_and_after_a_supersession(db, clock):
-    with opened(db) as m:
+    with Memory(db, context=ctx(), clock=clock) as m:
         old = m.memory_remember("The backend is SQLite.", projections=[
             {"predicate": "backend", "arguments": ["sqlite"], "statement": "backend is SQLite"}])["id"]
-        before = clock.instant()  # after the first remember, before the second
+        before = utc_now(clock)  # after the first remember, before the second
         new = m.memory_remember("The backend is PostgreSQL now.", supersedes=[old], projections=[
             {"predicate": "backend", "arguments": ["postgresql"], "statement": "backend is PostgreSQL"}])
         assert new["supersedes"] == [old]
@@ -496,7 +497,8 @@ OPS = st.lists(st.one_of(
 @given(OPS, st.data())
 def test_as_of_answers_exactly_as_the_store_stood(ops, data):
     """Law: for every moment T we looked, search, recall and get with as_of=T find what they found at T."""
-    with stepping_clock() as clock, Memory(":memory:", context=ctx()) as m:
+    clock = stepping_clock()
+    with Memory(":memory:", context=ctx(), clock=clock) as m:
         ids: list[str] = []
         seen = []
         for op, arg in ops:
@@ -508,7 +510,7 @@ def test_as_of_answers_exactly_as_the_store_stood(ops, data):
                 m.memory_forget(ids=[data.draw(st.sampled_from(active))], action=arg)
             elif active and op == "supersede":
                 ids.append(m.memory_remember(arg, supersedes=[data.draw(st.sampled_from(active))])["id"])
-            moment = clock.instant()
+            moment = utc_now(clock)
             seen.append((moment, sorted(r["id"] for r in m.memory_search("alpha delta omega", limit=50)["results"]),
                          [x["id"] for x in m.memory_recall("tag", limit=50)["memories"]],
                          {i: m.memory_get(i)["status"] for i in ids}))

@@ -444,7 +444,7 @@ def check_window(window: object, now: int) -> Window | None:
 def detect(conn, full_scan: bool = False, window: str | None = None, sensitivity: float | None = None,
            now: object = None) -> dict:
     started = time.perf_counter()
-    moment = check_now(now)
+    moment = check_now(now, conn.clock)
     scope = check_window(window, moment)
     level = check_sensitivity(sensitivity)
     g = Graph(conn, scope)

@@ -12,9 +12,9 @@ import hashlib
 import json
 import math
 import re
-import time
 from dataclasses import dataclass, field
 
+from ..clock import epoch_now
 from ..errors import InvalidArguments, NotFound
 from ..knowledge.segments import bump_generation, resolve
 from ..sources.context import CallerContext
@@ -77,8 +77,9 @@ class Observation:
     label: str
 
 
-def check_observation(members: object, event_ts: object = None, weight: object = 1.0, formation: object = "",
-                      now: int | None = None, where: str = "") -> Observation:
+def check_observation(members: object, event_ts: object = None, weight: object = 1.0, formation: object = "", *,
+                      now: int, where: str = "") -> Observation:
+    """`now` (epoch seconds, from the store's clock) times an observation given no `event_ts`."""
     if not isinstance(members, list) or not members or len(members) > MAX_MEMBERS:
         raise InvalidArguments(f"{where}'members' must be a list of 1 to {MAX_MEMBERS} entity names",
                                argument="members")
@@ -91,7 +92,7 @@ def check_observation(members: object, event_ts: object = None, weight: object =
         if name not in names:
             names.append(name)
     if event_ts is None:
-        ts = int(now if now is not None else time.time())
+        ts = now
     elif isinstance(event_ts, bool) or not isinstance(event_ts, (int, float)) or not math.isfinite(event_ts) \
             or event_ts != int(event_ts) or not FIRST_SECOND <= event_ts <= LAST_SECOND:
         raise InvalidArguments(f"{where}'event_ts' must be whole epoch seconds from year 1 to 9999",
@@ -121,7 +122,7 @@ class Observations:
         self.context = context
 
     def remember(self, members: object, event_ts: object = None, weight: object = 1.0, formation: object = "") -> dict:
-        observation = check_observation(members, event_ts, weight, formation)
+        observation = check_observation(members, event_ts, weight, formation, now=epoch_now(self.store.clock))
         with self.store.write() as conn:
             edge = self._insert(conn, [observation])[0]
             record_audit(conn, self.context.principal, "remember", None, {
@@ -135,10 +136,10 @@ class Observations:
 
     def remember_many(self, observations: list[dict], chunk: int = 10_000) -> dict:
         """Many observations in one transaction (all or nothing) with one audit row."""
-        now = int(time.time())
+        now = epoch_now(self.store.clock)
         checked = [check_observation(o.get("members"), o.get("event_ts"), o.get("weight", 1.0),
-                                     o.get("formation", ""), now, f"observation {i}: ")
-                   if isinstance(o, dict) else check_observation(None, where=f"observation {i}: ")
+                                     o.get("formation", ""), now=now, where=f"observation {i}: ")
+                   if isinstance(o, dict) else check_observation(None, now=now, where=f"observation {i}: ")
                    for i, o in enumerate(observations)]
         if not checked:
             return {"stored": 0, "first_id": None, "last_id": None}
@@ -171,7 +172,7 @@ class Observations:
             fresh = [i for i in ids if rows[i] is None]
             if fresh:
                 conn.execute("UPDATE hyperedges SET retracted_at = ?, retraction_reason = ? WHERE id IN "
-                             "(SELECT value FROM json_each(?))", (utc_now(), reason, json.dumps(fresh)))
+                             "(SELECT value FROM json_each(?))", (utc_now(conn.clock), reason, json.dumps(fresh)))
                 bump_generation(conn, resolve(conn, None))
                 record_audit(conn, self.context.principal, "forget_observation", None,
                              {"hedge_tags": [hedge_tag(i) for i in fresh], "reason": reason})
@@ -186,7 +187,7 @@ class Observations:
         chain = row[0] if row else ""
         names = list(dict.fromkeys(n for o in observations for n in o.members))  # first appearance: stable ids
         ids = self._entity_ids(conn, names)
-        recorded = utc_now()
+        recorded = utc_now(conn.clock)
         edges, edge_rows, member_rows = [], [], []
         next_id = (conn.execute("SELECT max(id) FROM hyperedges").fetchone()[0] or 0) + 1
         for o in observations:

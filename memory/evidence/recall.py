@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import math
 import re
-import time
 from dataclasses import dataclass, field
 
+from ..clock import Clock, epoch_now
 from ..errors import InvalidArguments
 from .observations import FIRST_SECOND, LAST_SECOND, Edge, load_edges
 from .timewindow import Window, parse_window
@@ -46,9 +46,10 @@ class Parsed:
                 "window": self.window.to_dict() if self.window else None, "unparsed": self.unparsed}
 
 
-def check_now(now: object) -> int:
+def check_now(now: object, clock: Clock) -> int:
+    """The caller's `now` (whole epoch seconds), or the clock's when none is given."""
     if now is None:
-        return int(time.time())
+        return epoch_now(clock)
     if isinstance(now, bool) or not isinstance(now, (int, float)) or not math.isfinite(now) or now != int(now) \
             or not FIRST_SECOND <= now <= LAST_SECOND:
         raise InvalidArguments("'now' must be whole epoch seconds from year 1 to 9999", argument="now")
@@ -127,7 +128,7 @@ def recall(conn, query: str, top_k: int | None = None, now: object = None) -> di
     if not isinstance(query, str) or len(query) > MAX_QUERY_CHARS:
         raise InvalidArguments(f"'query' must be text of at most {MAX_QUERY_CHARS} characters", argument="query")
     top_k = check_top_k(top_k, 20)
-    moment = check_now(now)
+    moment = check_now(now, conn.clock)
     parsed = parse_query(conn, query, moment)
     where, params = _window_sql(parsed.window)
     overlap: dict[int, int] = {}

@@ -303,7 +303,7 @@ def verify(kb, answer: str, query: str = "", require_proof: bool = False, goal_p
     answer = require_text("answer", answer, max_chars=MAX_ANSWER_CHARS)
     if goal_pred is not None:
         require_name("goal_pred", goal_pred)
-    moment = check_now(now)
+    moment = check_now(now, kb.store.clock)
     reasoning = run(kb, query, top_k, memory, moment)  # recalls the query's edges once, for proofs and tags alike
     proofs = proofs_of(kb, reasoning, query, goal_pred)
     with kb.store.read() as conn:

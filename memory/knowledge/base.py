@@ -176,7 +176,7 @@ class KnowledgeBase:
             visible, visible_params = self.visible(conn)
             count = f"SELECT count(*) FROM facts AS f WHERE f.segment_id = ? AND {visible}"
             before = conn.execute(count, (segment.id, *visible_params)).fetchone()[0]
-            now = utc_now()
+            now = utc_now(conn.clock)
             conn.executemany(
                 "INSERT INTO facts (segment_id, functor, arity, text, args, created_at) VALUES (?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (segment_id, text) DO NOTHING",
@@ -268,7 +268,7 @@ class KnowledgeBase:
             conn.execute(
                 "INSERT INTO rules (segment_id, head_functor, head_arity, text, created_at, name, confidence) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (segment.id, functor, arity, text, utc_now(), name, 1.0 if confidence is None else float(confidence)),
+                (segment.id, functor, arity, text, utc_now(conn.clock), name, 1.0 if confidence is None else float(confidence)),
             )
             rule_id = conn.last_insert_rowid()
             bump_generation(conn, segment)
@@ -474,7 +474,7 @@ class KnowledgeBase:
                     "INSERT INTO materializations (segment_id, generation, materialized_at, tuples, seconds) "
                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT (segment_id) DO UPDATE SET generation = excluded.generation, "
                     "materialized_at = excluded.materialized_at, tuples = excluded.tuples, seconds = excluded.seconds",
-                    (segment.id, segment.generation, utc_now(), len(conclusions), seconds),
+                    (segment.id, segment.generation, utc_now(conn.clock), len(conclusions), seconds),
                 )
                 record_audit(conn, self.actor, "materialize", segment.name,
                              {"generation": segment.generation, "tuples": len(conclusions), "proof_edges": edges})

@@ -114,7 +114,7 @@ def check(store: Store, actor: str, record: bool = True) -> CheckReport:
                           "WHERE materialized_generation IS NOT NULL AND NOT current ORDER BY segment")
         if behind:
             notes.append(behind)
-    report = CheckReport(utc_now(), problems, notes, checked)
+    report = CheckReport(utc_now(store.clock), problems, notes, checked)
     if record and store.exists:  # checking a database that does not exist yet must not create it
         with store.write() as conn:
             record_audit(conn, actor, OPERATION, None, {

@@ -50,12 +50,12 @@ def create_memory(kb, global_kb, name: str, scope: str = "project") -> dict:
             raise Conflict(f"Memory '{name}' already exists", memory=name, plain=True)
         if scope == "project":
             conn.execute("INSERT INTO segments (name, scope, mode, mounted, created_at) VALUES (?, 'project', 'rw', 0, ?)",
-                         (name, utc_now()))
+                         (name, utc_now(conn.clock)))
         record_audit(conn, kb.actor, "create_memory", name, {"scope": scope})
     if scope == "global":
         with global_kb.store.write() as conn:
             conn.execute("INSERT INTO segments (name, scope, mode, mounted, created_at) VALUES (?, 'global', 'rw', 1, ?)",
-                         (name, utc_now()))
+                         (name, utc_now(conn.clock)))
             record_audit(conn, kb.actor, "create_memory", name, {"scope": "global"})
     return {"name": name, "scope": scope, "mounted": False}
 
@@ -82,7 +82,7 @@ def mount_memory(kb, global_kb, name: str, mode: str = "rw", scope: str | None =
             conn.execute("UPDATE segments SET mounted = 1, mode = ? WHERE id = ?", (mode, row[0]))
         elif row is None:
             conn.execute("INSERT INTO segments (name, scope, mode, mounted, created_at) VALUES (?, 'global', ?, 1, ?)",
-                         (name, mode, utc_now()))
+                         (name, mode, utc_now(conn.clock)))
         else:
             conn.execute("UPDATE segments SET mounted = 1, mode = ? WHERE id = ?", (mode, row[0]))
         record_audit(conn, kb.actor, "mount_memory", name, {"scope": target, "mode": mode})

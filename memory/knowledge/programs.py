@@ -97,7 +97,7 @@ def import_program(kb, text: str, memory: str | None = None, replace: bool = Fal
             normalizer.add_clause(clause, rule_text)
             new_rules.append((clause, rule_text, rule_name, confidence))
         analyze(program)
-        now = utc_now()
+        now = utc_now(conn.clock)
         for clause, rule_text, rule_name, confidence in new_rules:
             functor, arity = indicator(clause.args[0])  # type: ignore[union-attr]
             conn.execute("INSERT INTO rules (segment_id, head_functor, head_arity, text, created_at, name, confidence) "
@@ -159,7 +159,7 @@ def save_snapshot(kb, name: str, memory: str | None = None, content: str | None 
             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (segment_id, name) DO UPDATE SET created_at = excluded.created_at, "
             "facts = excluded.facts, rules = excluded.rules, assumptions = excluded.assumptions, "
             "content = excluded.content",
-            (segment.id, name, utc_now(), len(facts), len(rules), len(assumed), content))
+            (segment.id, name, utc_now(conn.clock), len(facts), len(rules), len(assumed), content))
         info = {"name": name, "memory": segment.name, "replaced": replaced, "facts": len(facts),
                 "rules": len(rules), "assumptions": len(assumed)}
         record_audit(conn, kb.actor, "save_snapshot", segment.name, info)
@@ -234,7 +234,7 @@ def persistence_status(kb, check_integrity: bool = False) -> dict:
         "schema_version": version,
         "last_snapshot": {"name": last[0], "memory": last[1], "created_at": last[2]} if last else None,
         "last_checkpoint": None if checkpoint is None else {
-            "at": utc_now(), "busy": bool(checkpoint[0]), "wal_frames": checkpoint[1],
+            "at": utc_now(kb.store.clock), "busy": bool(checkpoint[0]), "wal_frames": checkpoint[1],
             "checkpointed_frames": checkpoint[2]},
         "integrity": integrity,
         "invariants": invariants,

@@ -36,7 +36,7 @@ def support_fact(conn, segment: Segment, term: Term, kind: str, ref: str, actor:
     Returns (fact id, whether the fact is new to the caller, whether the support was new). A fact row that
     only hidden supports held is shared, but reported as new: to the caller it did not exist."""
     text = format_term(term)
-    now = utc_now()
+    now = utc_now(conn.clock)
     row = conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?", (segment.id, text)).fetchone()
     if row is None:
         functor, arity = indicator(term)

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..clock import parse_instant
+from ..clock import Clock, parse_instant
 from ..errors import Conflict, InvalidArguments, NotFound, PermissionDenied
 from ..knowledge.rows import support_fact, withdraw_support
 from ..knowledge.segments import bump_generation, resolve
@@ -73,10 +73,10 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def current_filter(at: str | None, history: bool) -> tuple[str, list]:
-    """SQL over `m` selecting what a read at time `at` (None: now) may return: settled memories (active and
+def current_filter(at: str | None, history: bool, clock: Clock) -> tuple[str, list]:
+    """SQL over `m` selecting what a read at time `at` (None: the clock's now) may return: settled memories (active and
     valid then), or with `history` everything recorded by then."""
-    moment = at or utc_now()
+    moment = at or utc_now(clock)
     if history:
         return "m.recorded_at <= ?", [moment]
     if at is None:
@@ -142,7 +142,7 @@ class SourceMemories:
     def listing(self, offset: int, limit: int) -> list[dict]:
         """The caller's current memories (id, kind, recorded_at), oldest first, one page: what it may browse."""
         self.require_read()
-        where, params = current_filter(None, False)
+        where, params = current_filter(None, False, self.store.clock)
         with self.store.read() as conn:
             spaces = readable_namespaces(conn, self.context)
             rows = conn.execute(
@@ -153,7 +153,7 @@ class SourceMemories:
 
     def describe(self, conn, record: MemoryRecord, at: str | None, full: bool = False) -> dict:
         status = status_at(conn, record, at)
-        moment = at or utc_now()
+        moment = at or utc_now(conn.clock)
         valid = record.valid_from <= moment and (record.valid_to is None or record.valid_to > moment)
         out: dict[str, Any] = {
             "id": record.id, "source_id": record.source_id, "namespace": record.ns.to_dict(),
@@ -237,7 +237,7 @@ class SourceMemories:
             for old in olds:
                 if old.status != "active":
                     raise Conflict(f"Memory {old.id} cannot be superseded: it is {old.status}", id=old.id)
-            now = utc_now()
+            now = utc_now(conn.clock)
             source_id, memory_id = new_id("src"), new_id("mem")
             conn.execute("INSERT INTO sources (id, text, sha256, principal, source_class, trust, created_at) "
                          "VALUES (?, ?, ?, ?, ?, ?, ?)", (source_id, text, digest, self.context.principal,
@@ -380,7 +380,7 @@ class SourceMemories:
                         "preview": (r.text or "")[:200]} for r in records]
             removed: list[str] = []
             if not dry_run and any(c["changed"] for c in changes):
-                now = utc_now()
+                now = utc_now(conn.clock)
                 for record in records:
                     if record.status != status:
                         removed += self._end(conn, record, status, reason, now)

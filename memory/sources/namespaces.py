@@ -104,7 +104,7 @@ def project_id(conn, context: CallerContext, create: bool = False) -> str | None
     if not create:
         return None
     ident = new_id("project")
-    conn.execute("INSERT INTO projects (id, remote, created_at) VALUES (?, ?, ?)", (ident, remote, utc_now()))
+    conn.execute("INSERT INTO projects (id, remote, created_at) VALUES (?, ?, ?)", (ident, remote, utc_now(conn.clock)))
     return ident
 
 

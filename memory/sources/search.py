@@ -61,7 +61,7 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
         spaces = readable_namespaces(conn, service.context, scope)
         if not spaces or (not words and mode != "exact"):
             return _search_result(query, scope, history, at, [], 0, limit)
-        where, params = current_filter(at, history)
+        where, params = current_filter(at, history, conn.clock)
         where += f" AND m.namespace IN ({_in(spaces)})"
         params += spaces
         if kind is not None:
@@ -159,7 +159,7 @@ def recall(service: SourceMemories, predicate: str, arguments: list | None = Non
     service.require_read()
     with service.store.read() as conn:
         spaces = readable_namespaces(conn, service.context, scope)
-        where, params = current_filter(at, False)
+        where, params = current_filter(at, False, conn.clock)
         rows = conn.execute(
             f"SELECT {COLUMNS}, p.id, p.arguments, p.statement, p.quality, p.fact FROM {FROM} "
             f"JOIN memory_projections AS p ON p.memory_id = m.id WHERE p.predicate = ? AND m.namespace IN ({_in(spaces)}) AND {where} "

@@ -10,6 +10,7 @@ from typing import Iterator
 
 import apsw
 
+from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import StorageError
 from .location import IN_MEMORY
 from .migrations import migrate
@@ -17,15 +18,24 @@ from .migrations import migrate
 BUSY_TIMEOUT_MS = 10_000
 
 
-def open_connection(path: str, *, create: bool = True, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> apsw.Connection:
+class Connection(apsw.Connection):
+    """An apsw connection that carries the clock of the store that opened it: code that holds only the
+    connection (the audit log, a helper inside a transaction) stamps rows with that clock."""
+
+    clock: Clock = SYSTEM_CLOCK
+
+
+def open_connection(path: str, *, create: bool = True, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+                    clock: Clock = SYSTEM_CLOCK) -> Connection:
     """Open (and migrate) a database with the pragmas every connection needs."""
     flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
     try:
         if path != IN_MEMORY and create:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        conn = apsw.Connection(path, flags=flags)
+        conn = Connection(path, flags=flags)
     except (apsw.Error, OSError) as exc:  # e.g. a file where the database's folder should be
         raise StorageError(f"cannot open database {path}: {type(exc).__name__}: {exc}") from exc
+    conn.clock = clock
     conn.setbusytimeout(busy_timeout_ms)
     if path != IN_MEMORY:
         try:  # the first statement reads the header: a file that is not SQLite fails here
@@ -64,12 +74,14 @@ def _unable_to_store(folder: Path) -> str | None:
 class Store:
     """One database file. Reads before the file exists see an empty schema; the first write creates it."""
 
-    def __init__(self, path: str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
-        """`busy_timeout_ms`: how long a write waits for another connection's write to finish."""
+    def __init__(self, path: str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS, clock: Clock = SYSTEM_CLOCK) -> None:
+        """`busy_timeout_ms`: how long a write waits for another connection's write to finish. `clock`: where
+        every instant written to or read against this database comes from."""
         self.path = path
         self.busy_timeout_ms = busy_timeout_ms
+        self.clock = clock
         self._lock = threading.RLock()
-        self._conn: apsw.Connection | None = None
+        self._conn: Connection | None = None
         self._placeholder = False
         self._depth = 0
 
@@ -77,7 +89,7 @@ class Store:
     def exists(self) -> bool:
         return self.path == IN_MEMORY or Path(self.path).exists()
 
-    def _connection(self, for_write: bool, status: bool = False) -> apsw.Connection:
+    def _connection(self, for_write: bool, status: bool = False) -> Connection:
         if self._placeholder and not for_write and not status:
             self._refuse_if_uncreatable()
         if self._conn is not None and not (for_write and self._placeholder):
@@ -86,12 +98,13 @@ class Store:
             self._conn.close()
             self._conn = None  # never keep a closed connection: a failed open below is retried on the next call
         if for_write or self.exists:
-            self._conn = open_connection(self.path, create=True, busy_timeout_ms=self.busy_timeout_ms)
+            self._conn = open_connection(self.path, create=True, busy_timeout_ms=self.busy_timeout_ms,
+                                         clock=self.clock)
             self._placeholder = False
         else:
             if not status:
                 self._refuse_if_uncreatable()
-            self._conn = open_connection(IN_MEMORY)
+            self._conn = open_connection(IN_MEMORY, clock=self.clock)
             self._placeholder = True
         return self._conn
 
@@ -130,7 +143,7 @@ class Store:
             self._connection(for_write=True)
 
     @contextmanager
-    def read(self, *, status: bool = False) -> Iterator[apsw.Connection]:
+    def read(self, *, status: bool = False) -> Iterator[Connection]:
         """A consistent snapshot for several SELECTs (or the enclosing write transaction). `status`: a health
         report's read, which sees a database that can never be created as empty (and reports it degraded)."""
         with self._lock:
@@ -151,7 +164,7 @@ class Store:
                 conn.execute("COMMIT")
 
     @contextmanager
-    def write(self) -> Iterator[apsw.Connection]:
+    def write(self) -> Iterator[Connection]:
         """All-or-nothing: the outermost block is `BEGIN IMMEDIATE … COMMIT`, inner ones savepoints."""
         with self._lock:
             conn = self._connection(for_write=True)

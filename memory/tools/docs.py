@@ -1,9 +1,17 @@
-"""docs/tools.md, generated from the registry (`python -m memory.tools.docs > docs/tools.md`), and the README's
-tool x capability table (`python -m memory.tools.docs --capabilities`)."""
+"""docs/tools.md, generated from the registry, and the README's tool x capability table.
+
+    python -m memory.tools.docs --write          regenerate docs/tools.md in this checkout
+    python -m memory.tools.docs --check          exit 1 when docs/tools.md is stale
+    python -m memory.tools.docs                  print docs/tools.md
+    python -m memory.tools.docs --capabilities   print the README's capability table
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
+from pathlib import Path
 
 from ..resources import SCHEMA, TEMPLATES
 from . import REGISTRY
@@ -17,7 +25,7 @@ def render_markdown() -> str:
     lines = [
         "# Tool reference",
         "",
-        "Generated from the tool registry by `python -m memory.tools.docs > docs/tools.md`; a test fails when",
+        "Generated from the tool registry by `python -m memory.tools.docs --write`; a test fails when",
         "this file is stale. Every tool is an MCP tool, a CLI subcommand (`datalog-memory <name-with-dashes>`,",
         "one `--flag` per argument, `--json` for the structured result) and a `memory.Memory` method.",
         "",
@@ -88,7 +96,39 @@ def _yn(value: bool) -> str:
     return "yes" if value else "no"
 
 
-if __name__ == "__main__":
-    import sys
+# docs/tools.md of the checkout this module runs from (an installed wheel has no docs folder).
+TOOLS_MD = Path(__file__).resolve().parents[2] / "docs" / "tools.md"
 
-    print(capability_table() if sys.argv[1:] == ["--capabilities"] else render_markdown(), end="")
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m memory.tools.docs",
+                                     description="Tool docs generated from the registry.")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--write", action="store_true", help=f"regenerate {TOOLS_MD}")
+    what.add_argument("--check", action="store_true", help="exit 1 when docs/tools.md is stale")
+    what.add_argument("--capabilities", action="store_true", help="print the README's tool x capability table")
+    args = parser.parse_args(argv)
+    if args.capabilities:
+        print(capability_table(), end="")
+        return 0
+    text = render_markdown()
+    if not (args.write or args.check):
+        print(text, end="")
+        return 0
+    if not TOOLS_MD.parent.is_dir():
+        print(f"no docs folder at {TOOLS_MD.parent}: run this from a source checkout", file=sys.stderr)
+        return 2
+    current = TOOLS_MD.read_text(encoding="utf-8") if TOOLS_MD.exists() else None
+    if args.check:
+        if current != text:
+            print(f"{TOOLS_MD} is stale: run python -m memory.tools.docs --write", file=sys.stderr)
+            return 1
+        return 0
+    if current != text:
+        TOOLS_MD.write_text(text, encoding="utf-8")
+    print(f"{TOOLS_MD}: {'unchanged' if current == text else 'written'}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
