@@ -23,7 +23,7 @@ from rich.markup import escape
 from rich.progress import Progress
 
 from memory import Memory, __version__
-from memory.errors import DatalogMemoryError, InternalError
+from memory.errors import DatalogMemoryError, InternalError, InvalidConfiguration
 from memory.store import plain_ddl, schema_sql_path
 from memory.tools import REGISTRY, ArgumentsRejected, Tool, call_tool, error_result
 from memory.tools.registry import GROUPS, error_text
@@ -95,7 +95,13 @@ def _memory(ctx: typer.Context) -> Memory:
     return state["memory"]
 
 
-def _fail(error: DatalogMemoryError, as_json: bool, status: int = EXIT_FAILED) -> None:
+def _status_of(error: DatalogMemoryError) -> int:
+    """A setting the host gave that cannot be used is a usage error (2); any other failure is 1."""
+    return EXIT_USAGE if isinstance(error, InvalidConfiguration) else EXIT_FAILED
+
+
+def _fail(error: DatalogMemoryError, as_json: bool, status: int | None = None) -> None:
+    status = _status_of(error) if status is None else status
     failure = error_result(error)
     if as_json:
         out.print_json(json.dumps(failure.structured))
@@ -143,6 +149,30 @@ def serve(
     except DatalogMemoryError as exc:
         _fail(exc, False)
     run(memory, log_level)
+
+
+@app.command(rich_help_panel=ADMIN)
+def explore(
+    ctx: typer.Context,
+    port: int = typer.Option(0, "--port", min=0, max=65535, help="Port on 127.0.0.1 (default: a free one)"),
+) -> None:
+    """Browse the store in a local, read-only web view (127.0.0.1, a token in the URL it prints)."""
+    from memory.explorer import read_only, serve as run
+    from memory.sources.context import CallerContext
+
+    state = ctx.find_root().obj
+    # The principal the server would run as (the same environment), able to read and nothing more.
+    memory = Memory.open(state.get("db"), context=read_only(CallerContext.from_env()))
+    ctx.find_root().call_on_close(memory.close)
+    try:
+        memory.store.data_version()  # a database we cannot use fails before serving
+    except DatalogMemoryError as exc:
+        _fail(exc, False)
+    try:
+        run(memory, port, announce=lambda link: out.print(f"Explorer (read-only, Ctrl-C to stop): {link}",
+                                                          markup=False, highlight=False, soft_wrap=True))
+    except OSError as exc:
+        raise Failure(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
 
 
 @app.command(rich_help_panel=ADMIN)
@@ -481,7 +511,7 @@ def main(argv: list[str] | None = None) -> None:
         if debug:
             raise
         _error_line(error_text(exc))
-        status = EXIT_FAILED
+        status = _status_of(exc)
     except Exception as exc:  # a bug: worded as the server words it, never a bare traceback
         if debug:
             raise

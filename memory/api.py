@@ -16,10 +16,11 @@ from .knowledge.edits import EditResult
 from .knowledge.parsing import parse_fact
 from . import evidence
 from .sources.context import ADMIN, READ, WRITE_GLOBAL, WRITE_KNOWLEDGE, WRITE_OBSERVATIONS
-from .sources import CallerContext, SourceMemories, recall, search, visible_supports_clause
+from .sources import CallerContext, CallerVisibility, SourceMemories, recall, search
 from .sources.derived import derived_recall
 from .sources.search import render_recall
 from .store import IN_MEMORY, DatabaseLocation, Store, global_db_path, resolve_location
+from .store.repository import Repository
 
 # The bulk operations surfaces run without a registry tool (the CLI's import and export commands), declared
 # once: operation -> (capability, what it is called in a refusal, whether it writes the target segment).
@@ -47,17 +48,18 @@ class Memory:
         self.clock = clock
         self.location = DatabaseLocation(path, "given")  # Memory.open says where the path came from
         self.store = Store(path, busy_timeout_ms=budget.writer_wait_ms(), clock=clock)
+        self.repository = Repository(self.store)
         self.context = context or CallerContext.from_env(principal=actor)
         self.actor = self.context.principal
-        self.knowledge = KnowledgeBase(self.store, self.actor, budget)
-        self.knowledge.support_filter = lambda conn: visible_supports_clause(conn, self.context)
-        self.sources = SourceMemories(self.store, self.context)
-        self.knowledge.projection_guard = self.sources.guard_projections
-        self.observations = evidence.Observations(self.store, self.context)
-        self.knowledge.computed = evidence.ObservationRelations()
+        self.sources = SourceMemories(self.repository, self.context)
+        self.observations = evidence.Observations(self.repository, self.context)
         self.global_path = global_path or global_db_path()
         self._global_kb: KnowledgeBase | None = None
-        self.knowledge.global_source = self._global
+        self.knowledge = KnowledgeBase(self.repository, self.actor, budget,
+                                       visibility=CallerVisibility(self.context),
+                                       projection_guard=self.sources.guard_projections,
+                                       computed=evidence.ObservationRelations(),
+                                       global_source=self._global)
 
     @classmethod
     def open(cls, db: str | None = None, **kwargs) -> "Memory":
@@ -72,9 +74,14 @@ class Memory:
     def _global(self) -> KnowledgeBase:
         if self._global_kb is None:
             budget = self.knowledge.budget
-            self._global_kb = KnowledgeBase(Store(self.global_path, busy_timeout_ms=budget.writer_wait_ms(),
-                                                  clock=self.clock),
-                                            self.actor, budget)
+            store = Store(self.global_path, busy_timeout_ms=budget.writer_wait_ms(), clock=self.clock)
+            # The global database holds segments only: source memories, their projections and observations
+            # all live in the project database, and the global one is never asked for its default segment
+            # (`_kb` serves that from the project). So the caller's visibility is kept (it is the same caller,
+            # and costs one lookup when no projection is there), while there is nothing for a projection
+            # guard to guard, no computed relation joins, and no further global database to reach.
+            self._global_kb = KnowledgeBase(Repository(store), self.actor, budget,
+                                            visibility=CallerVisibility(self.context))
         return self._global_kb
 
     def _kb(self, memory: str | None, write: bool = False) -> KnowledgeBase:
@@ -82,11 +89,11 @@ class Memory:
         recorded with the project's mount, decides whether writes are allowed)."""
         if memory in (None, "", DEFAULT, ALL) or not isinstance(memory, str):
             return self.knowledge
-        with self.store.read() as conn:
-            row = conn.execute("SELECT scope, mode FROM segments WHERE name = ? AND mounted = 1", (memory,)).fetchone()
-        if row is None or row[0] != "global":
+        with self.repository.read() as tx:
+            segment = tx.segments.mounted(memory)
+        if segment is None or segment.scope != "global":
             return self.knowledge
-        if write and row[1] == "ro":
+        if write and segment.mode == "ro":
             raise ReadOnly("Memory is read-only", memory=memory, plain=True)
         if write:  # the global database is shared by every project
             self.context.require(WRITE_GLOBAL, f"Writing the global memory '{memory}'")
@@ -144,7 +151,7 @@ class Memory:
         """Assert parsed facts in one transaction, in chunks (progress gets each chunk's size)."""
         kb = self.require_for("add_fact_terms", memory)
         added = 0
-        with kb.store.write():
+        with kb.repository.write():
             for start in range(0, len(terms), chunk):
                 part = terms[start:start + chunk]
                 added += kb.add_facts(part, memory)[0]
@@ -182,7 +189,7 @@ class Memory:
         """Rows that bypass the tools' invariants (see `datalog-memory check`); recorded in the audit log.
         It reads every row, whoever may see it, so it is an admin's check."""
         self.context.require(ADMIN, "Checking invariants")
-        return integrity.check(self.store, self.actor, record)
+        return integrity.check(self.repository, self.actor, record)
 
     # --- fact edits, inspection and refactoring (zpm parity) ------------------------
     def clear_context(self, category: str, memory: str | None = None) -> EditResult:

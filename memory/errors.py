@@ -31,6 +31,13 @@ class InvalidArguments(DatalogMemoryError):
     code = "invalid_arguments"
 
 
+class InvalidConfiguration(DatalogMemoryError, ValueError):
+    """A setting from the host (an environment variable such as DATALOG_MEMORY_TIMEOUT_S) that cannot be
+    used: refused when it is read, naming the setting and what it takes."""
+
+    code = "invalid_configuration"
+
+
 class TermSyntaxError(DatalogMemoryError):
     """Text that does not parse; `line` and `column` are 1-based."""
 

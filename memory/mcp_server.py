@@ -45,10 +45,12 @@ from . import __version__
 from .api import Memory
 from . import resources
 from .datalog.budget import Cancellation, cancellable
-from .errors import DatalogMemoryError, InternalError, InvalidArguments, NotFound
+from .errors import DatalogMemoryError, InvalidArguments, NotFound
 from .log_level import log_level
 from .store import IN_MEMORY
-from .tools import REGISTRY, ToolResult, UnknownTool, call_tool, error_result
+from .tools import REGISTRY, ToolResult, UnknownTool, get_tool
+from .workers import WorkerPool, run_call
+from .workers.calls import INTERNAL, OK
 
 log = logging.getLogger("datalog-memory")
 
@@ -101,7 +103,9 @@ LOG_LEVELS: tuple[str, ...] = typing.get_args(types.LoggingLevel)  # RFC 5424 or
 RESOURCE_NOT_FOUND = -32002
 
 
-def build_server(memory: Memory) -> Server:
+def build_server(memory: Memory, workers: WorkerPool | None = None) -> Server:
+    """The MCP server over `memory`. With `workers`, the calls of tools that evaluate (the registry's
+    `evaluates`) run in its worker processes; without, every call runs in this process."""
     tools = mcp_tools()
     # The 2025-11-25 era's logging/setLevel threshold for this connection (stdio serves one client).
     # Before the client sets one, only warnings and worse are sent. The 2026-07-28 era opts in per request.
@@ -127,21 +131,21 @@ def build_server(memory: Memory) -> Server:
     async def call(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         started = time.perf_counter()
         try:
-            # The engine is synchronous; a worker thread keeps the protocol loop answering meanwhile.
-            result = await anyio.to_thread.run_sync(call_tool, memory, params.name, params.arguments)
+            spec = get_tool(params.name)
         except UnknownTool as exc:
             raise MCPError(INVALID_PARAMS, exc.message, {"code": exc.code, "tool": params.name}) from None
-        except DatalogMemoryError as exc:  # arguments that fail the input schema included: the model can fix them
-            failure = error_result(exc)
-            await notify(ctx, "info", {"tool": params.name, "error": exc.code, "message": failure.text[:500]})
-            return _error(failure)
-        except Exception as exc:  # a bug: report it, keep serving
-            log.exception("tool %s failed", params.name)
-            failure = error_result(InternalError(f"{type(exc).__name__}: {exc}", tool=params.name))
-            await notify(ctx, "error", {"tool": params.name, "error": "internal_error", "message": failure.text[:500]})
-            return _error(failure)
+        if workers is not None and spec.evaluates:
+            # In a worker process: an evaluation can neither hold this process nor leave its memory here.
+            outcome = await anyio.to_thread.run_sync(workers.call, params.name, params.arguments)
+        else:
+            # A thread keeps the protocol loop answering meanwhile.
+            outcome = await anyio.to_thread.run_sync(run_call, memory, params.name, params.arguments)
+        if outcome.kind != OK:
+            level = "error" if outcome.kind == INTERNAL else "info"
+            await notify(ctx, level, {"tool": params.name, "error": outcome.code, "message": outcome.result.text[:500]})
+            return _error(outcome.result)
         await notify(ctx, "debug", {"tool": params.name, "ms": round((time.perf_counter() - started) * 1000, 3)})
-        return _result(result)
+        return _result(outcome.result)
 
     async def set_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
         threshold["level"] = params.level
@@ -320,7 +324,22 @@ async def _serve(memory: Memory, interactive: bool = False) -> None:
     SIGINT or SIGTERM stops reading and lets the calls in flight finish (their evaluations are bounded
     by the budget); a second signal, or Ctrl-C when a person started the server on a terminal,
     cancels them at once."""
-    server = build_server(memory)
+    workers = WorkerPool.for_memory(memory)  # None: evaluate in this process (DATALOG_MEMORY_WORKERS=0)
+    try:
+        if workers is not None:
+            workers.start()
+            # Ready before the first request is handled: a call never pays for the worker's cold start.
+            if not await anyio.to_thread.run_sync(workers.wait_ready):
+                log.error("the evaluation process did not start; evaluating calls will fail (see the log above)")
+        await _serve_with(memory, workers, interactive)
+    finally:
+        if workers is not None:
+            workers.close()  # no worker outlives the server
+
+
+async def _serve_with(memory: Memory, workers: WorkerPool | None, interactive: bool) -> None:
+    """The protocol loop of `_serve`, its evaluating calls sent to `workers` when there are any."""
+    server = build_server(memory, workers)
     options = initialization_options(server)
     requests = Requests()
     stopping = False

@@ -235,3 +235,18 @@ def test_evaluations_of_one_call_share_its_time_budget(mem):
             mem.query_logic("c(1, 2, X)")
     assert info.value.details["limit_kind"] == "seconds"
     assert mem.query_logic("c(1, 2, 3)").total == 1  # outside that call: a budget of its own
+
+
+@pytest.mark.parametrize("command", [("query-logic", "--goal", "p(X)"), ("serve",)])
+@pytest.mark.parametrize("setting, value", [("DATALOG_MEMORY_TIMEOUT_S", "soon"), ("DATALOG_MEMORY_MAX_TUPLES", "-3"),
+                                            ("DATALOG_MEMORY_WORKERS", "two")])
+def test_an_unusable_setting_is_refused_by_name_with_a_usage_status(tmp_path, command, setting, value):
+    """A bad environment variable was reported as `InternalError: ValueError` (a bug's wording, exit 1)."""
+    from surfaces import cli
+
+    if setting == "DATALOG_MEMORY_WORKERS" and command[0] != "serve":
+        pytest.skip("only the server starts workers")
+    ran = cli(str(tmp_path / "m.db"), *command, extra_env={setting: value})
+    assert ran.returncode == 2, ran
+    assert ran.stderr.startswith("InvalidConfiguration: invalid "), ran.stderr
+    assert setting in ran.stderr and "Internal" not in ran.stderr

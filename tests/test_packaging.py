@@ -17,7 +17,8 @@ def test_the_wheel_installs_only_the_memory_package(tmp_path):
     top = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert top == {"memory"}
     for module in ("memory/cli/__init__.py", "memory/cli/__main__.py", "memory/cli/main.py",
-                   "memory/cli/render.py", "memory/cli/bulk.py", "memory/_schema/schema.sql"):
+                   "memory/cli/render.py", "memory/cli/bulk.py", "memory/_schema/schema.sql",
+                   "memory/explorer/explorer.css"):
         assert module in names
     assert not any("__pycache__" in name for name in names)
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))

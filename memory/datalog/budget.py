@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from ..errors import BudgetExceeded, Cancelled
+from ..errors import BudgetExceeded, Cancelled, InvalidConfiguration
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_TUPLES = 5_000_000
@@ -33,6 +33,22 @@ ENV = {"seconds": "DATALOG_MEMORY_TIMEOUT_S", "tuples": "DATALOG_MEMORY_MAX_TUPL
        "rows": "DATALOG_MEMORY_MAX_ROWS", "memory_mb": "DATALOG_MEMORY_MAX_MEMORY_MB"}
 
 
+def _setting(env, key: str, kind: type, default):
+    """One limit from the environment: unset gives the default (None: the machine's memory default),
+    anything but a positive finite number is refused by the variable's name."""
+    name, text = ENV[key], env.get(ENV[key])
+    if text is None or text.strip() == "":
+        return default_max_memory_mb() if default is None else default
+    try:
+        value = kind(text)
+    except ValueError:
+        value = None
+    if value is None or not 0 < value < float("inf"):
+        what = "number of seconds" if kind is float else "whole number"
+        raise InvalidConfiguration(f"invalid {name}={text[:20]!r}: a positive {what}")
+    return value
+
+
 def default_max_memory_mb() -> int:
     """4 GiB, or a quarter of the machine's physical memory when that is less."""
     try:
@@ -45,12 +61,15 @@ def default_max_memory_mb() -> int:
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
-def resident_mb() -> float:
-    """The process's resident set in MiB (Linux /proc; the peak from getrusage elsewhere)."""
+def resident_mb(pid: int | None = None) -> float:
+    """The resident set in MiB of this process, or of process `pid` (Linux /proc; elsewhere this process's
+    peak, from getrusage)."""
     try:
-        with open("/proc/self/statm", "rb") as f:
+        with open(f"/proc/{pid or 'self'}/statm", "rb") as f:
             return int(f.read().split()[1]) * _PAGE / (1 << 20)
     except OSError:
+        if pid is not None:
+            raise
         import resource
         import sys
 
@@ -115,18 +134,8 @@ class Budget:
         """Defaults overridden by DATALOG_MEMORY_TIMEOUT_S, _MAX_TUPLES, _MAX_ROWS and _MAX_MEMORY_MB
         (for a server's operator)."""
         env = os.environ if environ is None else environ
-        try:
-            budget = cls(
-                float(env.get(ENV["seconds"], DEFAULT_TIMEOUT_S)),
-                int(env.get(ENV["tuples"], DEFAULT_MAX_TUPLES)),
-                int(env.get(ENV["rows"], DEFAULT_MAX_ROWS)),
-                int(env.get(ENV["memory_mb"], default_max_memory_mb())),
-            )
-        except ValueError as exc:
-            raise ValueError(f"invalid evaluation budget in the environment: {exc}") from None
-        if not (budget.timeout_s > 0 and budget.max_tuples > 0 and budget.max_rows > 0 and budget.max_memory_mb > 0):
-            raise ValueError("invalid evaluation budget in the environment: every limit must be positive")
-        return budget
+        return cls(_setting(env, "seconds", float, DEFAULT_TIMEOUT_S), _setting(env, "tuples", int, DEFAULT_MAX_TUPLES),
+                   _setting(env, "rows", int, DEFAULT_MAX_ROWS), _setting(env, "memory_mb", int, None))
 
     def copy(self) -> "Budget":
         """A fresh budget with the same limits (each evaluation gets its own counters)."""
@@ -186,13 +195,20 @@ class Budget:
             self._next_memory_check = now + MEMORY_CHECK_S
             used = resident_mb()
             if used > self.max_memory_mb:
-                raise self.exceeded("memory_mb", f"the server's resident memory reached {used:.0f} MiB, over "
-                                    f"{self.max_memory_mb} MiB", round(used))
+                raise self.exceeded("memory_mb", f"the evaluating process's resident memory reached {used:.0f} "
+                                    f"MiB, over {self.max_memory_mb} MiB", round(used))
+
+
+# False in a process that is itself discarded when a failure leaves it large (an evaluation worker):
+# there, the failure is answered at once and the process exit gives the memory back.
+RETURN_MEMORY_AFTER_FAILURE = True
 
 
 def give_back_memory() -> None:
     """After a failed evaluation: collect what references cycles kept, and hand freed heap pages
     back to the system (glibc keeps them otherwise, and the process would stay at its peak)."""
+    if not RETURN_MEMORY_AFTER_FAILURE:
+        return
     gc.collect()
     _trim()
 

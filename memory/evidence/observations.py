@@ -18,7 +18,8 @@ from ..clock import epoch_now
 from ..errors import InvalidArguments, NotFound
 from ..knowledge.segments import bump_generation, resolve
 from ..sources.context import CallerContext
-from ..store import Store, record_audit, utc_now
+from ..store import utc_now
+from ..store.repository import Repository, Transaction
 from ..terms import Float
 from ..validation import require_text
 
@@ -117,15 +118,15 @@ def infer_formation(rules: list[tuple[str, list[str]]], types: set[str]) -> str:
 class Observations:
     """The evidence store over one database, for one caller."""
 
-    def __init__(self, store: Store, context: CallerContext) -> None:
-        self.store = store
+    def __init__(self, repository: Repository, context: CallerContext) -> None:
+        self.repository = repository
         self.context = context
 
     def remember(self, members: object, event_ts: object = None, weight: object = 1.0, formation: object = "") -> dict:
-        observation = check_observation(members, event_ts, weight, formation, now=epoch_now(self.store.clock))
-        with self.store.write() as conn:
-            edge = self._insert(conn, [observation])[0]
-            record_audit(conn, self.context.principal, "remember", None, {
+        observation = check_observation(members, event_ts, weight, formation, now=epoch_now(self.repository.clock))
+        with self.repository.write() as tx:
+            edge = self._insert(tx, [observation])[0]
+            tx.audit.record(self.context.principal, "remember", None, {
                 "edge_id": edge.id, "formation": edge.formation, "members": edge.members,
                 "event_ts": edge.event_ts, "content_hash": edge.content_hash})
         return {"stored": True, "table": TABLE, "id": edge.id, "hedge_tag": edge.tag, "event_ts": edge.event_ts,
@@ -136,21 +137,21 @@ class Observations:
 
     def remember_many(self, observations: list[dict], chunk: int = 10_000) -> dict:
         """Many observations in one transaction (all or nothing) with one audit row."""
-        now = epoch_now(self.store.clock)
+        now = epoch_now(self.repository.clock)
         checked = [check_observation(o.get("members"), o.get("event_ts"), o.get("weight", 1.0),
                                      o.get("formation", ""), now=now, where=f"observation {i}: ")
                    if isinstance(o, dict) else check_observation(None, now=now, where=f"observation {i}: ")
                    for i, o in enumerate(observations)]
         if not checked:
             return {"stored": 0, "first_id": None, "last_id": None}
-        with self.store.write() as conn:
+        with self.repository.write() as tx:
             first = last = None
             for start in range(0, len(checked), chunk):
-                edges = self._insert(conn, checked[start:start + chunk])
+                edges = self._insert(tx, checked[start:start + chunk])
                 first = first if first is not None else edges[0].id
                 last = edges[-1].id
-            record_audit(conn, self.context.principal, "remember_observations", None,
-                         {"count": len(checked), "first_id": first, "last_id": last})
+            tx.audit.record(self.context.principal, "remember_observations", None,
+                            {"count": len(checked), "first_id": first, "last_id": last})
         return {"stored": len(checked), "first_id": first, "last_id": last}
 
     def forget(self, hedge_tags: object, reason: str | None = None) -> dict:
@@ -163,7 +164,8 @@ class Observations:
         if reason is not None:
             reason = require_text("reason", reason, max_chars=4096)
         ids = list(dict.fromkeys(int(t[6:]) for t in hedge_tags))
-        with self.store.write() as conn:
+        with self.repository.write() as tx:
+            conn = tx.connection  # the observation tables; the segment and the audit log go through tx
             rows = dict(conn.execute("SELECT id, retracted_at FROM hyperedges WHERE id IN (SELECT value FROM "
                                      "json_each(?))", (json.dumps(ids),)).fetchall())
             missing = [hedge_tag(i) for i in ids if i not in rows]
@@ -172,15 +174,16 @@ class Observations:
             fresh = [i for i in ids if rows[i] is None]
             if fresh:
                 conn.execute("UPDATE hyperedges SET retracted_at = ?, retraction_reason = ? WHERE id IN "
-                             "(SELECT value FROM json_each(?))", (utc_now(conn.clock), reason, json.dumps(fresh)))
-                bump_generation(conn, resolve(conn, None))
-                record_audit(conn, self.context.principal, "forget_observation", None,
-                             {"hedge_tags": [hedge_tag(i) for i in fresh], "reason": reason})
+                             "(SELECT value FROM json_each(?))", (utc_now(tx.clock), reason, json.dumps(fresh)))
+                bump_generation(tx, resolve(tx, None))
+                tx.audit.record(self.context.principal, "forget_observation", None,
+                                {"hedge_tags": [hedge_tag(i) for i in fresh], "reason": reason})
         return {"retracted": [hedge_tag(i) for i in fresh], "already_retracted": [hedge_tag(i) for i in ids
                                                                                   if i not in fresh],
                 "reason": reason}
 
-    def _insert(self, conn, observations: list[Observation]) -> list[Edge]:
+    def _insert(self, tx: Transaction, observations: list[Observation]) -> list[Edge]:
+        conn = tx.connection
         rules = [(f, json.loads(t)) for f, t in conn.execute(
             "SELECT formation, member_types FROM formation_rules ORDER BY priority, id")]
         row = conn.execute("SELECT chain_hash FROM hyperedges ORDER BY id DESC LIMIT 1").fetchone()
@@ -205,7 +208,7 @@ class Observations:
                          "recorded_at, content_hash, chain_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", edge_rows)
         conn.executemany("INSERT INTO hyperedge_members (edge_id, position, entity_id) VALUES (?, ?, ?)", member_rows)
         # Rules see observations through the default segment: its cached relations must refresh.
-        bump_generation(conn, resolve(conn, None))
+        bump_generation(tx, resolve(tx, None))
         return edges
 
     @staticmethod
@@ -309,12 +312,13 @@ class ObservationRelations:
     preds = RELATIONS
 
     @staticmethod
-    def tuples(conn, pred: tuple) -> list[tuple]:
-        return relation_tuples(conn, pred)
+    def tuples(tx: Transaction, pred: tuple) -> list[tuple]:
+        return relation_tuples(tx.connection, pred)
 
     @staticmethod
-    def supports(conn, pred: tuple, args: tuple) -> list[str]:
+    def supports(tx: Transaction, pred: tuple, args: tuple) -> list[str]:
         """`observation:HEDGE-<id>` when the tuple comes from a stored observation."""
+        conn = tx.connection
         if pred == ("entity_type", 2):
             if not all(type(a) is str for a in args):
                 return []

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from ..datalog import BodyMatcher, Model, Pred, Program, Rule, goal_text
 from ..errors import BudgetExceeded
 from ..knowledge.segments import resolve as resolve_segment
+from ..store.repository import Transaction
 from ..terms.codec import to_json
 from ..validation import require_name
 from .observations import RELATIONS, hedge_tag, relation_tuples
@@ -81,21 +82,20 @@ class Reasoning:
 def run(kb, query: str, top_k: int | None, memory: str | None, now: object = None) -> Reasoning:
     top_k = check_top_k(top_k, 40)
     started = time.perf_counter()
-    budget = kb._budget()
-    with kb.store.read() as conn:
-        segment = resolve_segment(conn, memory)
-        edges = edges_for(conn, query, top_k, now)
-        program = kb._program(conn, segment)
-        rule_meta = {i: (n, c) for i, n, c in conn.execute(
-            "SELECT id, name, confidence FROM rules WHERE segment_id = ?", (segment.id,))}
+    budget = kb.new_budget()
+    with kb.repository.read() as tx:
+        segment = resolve_segment(tx, memory)
+        edges = edges_for(tx.connection, query, top_k, now)
+        program = kb.program(tx, segment)
+        rule_meta = {rule.id: (rule.name, rule.confidence) for rule in tx.rules.all(segment.id)}
 
     def load(preds: set) -> dict:
-        with kb.store.read() as conn:
+        with kb.repository.read() as tx:
             observed = {p for p in preds if p.segment is None and p.indicator in RELATIONS}
-            out = kb._loader(conn, segment)(preds - observed)
+            out = kb.loader(tx, segment)(preds - observed)
             for pred in observed:
-                out[pred] = kb._stored_tuples(conn, segment, *pred.indicator) + relation_tuples(conn, pred.indicator,
-                                                                                               edges)
+                out[pred] = kb.stored_tuples(tx, segment, *pred.indicator) + relation_tuples(tx.connection,
+                                                                                            pred.indicator, edges)
         return out
 
     try:  # outside the transaction: a long evaluation holds up no other call
@@ -161,10 +161,10 @@ def reason(kb, query: str = "", top_k: int | None = None, memory: str | None = N
 class _ProofWriter:
     """Proof trees from the best derivations: evidence leaves, conclusion nodes, STEP tags in first-seen post-order."""
 
-    def __init__(self, reasoning: Reasoning, kb, conn) -> None:
+    def __init__(self, reasoning: Reasoning, kb, tx: Transaction) -> None:
         self.r = reasoning
         self.kb = kb
-        self.conn = conn
+        self.tx = tx
         self.step_of: dict[str, str] = {}
 
     def proof(self, pred: Pred, values: tuple) -> dict:
@@ -213,7 +213,7 @@ class _ProofWriter:
                     "weight": edge.weight, "content_hash": edge.content_hash, "confidence": edge.weight}
         supports = self.kb.supports_of(self.r.segment, text)
         if self.kb.computed is not None and pred.indicator in self.kb.computed.preds:
-            supports += self.kb.computed.supports(self.conn, pred.indicator, values)
+            supports += self.kb.computed.supports(self.tx, pred.indicator, values)
         return {"kind": "fact", "fact": text, "supports": supports, "confidence": 1.0}
 
 
@@ -228,8 +228,8 @@ def proofs_of(kb, r: Reasoning, query: str, goal_pred: str | None) -> dict:
     """prove's result for a reasoning already run."""
     derived = r.derived()
     wanted = [d for d in derived if goal_pred is None or d[0].name == goal_pred]
-    with kb.store.read() as conn:
-        writer = _ProofWriter(r, kb, conn)
+    with kb.repository.read() as tx:
+        writer = _ProofWriter(r, kb, tx)
         proofs = [writer.proof(pred, values) for pred, values, _ in wanted]
     return {"query": query, "memory": r.segment, "goal_pred": goal_pred, "count": len(proofs),
             "derived_count": len(derived), "edges_considered": len(r.edges), "timed_out": r.timed_out,

@@ -9,15 +9,15 @@ from typing import Any
 from ..datalog import Budget, Normalizer, Program, analyze, evaluate_program, explain, solve
 from ..datalog.proofs import map_tree
 from ..errors import Conflict, InvalidArguments, NotFound
-from ..store import Store, record_audit, utc_now
+from ..store.repository import Repository, Transaction, Visibility, new_fact
 from typing import Iterable
 
 from ..terms import Compound, Term, format_term, indicator, parse_term
-from ..terms.codec import decode_args, encode_args, to_json
+from ..terms.codec import to_json
 from ..validation import require_name
 from .parsing import parse_fact, parse_goal, parse_rule
+from .collaborators import ComputedRelations, GlobalSource, ProjectionGuard, SupportVisibility
 from .proof_edges import model_conclusions, proof_conclusions, record_proof, write_conclusions
-from .rows import EVERYTHING, release, support_fact, visible_fact, visible_supports
 from .segments import DEFAULT, Segment, bump_generation, resolve
 from .undefined import undefined_warnings
 
@@ -100,130 +100,80 @@ def _check_page(limit: Any, offset: Any, default: int | None) -> tuple[int | Non
 
 
 class KnowledgeBase:
-    def __init__(self, store: Store, actor: str, budget: Budget | None = None) -> None:
-        self.store = store
+    def __init__(self, repository: Repository, actor: str, budget: Budget | None = None, *,
+                 visibility: SupportVisibility | None = None, projection_guard: ProjectionGuard | None = None,
+                 computed: ComputedRelations | None = None, global_source: GlobalSource | None = None) -> None:
+        """`visibility`: which supports the caller may see (None: all of them); `projection_guard`: refuses
+        rewriting source memories' projections the caller may not write; `computed`: relations computed from
+        other tables, joining the default segment; `global_source`: the global database's knowledge base,
+        for mounted global segments. Each absent one means there is nothing of its kind in this store."""
+        self.repository = repository
+        self.store = repository.store
         self.actor = actor
         self.budget = budget or Budget()
         self._programs: dict = {}  # segment id -> (generation, Program)
         self._facts: dict = {}  # (segment id, pred) -> (generation, tuples)
-        # The knowledge base of the global database (for mounted global segments), set by Memory
-        self.global_source = None
-        # Which supports the caller may see (source-memory projections are namespace-bound), set by Memory:
-        # conn -> (SQL condition over a supports row `s`, parameters), or None when every support is visible.
-        # Every fact and support read below goes through seen() or visible().
-        self.support_filter = None
-        # Refuses (PermissionDenied) rewriting the projections of the given source memories, set by Memory:
-        # (conn, memory ids, what is being done) -> None.
-        self.projection_guard = None
-        # Relations computed from other tables (the evidence memory's observations), set by Memory: an object
-        # with `preds`, `tuples(conn, pred)` and `supports(conn, pred, args)`; they join the default segment's facts.
-        self.computed = None
+        self.global_source = global_source
+        self._visibility = visibility
+        self.projection_guard = projection_guard
+        self.computed = computed
 
-    def seen(self, conn) -> tuple[str, list]:
-        """The caller's support filter: SQL over a supports row `s`, and its parameters."""
-        clause = self.support_filter(conn) if self.support_filter is not None else None
-        return clause or EVERYTHING
-
-    def visible(self, conn) -> tuple[str, list]:
-        """The caller's fact filter: SQL over a facts row `f`, and its parameters."""
-        seen = self.seen(conn)
-        if seen is EVERYTHING:
-            return EVERYTHING
-        return f"EXISTS (SELECT 1 FROM supports AS s WHERE s.fact_id = f.id AND {seen[0]})", seen[1]
+    def visibility(self, tx: Transaction) -> Visibility | None:
+        """The caller's view of supports in this transaction; every fact and support read goes through it."""
+        return self._visibility(tx) if self._visibility is not None else None
 
     # --- facts ---------------------------------------------------------
     def remember_fact(self, fact: str, memory: str | None = None) -> FactChange:
         term = parse_fact(fact)
         text = format_term(term)
-        with self.store.write() as conn:
-            segment = resolve(conn, memory, write=True)
-            seen = self.seen(conn)
-            fact_id, created, added = support_fact(conn, segment, term, "asserted", "", self.actor, seen)
+        with self.repository.write() as tx:
+            segment = resolve(tx, memory, write=True)
+            seen = self.visibility(tx)
+            fact_id, created, added = tx.facts.support(segment.id, new_fact(term), "asserted", "", self.actor, seen)
             if added:  # remembering what is already asserted writes nothing
-                bump_generation(conn, segment)  # a new support can make the fact visible to someone
-                record_audit(conn, self.actor, "remember_fact", segment.name, {"fact": text, "created": created})
-            supports = visible_supports(conn, fact_id, seen)
+                bump_generation(tx, segment)  # a new support can make the fact visible to someone
+                tx.audit.record(self.actor, "remember_fact", segment.name, {"fact": text, "created": created})
+            supports = tx.supports.of(fact_id, seen)
         return FactChange(text, segment.name, created, supports=supports)
 
     def forget_fact(self, fact: str, memory: str | None = None) -> FactChange:
         term = parse_fact(fact)
         text = format_term(term)
-        with self.store.write() as conn:
-            segment = resolve(conn, memory, write=True)
-            seen = self.seen(conn)
-            fact_id = visible_fact(conn, segment, text, seen)
+        with self.repository.write() as tx:
+            segment = resolve(tx, memory, write=True)
+            seen = self.visibility(tx)
+            fact_id = tx.facts.find(segment.id, text, seen)
             if fact_id is None:
                 raise NotFound(f"No matching clause found for: {text}", fact=text, memory=segment.name, plain=True)
-            conn.execute("DELETE FROM supports WHERE fact_id = ? AND kind = 'asserted'", (fact_id,))
-            dropped = conn.changes() > 0
-            supports = release(conn, fact_id, seen)
+            dropped = tx.supports.remove(fact_id, "asserted")
+            supports = tx.facts.release(fact_id, seen)
             removed = not supports
             if dropped or removed:  # what other callers see may change with any support
-                bump_generation(conn, segment)
-            record_audit(conn, self.actor, "forget_fact", segment.name,
-                         {"fact": text, "removed": removed, "remaining_supports": supports})
+                bump_generation(tx, segment)
+            tx.audit.record(self.actor, "forget_fact", segment.name,
+                            {"fact": text, "removed": removed, "remaining_supports": supports})
         return FactChange(text, segment.name, False, removed=removed, supports=supports)
 
     def add_facts(self, terms: Iterable[Term], memory: str | None = None, operation: str = "import_facts") -> tuple[int, int]:
         """Assert many checked facts in one transaction with one audit row; returns (new, already there)."""
-        rows = []
-        for term in terms:
-            name, arity = indicator(term)
-            args = term.args if type(term) is Compound else ()
-            rows.append((name, arity, format_term(term), encode_args(args)))
-        with self.store.write() as conn:
-            segment = resolve(conn, memory, write=True)
-            visible, visible_params = self.visible(conn)
-            count = f"SELECT count(*) FROM facts AS f WHERE f.segment_id = ? AND {visible}"
-            before = conn.execute(count, (segment.id, *visible_params)).fetchone()[0]
-            now = utc_now(conn.clock)
-            conn.executemany(
-                "INSERT INTO facts (segment_id, functor, arity, text, args, created_at) VALUES (?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (segment_id, text) DO NOTHING",
-                [(segment.id, name, arity, text, args, now) for name, arity, text, args in rows],
-            )
-            conn.executemany(
-                "INSERT OR IGNORE INTO supports (fact_id, kind, ref, actor, created_at) "
-                "SELECT id, 'asserted', '', ?, ? FROM facts WHERE segment_id = ? AND text = ?",
-                [(self.actor, now, segment.id, text) for _, _, text, _ in rows],
-            )
-            after = conn.execute(count, (segment.id, *visible_params)).fetchone()[0]
-            added = after - before
+        rows = [new_fact(term) for term in terms]
+        with self.repository.write() as tx:
+            segment = resolve(tx, memory, write=True)
+            added = tx.facts.assert_many(segment.id, rows, self.actor, self.visibility(tx))
             if added:
-                bump_generation(conn, segment)
-            record_audit(conn, self.actor, operation, segment.name, {"facts": len(rows), "added": added})
+                bump_generation(tx, segment)
+            tx.audit.record(self.actor, operation, segment.name, {"facts": len(rows), "added": added})
         return added, len(rows) - added
 
     def list_facts(self, memory: str | None = None, functor: str | None = None, arity: int | None = None,
                    limit: int | None = None, offset: int = 0) -> Page:
         limit, offset = _check_page(limit, offset, 100)
-        where, params = ["f.segment_id = ?"], []
-        with self.store.read() as conn:
-            segment = resolve(conn, memory)
-            params.append(segment.id)
-            visible, visible_params = self.visible(conn)
-            where.append(visible)
-            params += visible_params
-            if functor is not None:
-                where.append("f.functor = ?")
-                params.append(functor)
-            if arity is not None:
-                where.append("f.arity = ?")
-                params.append(arity)
-            clause = " AND ".join(where)
-            total = conn.execute(f"SELECT count(*) FROM facts AS f WHERE {clause}", params).fetchone()[0]
-            # The supports and the time of the first one are those the caller sees: a fact row is shared with
-            # projections it may not see, which must not show through (not even as an earlier created_at).
-            seen, seen_params = self.seen(conn)
-            rows = conn.execute(
-                f"SELECT f.id, f.text, (SELECT min(s.created_at) FROM supports AS s WHERE s.fact_id = f.id AND {seen}), "
-                f"(SELECT group_concat(s.kind || CASE WHEN s.ref = '' THEN '' ELSE ':' || s.ref END, ',' "
-                f"ORDER BY s.id) FROM supports AS s WHERE s.fact_id = f.id AND {seen}) "
-                f"FROM facts AS f WHERE {clause} ORDER BY f.functor, f.arity, f.text LIMIT ? OFFSET ?",
-                [*seen_params, *seen_params, *params, limit, offset],
-            ).fetchall()
-        items = [{"id": i, "fact": t, "created_at": c, "supports": (s or "").split(",") if s else []}
-                 for i, t, c, s in rows]
+        with self.repository.read() as tx:
+            segment = resolve(tx, memory)
+            seen = self.visibility(tx)
+            total = tx.facts.count(segment.id, seen, functor, arity)
+            rows = tx.facts.listing(segment.id, seen, functor, arity, limit, offset)  # type: ignore[arg-type]
+        items = [{"id": r.id, "fact": r.text, "created_at": r.created_at, "supports": r.supports} for r in rows]
         return Page(items, total, limit, offset)  # type: ignore[arg-type]
 
     # --- rules ---------------------------------------------------------
@@ -238,76 +188,72 @@ class KnowledgeBase:
         if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, (int, float))
                                        or not 0 < confidence <= 1):
             raise InvalidArguments("'confidence' must be a number in (0, 1]", argument="confidence")
-        with self.store.write() as conn:
-            segment = resolve(conn, memory, write=True)
+        with self.repository.write() as tx:
+            segment = resolve(tx, memory, write=True)
             if name is not None:
-                other = conn.execute("SELECT text FROM rules WHERE segment_id = ? AND name = ? AND text <> ?",
-                                     (segment.id, name, text)).fetchone()
+                other = tx.rules.text_named(segment.id, name, text)
                 if other is not None:
-                    raise Conflict(f"Rule name '{name}' is already used by: {other[0]}", name=name)
-            row = conn.execute("SELECT id, name, confidence FROM rules WHERE segment_id = ? AND text = ?",
-                               (segment.id, text)).fetchone()
+                    raise Conflict(f"Rule name '{name}' is already used by: {other}", name=name)
+            row = tx.rules.by_text(segment.id, text)
             if row is not None:  # already defined: only a new name or confidence is written
-                rule_id, old_name, old_confidence = row
+                rule_id, old_name, old_confidence = row.id, row.name, row.confidence
                 new_name = old_name if name is None else name
                 new_confidence = old_confidence if confidence is None else float(confidence)
                 if (new_name, new_confidence) != (old_name, old_confidence):
-                    conn.execute("UPDATE rules SET name = ?, confidence = ? WHERE id = ?",
-                                 (new_name, new_confidence, rule_id))
-                    record_audit(conn, self.actor, "define_rule", segment.name, {
+                    tx.rules.set_options(rule_id, new_name, new_confidence)
+                    tx.audit.record(self.actor, "define_rule", segment.name, {
                         "rule": text, "created": False, "rule_id": rule_id, "name": new_name,
                         "confidence": new_confidence})
-                warnings = self.undefined_calls(conn, segment, clause.args[1], clause.args[0])  # type: ignore[union-attr]
+                warnings = self.undefined_calls(tx, segment, clause.args[1], clause.args[0])  # type: ignore[union-attr]
                 return RuleChange(text, segment.name, False, rule_id, new_name, new_confidence, warnings)
-            program = self._build_program(conn, segment)
+            program = self.build_program(tx, segment)
             normalizer = Normalizer(program)
             normalizer.add_clause(clause, text)
             analyze(program)  # the whole program must stay safe and stratified
-            warnings = self.undefined_calls(conn, segment, clause.args[1], clause.args[0])  # type: ignore[union-attr]
+            warnings = self.undefined_calls(tx, segment, clause.args[1], clause.args[0])  # type: ignore[union-attr]
             functor, arity = indicator(clause.args[0])  # type: ignore[union-attr]
-            conn.execute(
-                "INSERT INTO rules (segment_id, head_functor, head_arity, text, created_at, name, confidence) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (segment.id, functor, arity, text, utc_now(conn.clock), name, 1.0 if confidence is None else float(confidence)),
-            )
-            rule_id = conn.last_insert_rowid()
-            bump_generation(conn, segment)
-            record_audit(conn, self.actor, "define_rule", segment.name, {
+            rule_id = tx.rules.add(segment.id, functor, arity, text, name,
+                                   1.0 if confidence is None else float(confidence))
+            bump_generation(tx, segment)
+            tx.audit.record(self.actor, "define_rule", segment.name, {
                 "rule": text, "created": True, "rule_id": rule_id, "name": name, "confidence": confidence})
         return RuleChange(text, segment.name, True, rule_id, name, 1.0 if confidence is None else float(confidence),
                           warnings)
 
     def list_rules(self, memory: str | None = None, limit: int | None = None, offset: int = 0) -> Page:
         limit, offset = _check_page(limit, offset, 100)
-        with self.store.read() as conn:
-            segment = resolve(conn, memory)
-            total = conn.execute("SELECT count(*) FROM rules WHERE segment_id = ?", (segment.id,)).fetchone()[0]
-            rows = conn.execute(
-                "SELECT id, text, head_functor, head_arity, created_at, name, confidence FROM rules "
-                "WHERE segment_id = ? ORDER BY id LIMIT ? OFFSET ?", (segment.id, limit, offset),
-            ).fetchall()
-        items = [{"id": i, "rule": t, "head": f"{f}/{a}", "created_at": c, "name": n, "confidence": k}
-                 for i, t, f, a, c, n, k in rows]
+        with self.repository.read() as tx:
+            segment = resolve(tx, memory)
+            total = tx.rules.count(segment.id)
+            rows = tx.rules.page(segment.id, limit, offset)  # type: ignore[arg-type]
+        items = [{"id": r.id, "rule": r.text, "head": f"{r.head_functor}/{r.head_arity}", "created_at": r.created_at,
+                  "name": r.name, "confidence": r.confidence} for r in rows]
         return Page(items, total, limit, offset)  # type: ignore[arg-type]
 
     # --- reasoning -----------------------------------------------------
-    def _build_program(self, conn, segment: Segment) -> Program:
+    def build_program(self, tx: Transaction, segment: Segment) -> Program:
+        """A new program of the segment's stored rules, not analyzed yet: for a caller that adds clauses to it
+        and then checks (analyzes) the whole."""
         program = Program()
         normalizer = Normalizer(program)
-        for rule_id, text in conn.execute("SELECT id, text FROM rules WHERE segment_id = ? ORDER BY id", (segment.id,)):
+        for rule_id, text in tx.rules.texts(segment.id):
             normalizer.add_clause(parse_term(text), text, rule_id)
         return program
 
-    def _program(self, conn, segment: Segment) -> Program:
+    def program(self, tx: Transaction, segment: Segment) -> Program:
+        """The segment's analyzed program, cached per generation (callers must not change it)."""
         cached = self._programs.get(segment.id)
         if cached and cached[0] == segment.generation:
             return cached[1]
-        program = self._build_program(conn, segment)
+        program = self.build_program(tx, segment)
         analyze(program)
         self._programs[segment.id] = (segment.generation, program)
         return program
 
-    def _loader(self, conn, segment: Segment):
+    def loader(self, conn: Transaction, segment: Segment):
+        """The engine's loader for a segment's program, reading inside the transaction `conn`: each stored
+        predicate's visible tuples (another mounted segment's for `seg:pred`, the computed relations for the
+        default segment)."""
         def load(preds: set) -> dict:
             out = {}
             for pred in preds:
@@ -322,46 +268,48 @@ class KnowledgeBase:
             return out
         return load
 
-    def _detached_loader(self, segment: Segment):
+    def detached_loader(self, segment: Segment):
         """A loader that reads in its own short transaction: evaluations run outside any transaction,
         so a long one never keeps the store (and the other calls on it) waiting."""
         def load(preds: set) -> dict:
-            with self.store.read() as conn:
-                return self._loader(conn, segment)(preds)
+            with self.repository.read() as tx:
+                return self.loader(tx, segment)(preds)
         return load
 
     def facts_of(self, memory: str, functor: str, arity: int) -> list:
         """Base tuples of one predicate of a segment, read in their own transaction."""
-        with self.store.read() as conn:
-            return self._tuples(conn, resolve(conn, memory), functor, arity)
+        with self.repository.read() as tx:
+            return self._tuples(tx, resolve(tx, memory), functor, arity)
 
-    def _tuples(self, conn, segment: Segment, functor: str, arity: int) -> list:
+    def rules_of(self, memory: str) -> list[tuple[int, str]]:
+        """(id, text) of a segment's rules in definition order, read in their own transaction."""
+        with self.repository.read() as tx:
+            return tx.rules.texts(resolve(tx, memory).id)
+
+    def _tuples(self, tx: Transaction, segment: Segment, functor: str, arity: int) -> list:
         key = (segment.id, functor, arity)
         cached = self._facts.get(key)
         if cached and cached[0] == segment.generation:
             return cached[1]
-        tuples = self._stored_tuples(conn, segment, functor, arity)
+        tuples = self.stored_tuples(tx, segment, functor, arity)
         if self.computed is not None and segment.name == DEFAULT and (functor, arity) in self.computed.preds:
-            tuples += self.computed.tuples(conn, (functor, arity))
+            tuples += self.computed.tuples(tx, (functor, arity))
         self._facts[key] = (segment.generation, tuples)
         return tuples
 
-    def _stored_tuples(self, conn, segment: Segment, functor: str, arity: int) -> list:
-        """The stored facts of one predicate the caller may see, as engine tuples."""
-        visible, params = self.visible(conn)
-        rows = conn.execute(f"SELECT args FROM facts AS f WHERE segment_id = ? AND functor = ? AND arity = ? AND {visible}",
-                            (segment.id, functor, arity, *params)).fetchall()
-        return [decode_args(r[0]) for r in rows]
+    def stored_tuples(self, tx: Transaction, segment: Segment, functor: str, arity: int) -> list:
+        """The stored facts of one predicate the caller may see, as engine tuples (a new list)."""
+        return tx.facts.tuples(segment.id, functor, arity, self.visibility(tx))
 
     def query_terms(self, goal: str, memory: str | None = None, limit: int | None = None, offset: int = 0):
         """Answers as engine tuples, with the segment they came from."""
         term = parse_goal(goal)
-        with self.store.read() as conn:
-            segment = resolve(conn, memory)
-            program = self._program(conn, segment)
-            warnings = self.undefined_calls(conn, segment, term)
-        answers = solve(program, term, self._detached_loader(segment), limit=limit, offset=offset,
-                        budget=self._budget())
+        with self.repository.read() as tx:
+            segment = resolve(tx, memory)
+            program = self.program(tx, segment)
+            warnings = self.undefined_calls(tx, segment, term)
+        answers = solve(program, term, self.detached_loader(segment), limit=limit, offset=offset,
+                        budget=self.new_budget())
         answers.warnings = warnings
         answers.memory = segment.name
         answers.goal = format_term(term)
@@ -384,45 +332,45 @@ class KnowledgeBase:
             raise InvalidArguments("'max_depth' must be a positive integer", argument="max_depth")
         if type(record_proof) is not bool:
             raise InvalidArguments("'record_proof' must be true or false", argument="record_proof")
-        with self.store.read() as conn:
-            segment = resolve(conn, memory)
-            program = self._program(conn, segment)
-        proof = explain(program, term, self._detached_loader(segment), max_depth=max_depth, budget=self._budget())
+        with self.repository.read() as tx:
+            segment = resolve(tx, memory)
+            program = self.program(tx, segment)
+        proof = explain(program, term, self.detached_loader(segment), max_depth=max_depth, budget=self.new_budget())
         tree = proof.to_dict() if proof else None
-        with self.store.read() as conn:
-            detailed = self._with_supports(conn, segment, proof) if proof else None
-            warnings = self.undefined_calls(conn, segment, term)
+        with self.repository.read() as tx:
+            detailed = self.with_supports(tx, segment, proof) if proof else None
+            warnings = self.undefined_calls(tx, segment, term)
         text = format_term(term)
         recorded = self._record_proof(segment, proof, text) if record_proof and proof is not None else None
         return Explanation(text, segment.name, proof is not None, tree, detailed, warnings, recorded)
 
     def _record_proof(self, segment: Segment, proof, text: str) -> dict:
         conclusions, complete = proof_conclusions(proof, self._computed_preds(segment))
-        with self.store.write() as conn:
-            current = resolve(conn, segment.name)
+        with self.repository.write() as tx:
+            current = resolve(tx, segment.name)
             if current.generation != segment.generation:
                 raise Conflict(f"memory '{segment.name}' changed while the proof was built; try again",
                                memory=segment.name)
-            written = record_proof(conn, current, conclusions)
-            record_audit(conn, self.actor, "record_proof", current.name,
-                         {"fact": text, "generation": current.generation, "conclusions": written,
-                          "complete": complete})
+            written = record_proof(tx, current, conclusions)
+            tx.audit.record(self.actor, "record_proof", current.name,
+                            {"fact": text, "generation": current.generation, "conclusions": written,
+                             "complete": complete})
         return {"generation": segment.generation, "conclusions": len(conclusions), "written": written,
                 "complete": complete}
 
-    def undefined_calls(self, conn, segment: Segment, body: Term, head: Term | None = None) -> list[str]:
+    def undefined_calls(self, tx: Transaction, segment: Segment, body: Term, head: Term | None = None) -> list[str]:
         """Warnings for the predicates `body` calls that have no visible facts or rules in `segment`
         (a rule's own head counts as defined: it may call itself)."""
         defined = set(self.computed.preds) if self.computed is not None and segment.name == DEFAULT else set()
         if head is not None:
             defined.add(indicator(head))
-        return undefined_warnings(conn, segment.id, body, self.visible(conn), defined)
+        return undefined_warnings(tx, segment.id, body, self.visibility(tx), defined)
 
-    def _with_supports(self, conn, segment: Segment, proof) -> dict:
+    def with_supports(self, tx: Transaction, segment: Segment, proof) -> dict:
         """The proof tree with each stored fact's supports (asserted, assumption:…) on its leaf."""
-        return map_tree(proof, lambda node: self._detailed_node(conn, segment, node))
+        return map_tree(proof, lambda node: self._detailed_node(tx, segment, node))
 
-    def _detailed_node(self, conn, segment: Segment, node) -> dict:
+    def _detailed_node(self, conn: Transaction, segment: Segment, node) -> dict:
         out = {"goal": node.goal, "rule_applied": node.rule_applied, "kind": node.kind, "children": []}
         if node.rule_id is not None:
             out["rule_id"] = node.rule_id
@@ -434,8 +382,9 @@ class KnowledgeBase:
             if owner.scope == "global" and self.global_source is not None:
                 out["supports"] = self.global_source().supports_of(owner.name, text)
             else:
-                fact_id = visible_fact(conn, owner, text, self.seen(conn))
-                out["supports"] = visible_supports(conn, fact_id, self.seen(conn)) if fact_id else []
+                seen = self.visibility(conn)
+                fact_id = conn.facts.find(owner.id, text, seen)
+                out["supports"] = conn.supports.of(fact_id, seen) if fact_id else []
                 if self.computed is not None and owner.name == DEFAULT and node.pred.indicator in self.computed.preds:
                     out["supports"] += self.computed.supports(conn, node.pred.indicator, node.args)
             if owner is not segment:
@@ -444,10 +393,11 @@ class KnowledgeBase:
 
     def supports_of(self, memory: str, text: str) -> list[str]:
         """The supports of a stored fact (canonical text) in a segment; [] when it is not stored."""
-        with self.store.read() as conn:
-            segment = resolve(conn, memory)
-            fact_id = visible_fact(conn, segment, text, self.seen(conn))
-            return visible_supports(conn, fact_id, self.seen(conn)) if fact_id else []
+        with self.repository.read() as tx:
+            segment = resolve(tx, memory)
+            seen = self.visibility(tx)
+            fact_id = tx.facts.find(segment.id, text, seen)
+            return tx.supports.of(fact_id, seen) if fact_id else []
 
     def materialize(self, memory: str | None = None) -> Materialization:
         """Write every derived conclusion with its rule and stamp, and the premises of its derivation
@@ -457,27 +407,22 @@ class KnowledgeBase:
         other writers (in this process or another) wait only for the write; if the memory changed meanwhile,
         the evaluation is redone (a few times at most) so what is written matches the generation it names."""
         started = time.perf_counter()
-        budget = self._budget()
+        budget = self.new_budget()
         for _ in range(MATERIALIZE_ATTEMPTS):
-            with self.store.read() as conn:
-                segment = resolve(conn, memory)
-                program = self._program(conn, segment)
-            model = self.evaluate_all(program, self._detached_loader(segment), budget)
+            with self.repository.read() as tx:
+                segment = resolve(tx, memory)
+                program = self.program(tx, segment)
+            model = self.evaluate_all(program, self.detached_loader(segment), budget)
             conclusions = model_conclusions(program, model, budget, self._computed_preds(segment))
-            with self.store.write() as conn:
-                if resolve(conn, memory).generation != segment.generation:
+            with self.repository.write() as tx:
+                if resolve(tx, memory).generation != segment.generation:
                     continue
-                conn.execute("DELETE FROM derived WHERE segment_id = ?", (segment.id,))
-                edges = write_conclusions(conn, segment, conclusions, budget)
+                tx.derived.clear(segment.id)
+                edges = write_conclusions(tx, segment, conclusions, budget)
                 seconds = time.perf_counter() - started
-                conn.execute(
-                    "INSERT INTO materializations (segment_id, generation, materialized_at, tuples, seconds) "
-                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (segment_id) DO UPDATE SET generation = excluded.generation, "
-                    "materialized_at = excluded.materialized_at, tuples = excluded.tuples, seconds = excluded.seconds",
-                    (segment.id, segment.generation, utc_now(conn.clock), len(conclusions), seconds),
-                )
-                record_audit(conn, self.actor, "materialize", segment.name,
-                             {"generation": segment.generation, "tuples": len(conclusions), "proof_edges": edges})
+                tx.derived.record_materialization(segment.id, segment.generation, len(conclusions), seconds)
+                tx.audit.record(self.actor, "materialize", segment.name,
+                                {"generation": segment.generation, "tuples": len(conclusions), "proof_edges": edges})
             return Materialization(segment.name, segment.generation, len(conclusions), seconds, edges)
         raise Conflict(f"memory '{segment.name}' kept changing while it was materialized; try again",
                        memory=segment.name)
@@ -488,8 +433,8 @@ class KnowledgeBase:
 
     def evaluate_all(self, program: Program, load, budget: Budget | None = None):
         """The whole model of a program: every stored relation its rules mention, loaded and evaluated."""
-        return evaluate_program(program, load, budget or self._budget())
+        return evaluate_program(program, load, budget or self.new_budget())
 
-    def _budget(self) -> Budget:
+    def new_budget(self) -> Budget:
         """A fresh budget for one call, its clock started now: loading the facts counts too."""
         return self.budget.copy().start()

@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 from ..datalog.proofs import walk_tree
 from ..datalog import explain
 from ..errors import InvalidArguments, NotFound
-from ..store import record_audit
+from ..store.repository import Transaction, Visibility, new_fact
 from ..terms import format_term
 from ..validation import require_name, require_text
 from .parsing import parse_fact
-from .rows import support_fact, visible_fact, visible_supports, withdraw_support
 from .segments import Segment, bump_generation, resolve
 
 GLOB = re.compile(r"^[a-z*?][A-Za-z0-9_*?]*$")
@@ -43,44 +42,45 @@ def assume_fact(kb, fact: str, assumption: str, memory: str | None) -> dict:
     name = check_assumption(assumption)
     term = parse_fact(fact)
     text = format_term(term)
-    with kb.store.write() as conn:
-        segment = resolve(conn, memory, write=True)
-        _, created, added = support_fact(conn, segment, term, "assumption", name, kb.actor, kb.seen(conn))
+    with kb.repository.write() as tx:
+        segment = resolve(tx, memory, write=True)
+        _, created, added = tx.facts.support(segment.id, new_fact(term), "assumption", name, kb.actor,
+                                             kb.visibility(tx))
         if added:
-            bump_generation(conn, segment)
+            bump_generation(tx, segment)
         if added:  # assuming the same fact under the same assumption again writes nothing
-            record_audit(conn, kb.actor, "assume_fact", segment.name, {"fact": text, "assumption": name})
+            tx.audit.record(kb.actor, "assume_fact", segment.name, {"fact": text, "assumption": name})
     return {"fact": text, "assumption": name, "memory": segment.name, "created": created, "added": added}
 
 
-def _stored_supports(kb, conn, segment: Segment, text: str) -> list[tuple[str, str]] | None:
+def _stored_supports(kb, tx: Transaction, segment: Segment, text: str) -> list[tuple[str, str]] | None:
     """The supports of a stored fact the caller sees, or None when it sees no such fact."""
-    seen = kb.seen(conn)
-    fact_id = visible_fact(conn, segment, text, seen)
+    seen = kb.visibility(tx)
+    fact_id = tx.facts.find(segment.id, text, seen)
     if fact_id is None:
         return None
-    return [(kind, ref) for kind, _, ref in (s.partition(":") for s in visible_supports(conn, fact_id, seen))]
+    return [(kind, ref) for kind, _, ref in (s.partition(":") for s in tx.supports.of(fact_id, seen))]
 
 
 def belief_status(kb, fact: str, memory: str | None) -> dict:
     term = parse_fact(fact)
     text = format_term(term)
-    with kb.store.read() as conn:
-        segment = resolve(conn, memory)
-        supports = _stored_supports(kb, conn, segment, text)
+    with kb.repository.read() as tx:
+        segment = resolve(tx, memory)
+        supports = _stored_supports(kb, tx, segment, text)
         if supports:
             assumptions = sorted({ref for kind, ref in supports if kind == "assumption"})
             return {"status": "in", "justifications": assumptions,
                     "source": SOURCE_OF_KIND.get(supports[0][0], "unknown"), "fact": text, "memory": segment.name,
                     "supports": [kind if not ref else f"{kind}:{ref}" for kind, ref in supports], "derived": False}
-        program = kb._program(conn, segment)
+        program = kb.program(tx, segment)
     # Evaluated outside the transaction, so a long proof search holds up no other call.
-    proof = explain(program, term, kb._detached_loader(segment), budget=kb._budget())
+    proof = explain(program, term, kb.detached_loader(segment), budget=kb.new_budget())
     if proof is None:
         return {"status": "out", "justifications": [], "source": "unknown", "fact": text,
                 "memory": segment.name, "supports": [], "derived": False}
-    with kb.store.read() as conn:
-        detailed = kb._with_supports(conn, segment, proof)
+    with kb.repository.read() as tx:
+        detailed = kb.with_supports(tx, segment, proof)
     assumptions = sorted({s.split(":", 1)[1] for leaf in _leaves(detailed) for s in leaf.get("supports", ())
                           if s.startswith("assumption:")})
     return {"status": "in", "justifications": assumptions, "source": "derived", "fact": text,
@@ -93,44 +93,38 @@ def _leaves(tree: dict):
 
 def justification(kb, assumption: str, memory: str | None) -> dict:
     name = check_assumption(assumption)
-    with kb.store.read() as conn:
-        segment = resolve(conn, memory)
-        facts = [r[0] for r in conn.execute(
-            "SELECT f.text FROM facts AS f JOIN supports AS s ON s.fact_id = f.id "
-            "WHERE f.segment_id = ? AND s.kind = 'assumption' AND s.ref = ? ORDER BY f.functor, f.arity, f.text",
-            (segment.id, name))]
+    with kb.repository.read() as tx:
+        segment = resolve(tx, memory)
+        facts = [text for text, _ in tx.supports.facts_with(segment.id, "assumption", name)]
     return {"assumption": name, "memory": segment.name, "facts": facts}
 
 
 def assumptions(kb, memory: str | None) -> dict:
-    with kb.store.read() as conn:
-        segment = resolve(conn, memory)
-        names = [r[0] for r in conn.execute(
-            "SELECT s.ref FROM supports AS s JOIN facts AS f ON f.id = s.fact_id "
-            "WHERE f.segment_id = ? AND s.kind = 'assumption' GROUP BY s.ref ORDER BY min(s.id)", (segment.id,))]
+    with kb.repository.read() as tx:
+        segment = resolve(tx, memory)
+        names = tx.supports.refs(segment.id, "assumption")
     return {"assumptions": names, "memory": segment.name}
 
 
-def _retract(conn, segment: Segment, names: list[str], result: Retraction, seen: tuple[str, list]) -> None:
+def _retract(tx: Transaction, segment: Segment, names: list[str], result: Retraction,
+             seen: Visibility | None) -> None:
     for name in names:
-        removed, kept = withdraw_support(conn, segment, "assumption", name, seen)
+        removed, kept = tx.supports.withdraw(segment.id, "assumption", name, seen)
         result.removed.extend(removed)
         result.kept.extend(kept)
 
 
 def retract_assumption(kb, assumption: str, memory: str | None) -> Retraction:
     name = check_assumption(assumption)
-    with kb.store.write() as conn:
-        segment = resolve(conn, memory, write=True)
-        known = conn.execute("SELECT 1 FROM supports AS s JOIN facts AS f ON f.id = s.fact_id WHERE f.segment_id = ? "
-                             "AND s.kind = 'assumption' AND s.ref = ? LIMIT 1", (segment.id, name)).fetchone()
-        if not known:
+    with kb.repository.write() as tx:
+        segment = resolve(tx, memory, write=True)
+        if not tx.supports.exists(segment.id, "assumption", name):
             raise NotFound(f"Unknown assumption '{name}'", assumption=name, plain=True)
         result = Retraction(segment.name, [name])
-        _retract(conn, segment, [name], result, kb.seen(conn))
-        bump_generation(conn, segment)
-        record_audit(conn, kb.actor, "retract_assumption", segment.name,
-                     {"assumption": name, "removed": result.removed, "kept": result.kept})
+        _retract(tx, segment, [name], result, kb.visibility(tx))
+        bump_generation(tx, segment)
+        tx.audit.record(kb.actor, "retract_assumption", segment.name,
+                        {"assumption": name, "removed": result.removed, "kept": result.kept})
     return result
 
 
@@ -140,15 +134,13 @@ def retract_assumptions(kb, pattern: str, memory: str | None) -> Retraction:
         raise InvalidArguments("'pattern' may use letters, digits, _ and the wildcards * and ?, "
                                "starting with a lowercase letter or a wildcard", argument="pattern")
     matcher = re.compile("^" + "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in glob) + "$")
-    with kb.store.write() as conn:
-        segment = resolve(conn, memory, write=True)
-        names = [r[0] for r in conn.execute(
-            "SELECT DISTINCT s.ref FROM supports AS s JOIN facts AS f ON f.id = s.fact_id "
-            "WHERE f.segment_id = ? AND s.kind = 'assumption' ORDER BY s.ref", (segment.id,)) if matcher.match(r[0])]
+    with kb.repository.write() as tx:
+        segment = resolve(tx, memory, write=True)
+        names = [ref for ref in sorted(tx.supports.refs(segment.id, "assumption")) if matcher.match(ref)]
         result = Retraction(segment.name, names)
         if names:
-            _retract(conn, segment, names, result, kb.seen(conn))
-            bump_generation(conn, segment)
-            record_audit(conn, kb.actor, "retract_assumptions", segment.name,
-                         {"pattern": glob, "assumptions": names, "removed": result.removed, "kept": result.kept})
+            _retract(tx, segment, names, result, kb.visibility(tx))
+            bump_generation(tx, segment)
+            tx.audit.record(kb.actor, "retract_assumptions", segment.name,
+                            {"pattern": glob, "assumptions": names, "removed": result.removed, "kept": result.kept})
     return result

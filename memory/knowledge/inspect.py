@@ -6,6 +6,7 @@ import json
 import os
 
 from ..errors import InvalidArguments, NotFound
+from ..store.repository import Transaction, Visibility
 from ..terms import Compound, Var, format_term, is_ground, parse_term
 from ..terms.codec import to_json
 from ..validation import require_name, require_text
@@ -15,22 +16,18 @@ OVERVIEW_BUDGET = 64 * 1024
 
 
 def knowledge_schema(kb, memory: str | None) -> dict:
-    with kb.store.read() as conn:
-        segment = resolve(conn, memory)
-        predicates = _predicates(conn, segment.id, kb.visible(conn))
+    with kb.repository.read() as tx:
+        segment = resolve(tx, memory)
+        predicates = _predicates(tx, segment.id, kb.visibility(tx))
     items = [{"name": name, "arity": arity, "type": kind, "count": count}
              for (name, arity), (kind, count, _, _) in sorted(predicates.items())]
     return {"memory": segment.name, "predicates": items, "total": len(items)}
 
 
-def _predicates(conn, segment_id: int, visible: tuple[str, list]) -> dict:
+def _predicates(tx: Transaction, segment_id: int, seen: Visibility | None) -> dict:
     """(name, arity) -> (kind, count, fact count, rule count), over the facts the caller may see."""
-    facts = {(n, a): c for n, a, c in conn.execute(
-        f"SELECT functor, arity, count(*) FROM facts AS f WHERE segment_id = ? AND {visible[0]} "
-        "GROUP BY functor, arity", (segment_id, *visible[1]))}
-    rules = {(n, a): c for n, a, c in conn.execute(
-        "SELECT head_functor, head_arity, count(*) FROM rules WHERE segment_id = ? GROUP BY head_functor, head_arity",
-        (segment_id,))}
+    facts = tx.facts.predicates(segment_id, seen)
+    rules = tx.rules.head_counts(segment_id)
     out = {}
     for key in set(facts) | set(rules):
         f, r = facts.get(key, 0), rules.get(key, 0)
@@ -38,20 +35,14 @@ def _predicates(conn, segment_id: int, visible: tuple[str, list]) -> dict:
     return out
 
 
-def _samples(conn, segment_id: int, name: str, arity: int, size: int, seen: tuple[str, list]) -> list[str]:
-    """The first facts of a predicate in the order the caller's supports arrived (a fact row can be older,
-    created by a projection the caller cannot see), then rules."""
+def _samples(tx: Transaction, segment_id: int, name: str, arity: int, size: int,
+             seen: Visibility | None) -> list[str]:
+    """The first facts of a predicate in the order the caller's supports arrived, then rules."""
     if size <= 0:
         return []
-    out = [r[0] for r in conn.execute(
-        f"SELECT f.text FROM facts AS f JOIN (SELECT s.fact_id, min(s.id) AS first FROM supports AS s "
-        f"WHERE {seen[0]} GROUP BY s.fact_id) AS v ON v.fact_id = f.id "
-        "WHERE f.segment_id = ? AND f.functor = ? AND f.arity = ? ORDER BY v.first LIMIT ?",
-        (*seen[1], segment_id, name, arity, size))]
+    out = tx.facts.first_texts(segment_id, name, arity, size, seen)
     if len(out) < size:
-        out += [r[0] for r in conn.execute(
-            "SELECT text FROM rules WHERE segment_id = ? AND head_functor = ? AND head_arity = ? ORDER BY id LIMIT ?",
-            (segment_id, name, arity, size - len(out)))]
+        out += tx.rules.texts_with_head(segment_id, name, arity, size - len(out))
     return out
 
 
@@ -61,25 +52,20 @@ def kb_overview(kb, sample_size: int | None) -> dict:
     Over budget, samples are halved down to none, then predicates are dropped from the end;
     `truncated` says so and `omitted_predicates` how many went."""
     size = 2 if sample_size is None else max(0, min(50, sample_size))
-    with kb.store.read(status=True) as conn:  # a database that cannot be created is reported, not refused
-        segment = resolve(conn, DEFAULT)
-        visible = kb.visible(conn)
-        predicates = sorted(_predicates(conn, segment.id, visible).items())
-        seen = kb.seen(conn)
-        samples = {key: _samples(conn, segment.id, key[0], key[1], size, seen) for key, _ in predicates}
-        assumptions = sorted(r[0] for r in conn.execute(
-            "SELECT DISTINCT s.ref FROM supports AS s JOIN facts AS f ON f.id = s.fact_id "
-            "WHERE s.kind = 'assumption' AND f.segment_id = ?", (segment.id,)))
-        mounts = [{"name": n, "scope": sc, "mode": m} for n, sc, m in conn.execute(
-            "SELECT name, scope, mode FROM segments WHERE mounted = 1 ORDER BY name")]
-        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
-        snapshot_count, = conn.execute("SELECT count(*) FROM snapshots WHERE segment_id = ?", (segment.id,)).fetchone()
-        latest = conn.execute("SELECT name, created_at FROM snapshots WHERE segment_id = ? ORDER BY id DESC LIMIT 1",
-                              (segment.id,)).fetchone()
-        check = conn.execute("SELECT payload FROM audit_log WHERE operation = 'integrity_check' "
-                             "ORDER BY id DESC LIMIT 1").fetchone()
+    with kb.repository.read(status=True) as tx:  # a database that cannot be created is reported, not refused
+        segment = resolve(tx, DEFAULT)
+        seen = kb.visibility(tx)
+        predicates = sorted(_predicates(tx, segment.id, seen).items())
+        samples = {key: _samples(tx, segment.id, key[0], key[1], size, seen) for key, _ in predicates}
+        assumptions = sorted(tx.supports.refs(segment.id, "assumption"))
+        mounts = [{"name": s.name, "scope": s.scope, "mode": s.mode} for s in tx.segments.all_mounted()]
+        page_size = tx.page_size()
+        snapshots = tx.snapshots.of(segment.id)
+        snapshot_count = len(snapshots)
+        latest = (snapshots[-1].name, snapshots[-1].created_at) if snapshots else None
+        check = tx.audit.last("integrity_check")
     # Healthy: a write could succeed now, and the last integrity check (if any) found nothing.
-    healthy = kb.store.writable() is None and (check is None or json.loads(check[0])["result"] == ["ok"])
+    healthy = kb.store.writable() is None and (check is None or check.payload["result"] == ["ok"])
     wal = kb.store.path + "-wal"
     wal_frames = os.path.getsize(wal) // (page_size + 24) if os.path.exists(wal) else 0
 
@@ -130,13 +116,10 @@ def trace_dependency(kb, start_node: str, memory: str | None) -> dict:
     node = parse_term(require_text("start_node", start_node, max_chars=4096))
     if not is_ground(node):
         raise InvalidArguments("'start_node' must be a ground term such as module_a", argument="start_node")
-    with kb.store.read() as conn:
-        segment = resolve(conn, memory)
-        visible = kb.visible(conn)
-        defined = conn.execute(
-            "SELECT 1 FROM rules WHERE segment_id = ? AND head_functor = 'path' AND head_arity = 2 UNION ALL "
-            f"SELECT 1 FROM facts AS f WHERE segment_id = ? AND functor = 'path' AND arity = 2 AND {visible[0]} "
-            "LIMIT 1", (segment.id, segment.id, *visible[1])).fetchone()
+    with kb.repository.read() as tx:
+        segment = resolve(tx, memory)
+        defined = 2 in tx.rules.head_arities(segment.id, "path") or \
+            tx.facts.exists(segment.id, "path", 2, kb.visibility(tx))
     if not defined:
         raise NotFound(
             f"path/2 is not defined in memory '{segment.name}': define it first, "
@@ -153,13 +136,10 @@ def verify_consistency(kb, scope: str | None, memory: str | None) -> dict:
     if scope is not None:
         require_name("scope", scope)
     name = "integrity_violation" if scope is None else f"integrity_violation_{scope}"
-    with kb.store.read() as conn:
-        segment = resolve(conn, memory)
-        visible = kb.visible(conn)
-        arities = sorted({r[0] for r in conn.execute(
-            "SELECT head_arity FROM rules WHERE segment_id = ? AND head_functor = ? UNION "
-            f"SELECT arity FROM facts AS f WHERE segment_id = ? AND functor = ? AND {visible[0]}",
-            (segment.id, name, segment.id, name, *visible[1]))})
+    with kb.repository.read() as tx:
+        segment = resolve(tx, memory)
+        arities = sorted(set(tx.rules.head_arities(segment.id, name)) | tx.facts.arities(segment.id, name,
+                                                                                        kb.visibility(tx)))
     violations, details = [], []
     for arity in arities:
         variables = [Var(f"V{i}") for i in range(arity)]

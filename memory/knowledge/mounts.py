@@ -10,7 +10,6 @@ from __future__ import annotations
 
 
 from ..errors import Conflict, InvalidArguments, NotFound
-from ..store import record_audit, utc_now
 from ..validation import require_name
 from .segments import DEFAULT
 
@@ -28,15 +27,11 @@ def _check(value: object, allowed: tuple, argument: str) -> str:
     return value  # type: ignore[return-value]
 
 
-def _project_row(conn, name: str):
-    return conn.execute("SELECT id, scope, mode, mounted FROM segments WHERE name = ?", (name,)).fetchone()
-
-
 def _global_exists(global_kb, name: str) -> bool:
     if global_kb is None:
         return False
-    with global_kb.store.read() as conn:
-        return conn.execute("SELECT 1 FROM segments WHERE name = ? AND name != ?", (name, DEFAULT)).fetchone() is not None
+    with global_kb.repository.read() as tx:
+        return tx.segments.exists_besides_default(name)
 
 
 def create_memory(kb, global_kb, name: str, scope: str = "project") -> dict:
@@ -44,19 +39,17 @@ def create_memory(kb, global_kb, name: str, scope: str = "project") -> dict:
     scope = _check(scope, SCOPES, "scope")
     if name == DEFAULT or _global_exists(global_kb, name):
         raise Conflict(f"Memory '{name}' already exists", memory=name, plain=True)
-    with kb.store.write() as conn:
-        row = _project_row(conn, name)
-        if row is not None and row[1] == "project":
+    with kb.repository.write() as tx:
+        row = tx.segments.record(name)
+        if row is not None and row.scope == "project":
             raise Conflict(f"Memory '{name}' already exists", memory=name, plain=True)
         if scope == "project":
-            conn.execute("INSERT INTO segments (name, scope, mode, mounted, created_at) VALUES (?, 'project', 'rw', 0, ?)",
-                         (name, utc_now(conn.clock)))
-        record_audit(conn, kb.actor, "create_memory", name, {"scope": scope})
+            tx.segments.create(name, "project", "rw", False)
+        tx.audit.record(kb.actor, "create_memory", name, {"scope": scope})
     if scope == "global":
-        with global_kb.store.write() as conn:
-            conn.execute("INSERT INTO segments (name, scope, mode, mounted, created_at) VALUES (?, 'global', 'rw', 1, ?)",
-                         (name, utc_now(conn.clock)))
-            record_audit(conn, kb.actor, "create_memory", name, {"scope": "global"})
+        with global_kb.repository.write() as tx:
+            tx.segments.create(name, "global", "rw", True)
+            tx.audit.record(kb.actor, "create_memory", name, {"scope": "global"})
     return {"name": name, "scope": scope, "mounted": False}
 
 
@@ -67,25 +60,22 @@ def mount_memory(kb, global_kb, name: str, mode: str = "rw", scope: str | None =
         _check(scope, SCOPES, "scope")
     if name == DEFAULT:
         raise InvalidArguments("the default memory is always mounted read-write", argument="name")
-    with kb.store.write() as conn:
-        row = _project_row(conn, name)
-        in_project = row is not None and row[1] == "project"
+    with kb.repository.write() as tx:
+        row = tx.segments.record(name)
+        in_project = row is not None and row.scope == "project"
         in_global = _global_exists(global_kb, name)
         if scope == "project" and not in_project or scope == "global" and not in_global or not (in_project or in_global):
             raise NotFound(f"Memory '{name}' does not exist", memory=name, plain=True)
         target = scope or ("project" if in_project else "global")
         if in_project and in_global and scope is None:
             raise InvalidArguments(f"Memory '{name}' exists in both scopes: pass scope", argument="scope")
-        if row is not None and row[3] == 1 and row[2] == mode and row[1] == target:
+        if row is not None and row.mounted and row.mode == mode and row.scope == target:
             raise Conflict(f"Memory '{name}' is already mounted", memory=name, plain=True)
-        if target == "project":
-            conn.execute("UPDATE segments SET mounted = 1, mode = ? WHERE id = ?", (mode, row[0]))
-        elif row is None:
-            conn.execute("INSERT INTO segments (name, scope, mode, mounted, created_at) VALUES (?, 'global', ?, 1, ?)",
-                         (name, mode, utc_now(conn.clock)))
+        if row is None:
+            tx.segments.create(name, "global", mode, True)
         else:
-            conn.execute("UPDATE segments SET mounted = 1, mode = ? WHERE id = ?", (mode, row[0]))
-        record_audit(conn, kb.actor, "mount_memory", name, {"scope": target, "mode": mode})
+            tx.segments.mount(row.id, mode)
+        tx.audit.record(kb.actor, "mount_memory", name, {"scope": target, "mode": mode})
     return {"name": name, "scope": target, "mode": mode, "mounted": True}
 
 
@@ -93,31 +83,32 @@ def unmount_memory(kb, name: str) -> dict:
     name = check_name(name)
     if name == DEFAULT:
         raise InvalidArguments("Cannot unmount the default memory", plain=True)
-    with kb.store.write() as conn:
-        row = _project_row(conn, name)
-        if row is None or row[3] == 0:
+    with kb.repository.write() as tx:
+        row = tx.segments.record(name)
+        if row is None or not row.mounted:
             raise NotFound(f"Memory not mounted: {name}", memory=name, plain=True)
-        if row[1] == "global":
-            conn.execute("DELETE FROM segments WHERE id = ?", (row[0],))  # only the mount record
+        if row.scope == "global":
+            tx.segments.delete(row.id)  # only the mount record
         else:
-            conn.execute("UPDATE segments SET mounted = 0 WHERE id = ?", (row[0],))
-        record_audit(conn, kb.actor, "unmount_memory", name, {"scope": row[1]})
-    return {"name": name, "scope": row[1], "mounted": False}
+            tx.segments.unmount(row.id)
+        tx.audit.record(kb.actor, "unmount_memory", name, {"scope": row.scope})
+    return {"name": name, "scope": row.scope, "mounted": False}
 
 
 def list_memories(kb, global_kb) -> dict:
-    with kb.store.read() as conn:
-        rows = conn.execute("SELECT name, scope, mode, mounted FROM segments ORDER BY name = 'default' DESC, name").fetchall()
+    with kb.repository.read() as tx:
+        rows = tx.segments.records()
     memories = []
     mounted_globals = {}
-    for name, scope, mode, mounted in rows:
-        if scope == "global":
-            mounted_globals[name] = mode
+    for row in rows:
+        if row.scope == "global":
+            mounted_globals[row.name] = row.mode
             continue
-        memories.append({"name": name, "scope": "project", "mounted": bool(mounted), "mode": mode if mounted else None})
+        memories.append({"name": row.name, "scope": "project", "mounted": row.mounted,
+                         "mode": row.mode if row.mounted else None})
     if global_kb is not None:
-        with global_kb.store.read() as conn:
-            names = [r[0] for r in conn.execute("SELECT name FROM segments WHERE name != ? ORDER BY name", (DEFAULT,))]
+        with global_kb.repository.read() as tx:
+            names = tx.segments.names_besides_default()
         for name in names:
             mode = mounted_globals.get(name)
             memories.append({"name": name, "scope": "global", "mounted": mode is not None, "mode": mode})

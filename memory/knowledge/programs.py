@@ -10,19 +10,18 @@ keeps them (they live and end with their memories)."""
 
 from __future__ import annotations
 
-import json
 import os
 
 from ..datalog import Normalizer, analyze
 from ..datalog.program import check_user_predicate
 from ..errors import Conflict, InvalidArguments, NotFound, ReadOnly
-from ..store import current_version, record_audit, utc_now
+from ..store import utc_now
+from ..store.repository import new_fact
 from ..terms import NIL, Compound, Float, Term, format_term, indicator, list_items, parse_clauses
 from ..validation import require_name
 from .beliefs import check_assumption
 from .integrity import last_check
 from .parsing import check_fact
-from .rows import support_fact
 from .segments import bump_generation, resolve
 
 
@@ -69,21 +68,17 @@ def _split(text: str) -> tuple[list[Term], list[tuple[Term, str | None, float]],
 def import_program(kb, text: str, memory: str | None = None, replace: bool = False) -> dict:
     """Load facts, rules and assumptions, all or nothing; with replace, the segment becomes exactly the text."""
     facts, rules, assumed = _split(text)
-    with kb.store.write() as conn:
-        segment = resolve(conn, memory, write=True)
+    with kb.repository.write() as tx:
+        segment = resolve(tx, memory, write=True)
         if replace:
             # The segment's own knowledge goes; facts projected from source memories stay with their memories.
-            conn.execute("DELETE FROM supports WHERE kind <> 'source' AND fact_id IN "
-                         "(SELECT id FROM facts WHERE segment_id = ?)", (segment.id,))
-            conn.execute("DELETE FROM facts WHERE segment_id = ? AND NOT EXISTS "
-                         "(SELECT 1 FROM supports AS s WHERE s.fact_id = facts.id)", (segment.id,))
-            conn.execute("DELETE FROM rules WHERE segment_id = ?", (segment.id,))
+            tx.facts.clear_all_but(segment.id, "source")
+            tx.rules.delete_all(segment.id)
         added_facts, _ = kb.add_facts(facts, segment.name, "import_program")
-        program = kb._build_program(conn, segment)
+        program = kb.build_program(tx, segment)
         normalizer = Normalizer(program)
-        existing = {row[0] for row in conn.execute("SELECT text FROM rules WHERE segment_id = ?", (segment.id,))}
-        names = {row[0] for row in conn.execute("SELECT name FROM rules WHERE segment_id = ? AND name IS NOT NULL",
-                                                (segment.id,))}
+        existing = {text for _, text in tx.rules.texts(segment.id)}
+        names = tx.rules.names(segment.id)
         new_rules = []
         for clause, rule_name, confidence in rules:
             rule_text = format_term(clause)
@@ -97,33 +92,24 @@ def import_program(kb, text: str, memory: str | None = None, replace: bool = Fal
             normalizer.add_clause(clause, rule_text)
             new_rules.append((clause, rule_text, rule_name, confidence))
         analyze(program)
-        now = utc_now(conn.clock)
         for clause, rule_text, rule_name, confidence in new_rules:
             functor, arity = indicator(clause.args[0])  # type: ignore[union-attr]
-            conn.execute("INSERT INTO rules (segment_id, head_functor, head_arity, text, created_at, name, confidence) "
-                         "VALUES (?, ?, ?, ?, ?, ?, ?)", (segment.id, functor, arity, rule_text, now, rule_name,
-                                                          confidence))
+            tx.rules.add(segment.id, functor, arity, rule_text, rule_name, confidence)
         for term, assumption in assumed:
-            support_fact(conn, segment, term, "assumption", assumption, kb.actor)
-        bump_generation(conn, segment)
+            tx.facts.support(segment.id, new_fact(term), "assumption", assumption, kb.actor)
+        bump_generation(tx, segment)
         result = {"memory": segment.name, "facts_added": added_facts, "rules_added": len(new_rules),
                   "assumptions": len(assumed), "replaced": replace}
-        record_audit(conn, kb.actor, "import_program", segment.name, result)
+        tx.audit.record(kb.actor, "import_program", segment.name, result)
     return result
 
 
 def export_program(kb, memory: str | None = None) -> str:
-    with kb.store.read() as conn:
-        segment = resolve(conn, memory)
-        facts = [r[0] for r in conn.execute(
-            "SELECT f.text FROM facts AS f WHERE f.segment_id = ? AND EXISTS (SELECT 1 FROM supports AS s "
-            "WHERE s.fact_id = f.id AND s.kind = 'asserted') ORDER BY f.functor, f.arity, f.text", (segment.id,))]
-        rules = [_rule_line(text, name, confidence) for text, name, confidence in conn.execute(
-            "SELECT text, name, confidence FROM rules WHERE segment_id = ? ORDER BY id", (segment.id,))]
-        assumed = conn.execute(
-            "SELECT f.text, s.ref FROM facts AS f JOIN supports AS s ON s.fact_id = f.id "
-            "WHERE f.segment_id = ? AND s.kind = 'assumption' ORDER BY f.functor, f.arity, f.text, s.ref",
-            (segment.id,)).fetchall()
+    with kb.repository.read() as tx:
+        segment = resolve(tx, memory)
+        facts = tx.facts.texts_with_support(segment.id, "asserted")
+        rules = [_rule_line(rule.text, rule.name, rule.confidence) for rule in tx.rules.all(segment.id)]
+        assumed = tx.supports.facts_with(segment.id, "assumption")
     lines = [f"% datalog-memory: {len(facts)} fact(s), {len(rules)} rule(s), {len(assumed)} assumption(s)"]
     lines += [f"{text}." for text in facts]
     lines += rules
@@ -147,54 +133,45 @@ def check_snapshot_name(name: object) -> str:
 def save_snapshot(kb, name: str, memory: str | None = None, content: str | None = None) -> dict:
     """Store the segment (or, with content, a given program text) under a name; says if it replaced one."""
     name = check_snapshot_name(name)
-    with kb.store.write() as conn:
-        segment = resolve(conn, memory)
+    with kb.repository.write() as tx:
+        segment = resolve(tx, memory)
         if content is None:
             content = export_program(kb, segment.name)
         facts, rules, assumed = _split(content)  # also validates imported text
-        replaced = conn.execute("SELECT 1 FROM snapshots WHERE segment_id = ? AND name = ?",
-                                (segment.id, name)).fetchone() is not None
-        conn.execute(
-            "INSERT INTO snapshots (segment_id, name, created_at, facts, rules, assumptions, content) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (segment_id, name) DO UPDATE SET created_at = excluded.created_at, "
-            "facts = excluded.facts, rules = excluded.rules, assumptions = excluded.assumptions, "
-            "content = excluded.content",
-            (segment.id, name, utc_now(conn.clock), len(facts), len(rules), len(assumed), content))
+        replaced = tx.snapshots.exists(segment.id, name)
+        tx.snapshots.save(segment.id, name, len(facts), len(rules), len(assumed), content)
         info = {"name": name, "memory": segment.name, "replaced": replaced, "facts": len(facts),
                 "rules": len(rules), "assumptions": len(assumed)}
-        record_audit(conn, kb.actor, "save_snapshot", segment.name, info)
+        tx.audit.record(kb.actor, "save_snapshot", segment.name, info)
     return info
 
 
 def snapshot_content(kb, name: str, memory: str | None = None) -> str:
     name = check_snapshot_name(name)
-    with kb.store.read() as conn:
-        segment = resolve(conn, memory)
-        row = conn.execute("SELECT content FROM snapshots WHERE segment_id = ? AND name = ?", (segment.id, name)).fetchone()
-    if row is None:
+    with kb.repository.read() as tx:
+        segment = resolve(tx, memory)
+        content = tx.snapshots.content(segment.id, name)
+    if content is None:
         raise NotFound(f"Snapshot not found: {name}", snapshot=name, plain=True)
-    return row[0]
+    return content
 
 
 def restore_snapshot(kb, name: str, memory: str | None = None) -> dict:
-    with kb.store.write() as conn:
-        segment = resolve(conn, memory)
+    with kb.repository.write() as tx:
+        segment = resolve(tx, memory)
         if segment.mode == "ro":
             raise ReadOnly("Memory is read-only", memory=segment.name, plain=True)
         content = snapshot_content(kb, name, segment.name)
         result = import_program(kb, content, segment.name, replace=True)
-        record_audit(conn, kb.actor, "restore_snapshot", segment.name, {"name": name, **result})
+        tx.audit.record(kb.actor, "restore_snapshot", segment.name, {"name": name, **result})
     return {"name": name, "memory": segment.name, "facts": result["facts_added"], "rules": result["rules_added"],
             "assumptions": result["assumptions"]}
 
 
 def list_snapshots(kb, memory: str | None = None) -> dict:
-    with kb.store.read() as conn:
-        segment = resolve(conn, memory)
-        items = [{"name": n, "created_at": c, "facts": f, "rules": r, "assumptions": a}
-                 for n, c, f, r, a in conn.execute(
-                     "SELECT name, created_at, facts, rules, assumptions FROM snapshots WHERE segment_id = ? "
-                     "ORDER BY id", (segment.id,))]
+    with kb.repository.read() as tx:
+        segment = resolve(tx, memory)
+        items = [row._asdict() for row in tx.snapshots.of(segment.id)]
     return {"memory": segment.name, "snapshots": items}
 
 
@@ -204,25 +181,23 @@ def persistence_status(kb, check_integrity: bool = False) -> dict:
     path = kb.store.path
     on_disk = path != ":memory:"
     if check_integrity:
-        with kb.store.write() as conn:
-            result = [r[0] for r in conn.execute("PRAGMA quick_check(20)")]
-            record_audit(conn, kb.actor, "integrity_check", None, {"result": result})
-    with kb.store.read(status=True) as conn:  # a database that cannot be created is reported, not refused
-        journal_mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
-        version = current_version(conn)
-        last = conn.execute("SELECT s.name, g.name, s.created_at FROM snapshots AS s JOIN segments AS g "
-                            "ON g.id = s.segment_id ORDER BY s.id DESC LIMIT 1").fetchone()
-        check = conn.execute("SELECT at, payload FROM audit_log WHERE operation = 'integrity_check' "
-                             "ORDER BY id DESC LIMIT 1").fetchone()
-        invariants = last_check(conn)
+        with kb.repository.write() as tx:
+            result = tx.quick_check(20)
+            tx.audit.record(kb.actor, "integrity_check", None, {"result": result})
+    with kb.repository.read(status=True) as tx:  # a database that cannot be created is reported, not refused
+        journal_mode = tx.journal_mode()
+        version = tx.schema_version()
+        last = tx.snapshots.latest()
+        check = tx.audit.last("integrity_check")
+        invariants = last_check(tx)
     wal = path + "-wal"
     wal_bytes = os.path.getsize(wal) if on_disk and os.path.exists(wal) else 0
     checkpoint = kb.store.checkpoint()
     problem = kb.store.writable()
     integrity = None
     if check:
-        payload = json.loads(check[1])["result"]
-        integrity = {"at": check[0], "ok": payload == ["ok"], "result": payload}
+        payload = check.payload["result"]
+        integrity = {"at": check.at, "ok": payload == ["ok"], "result": payload}
     return {
         "status": "active" if problem is None else "degraded",
         "problem": problem,

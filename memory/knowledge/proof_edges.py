@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from ..datalog import BodyMatcher, Model, Pred, Program, goal_text
+from ..store.repository import DerivedRow, EdgeRow, Transaction
 from ..terms import Compound, format_term
-from ..terms.codec import encode_args
 from .segments import Segment, resolve
 
 BUDGET_STEP = 1_000  # conclusions between two looks at the evaluation budget
@@ -135,18 +135,9 @@ def _conclusion(texts: _Texts, node, stamp: int, computed: set) -> Conclusion:
     return Conclusion(node.pred, node.args, texts.fact(node.pred, node.args), node.rule_id, stamp, premises)
 
 
-_EDGE_SQL = (
-    "INSERT INTO proof_edges (conclusion_id, position, kind, premise, memory, fact_id, derived_id, observation_id, "
-    "generation) VALUES (?, ?, ?, ?, ?, (SELECT id FROM facts WHERE segment_id = ? AND text = ?), ?, "
-    "(SELECT id FROM hyperedges WHERE id = ?), ?)"
-)
-_DERIVED_SQL = ("INSERT INTO derived (id, segment_id, functor, arity, text, args, rule_id, stamp, generation) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
-
-
-def edge_rows(conn, segment: Segment, conclusions: Iterable[Conclusion], ids: dict) -> list[tuple]:
-    """Parameters of `_EDGE_SQL` for the premises of the given conclusions; `ids` maps the text of every
-    conclusion (and of every derived premise) to its row in `derived`."""
+def edge_rows(conn: Transaction, segment: Segment, conclusions: Iterable[Conclusion], ids: dict) -> list[EdgeRow]:
+    """The premises of the given conclusions as `proof_edges` rows; `ids` maps the text of every conclusion
+    (and of every derived premise) to its row in `derived`."""
     others: dict = {}  # segment name -> id in this file (None for a global segment in its own file)
     rows = []
     for conclusion in conclusions:
@@ -168,55 +159,50 @@ def edge_rows(conn, segment: Segment, conclusions: Iterable[Conclusion], ids: di
                 if premise.kind == "observation" and premise.pred.indicator in (("hedge", 4), ("member", 2)) \
                         and type(premise.args[0]) is int:
                     observation = premise.args[0]
-            rows.append((conclusion_id, position, premise.kind, premise.text, memory, fact_segment, stored,
-                         derived, observation, segment.generation))
+            rows.append(EdgeRow(conclusion_id, position, premise.kind, premise.text, memory, fact_segment, stored,
+                                derived, observation, segment.generation))
     return rows
 
 
-def write_conclusions(conn, segment: Segment, conclusions: list[Conclusion], budget=None) -> int:
+def write_conclusions(tx: Transaction, segment: Segment, conclusions: list[Conclusion], budget=None) -> int:
     """Insert the conclusions into `derived` (the segment's old rows must be gone) and their proof edges;
     returns the number of edges. Ids are assigned here, so no edge has to look its rows up."""
-    first = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM derived").fetchone()[0]
+    first = tx.derived.next_id()
     ids = {c.text: first + i for i, c in enumerate(conclusions)}
-    _in_batches(conn, _DERIVED_SQL, [(ids[c.text], *derived_row(segment, c)) for c in conclusions], budget)
-    rows = edge_rows(conn, segment, conclusions, ids)
-    _in_batches(conn, _EDGE_SQL, rows, budget)
+    _in_batches(tx.derived.add_many, [derived_row(segment, c, ids[c.text]) for c in conclusions], budget)
+    rows = edge_rows(tx, segment, conclusions, ids)
+    _in_batches(tx.derived.add_edges, rows, budget)
     return len(rows)
 
 
-def _in_batches(conn, sql: str, rows: list, budget) -> None:
+def _in_batches(insert, rows: list, budget) -> None:
     for i in range(0, len(rows), WRITE_BATCH):
-        conn.executemany(sql, rows[i:i + WRITE_BATCH])
+        insert(rows[i:i + WRITE_BATCH])
         if budget is not None:
             budget.check()
 
 
-def derived_row(segment: Segment, conclusion: Conclusion) -> tuple:
+def derived_row(segment: Segment, conclusion: Conclusion, derived_id: int | None = None) -> DerivedRow:
     name, arity = conclusion.pred.indicator
-    return (segment.id, name, arity, conclusion.text, encode_args(conclusion.args), conclusion.rule_id,
-            conclusion.stamp, segment.generation)
+    return DerivedRow(derived_id, segment.id, name, arity, conclusion.text, conclusion.args, conclusion.rule_id,
+                      conclusion.stamp, segment.generation)
 
 
-def record_proof(conn, segment: Segment, conclusions: list[Conclusion]) -> int:
+def record_proof(tx: Transaction, segment: Segment, conclusions: list[Conclusion]) -> int:
     """Write the conclusions of one proof and their edges at the segment's current generation; rows already
     current (a materialization or an earlier proof at this generation) are kept as they are. Returns the
     conclusions written."""
     fresh, ids = [], {}
     for conclusion in conclusions:
-        row = conn.execute("SELECT id, generation FROM derived WHERE segment_id = ? AND text = ?",
-                           (segment.id, conclusion.text)).fetchone()
+        row = tx.derived.find(segment.id, conclusion.text)
         if row is not None and row[1] == segment.generation:
             ids[conclusion.text] = row[0]
             continue
         if row is not None:  # a stale row: its edges go, the row takes the new derivation
-            conn.execute("DELETE FROM proof_edges WHERE conclusion_id = ?", (row[0],))
-            conn.execute("UPDATE derived SET rule_id = ?, stamp = ?, generation = ? WHERE id = ?",
-                         (conclusion.rule_id, conclusion.stamp, segment.generation, row[0]))
+            tx.derived.restamp(row[0], conclusion.rule_id, conclusion.stamp, segment.generation)
             ids[conclusion.text] = row[0]
         else:
-            conn.execute("INSERT INTO derived (segment_id, functor, arity, text, args, rule_id, stamp, generation) "
-                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", derived_row(segment, conclusion))
-            ids[conclusion.text] = conn.last_insert_rowid()
+            ids[conclusion.text] = tx.derived.add(derived_row(segment, conclusion))
         fresh.append(conclusion)
-    conn.executemany(_EDGE_SQL, edge_rows(conn, segment, fresh, ids))
+    tx.derived.add_edges(edge_rows(tx, segment, fresh, ids))
     return len(fresh)

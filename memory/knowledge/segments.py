@@ -2,38 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import apsw
-
 from ..errors import InvalidArguments, NotFound, ReadOnly
+from ..store.repository import Segment, Transaction
 
 DEFAULT = "default"
 
-
-@dataclass(frozen=True)
-class Segment:
-    id: int
-    name: str
-    mode: str
-    generation: int
-    scope: str = "project"  # 'global': a mount record here; the data lives in the global database
+__all__ = ["DEFAULT", "Segment", "bump_generation", "resolve"]
 
 
-def resolve(conn: apsw.Connection, name: str | None, *, write: bool = False) -> Segment:
+def resolve(tx: Transaction, name: str | None, *, write: bool = False) -> Segment:
     name = DEFAULT if name is None or name == "" else name
     if not isinstance(name, str):
         raise InvalidArguments("'memory' must be a string", argument="memory")
-    row = conn.execute(
-        "SELECT id, name, mode, generation, scope FROM segments WHERE name = ? AND mounted = 1", (name,)
-    ).fetchone()
-    if row is None:
+    segment = tx.segments.mounted(name)
+    if segment is None:
         raise NotFound(f"Memory not mounted: {name}", memory=name, plain=True)
-    segment = Segment(*row)
     if write and segment.mode == "ro":
         raise ReadOnly("Memory is read-only", memory=name, plain=True)
     return segment
 
 
-def bump_generation(conn: apsw.Connection, segment: Segment) -> None:
-    conn.execute("UPDATE segments SET generation = generation + 1 WHERE id = ?", (segment.id,))
+def bump_generation(tx: Transaction, segment: Segment) -> None:
+    tx.segments.bump_generation(segment.id)

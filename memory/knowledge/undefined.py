@@ -16,6 +16,7 @@ from typing import Iterable
 from ..datalog.builtin_table import builtin
 from ..datalog.predicates import is_reserved
 from ..datalog.program import UNSUPPORTED
+from ..store.repository import Transaction, Visibility
 from ..terms import Term
 from .goals import goals
 
@@ -27,7 +28,7 @@ def _builtin(name: str, arity: int) -> bool:
     return builtin(name, arity) is not None or (name in CONTROL_ATOMS and arity == 0) or name in UNSUPPORTED
 
 
-def undefined_warnings(conn, segment_id: int, body: Term, visible: tuple[str, list],
+def undefined_warnings(tx: Transaction, segment_id: int, body: Term, visibility: Visibility | None,
                        defined: Iterable[tuple] = ()) -> list[str]:
     """One warning per predicate `body` calls that nothing defines, in call order, each with its nearest
     names. `defined`: predicates known without looking (computed relations, the head of a rule being
@@ -38,16 +39,12 @@ def undefined_warnings(conn, segment_id: int, body: Term, visible: tuple[str, li
     calls = [call for call in calls if call not in known]
     if not calls:
         return []
-    clause, params = visible
-    known.update(conn.execute("SELECT DISTINCT head_functor, head_arity FROM rules WHERE segment_id = ?",
-                              (segment_id,)))
-    missing = [(name, arity) for name, arity in calls if (name, arity) not in known and conn.execute(
-        f"SELECT 1 FROM facts AS f WHERE segment_id = ? AND functor = ? AND arity = ? AND {clause} LIMIT 1",
-        (segment_id, name, arity, *params)).fetchone() is None]
+    known.update(tx.rules.head_counts(segment_id))
+    missing = [(name, arity) for name, arity in calls
+               if (name, arity) not in known and not tx.facts.exists(segment_id, name, arity, visibility)]
     if not missing:
         return []
-    known.update(conn.execute(f"SELECT DISTINCT functor, arity FROM facts AS f WHERE segment_id = ? AND {clause}",
-                              (segment_id, *params)))
+    known.update(tx.facts.predicates(segment_id, visibility))
     return [_warning(name, arity, known) for name, arity in missing]
 
 

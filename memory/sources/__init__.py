@@ -3,6 +3,6 @@
 from .context import CallerContext
 from .memories import SourceMemories
 from .search import recall, search
-from .visibility import visible_facts_clause, visible_supports_clause
+from .visibility import CallerVisibility, visibility
 
-__all__ = ["CallerContext", "SourceMemories", "recall", "search", "visible_facts_clause", "visible_supports_clause"]
+__all__ = ["CallerContext", "SourceMemories", "recall", "search", "CallerVisibility", "visibility"]

@@ -34,11 +34,8 @@ def _lossy(sources: SourceMemories, ids: list[str]) -> set[str]:
 
 def derived_recall(kb, sources: SourceMemories, predicate: str, arguments: list | None, include_source: bool,
                    limit: int) -> list[dict]:
-    with kb.store.read() as conn:
-        segment = resolve(conn, None)
-        arities = [r[0] for r in conn.execute(
-            "SELECT DISTINCT head_arity FROM rules WHERE segment_id = ? AND head_functor = ? ORDER BY head_arity",
-            (segment.id, predicate))]
+    with kb.repository.read() as tx:
+        arities = tx.rules.head_arities(resolve(tx, None).id, predicate)
     if arguments is not None:
         arities = [a for a in arities if a == len(arguments)]
     out: list[dict] = []

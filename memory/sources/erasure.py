@@ -16,13 +16,13 @@ They hold ids, never content, and keep the audit trail and `as_of` history whole
 from __future__ import annotations
 
 import json
-from typing import Any
 
-ERASED = "[erased]"
+from ..store.repository import Transaction
 
 
-def erase_memory(conn, record, now: str) -> None:
+def erase_memory(tx: Transaction, record, now: str) -> None:
     """Erase one memory's content inside the caller's write transaction (`record`: a MemoryRecord)."""
+    conn = tx.connection  # the source-memory tables; the core ones go through the repository
     strings = {record.text, record.sha256, record.idempotency_key}
     facts: set[str] = set()
     for statement, fact, arguments in conn.execute(
@@ -41,36 +41,8 @@ def erase_memory(conn, record, now: str) -> None:
     conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
     # Which conclusions rest on the memory is a question about proofs; the cache is cheaper to drop than to
     # search, and nothing but `materialize` writes it.
-    conn.execute("DELETE FROM derived")
+    tx.derived.clear_everywhere()
     # A fact text or argument still held by a stored fact (asserted, or projected by another memory) is not
     # this memory's alone: it stays where it is, and so do the audit rows of whoever stored it.
-    strings |= {t for t in facts if t and conn.execute(
-        "SELECT 1 FROM facts WHERE instr(text, ?) > 0 LIMIT 1", (t,)).fetchone() is None}
-    redact_audit(conn, {s for s in strings if isinstance(s, str) and s.strip()}, now)
-
-
-def redact_audit(conn, strings: set[str], now: str) -> int:
-    """Replace every audit payload string holding one of `strings` with "[erased]" (and mark the payload
-    with `redacted_at`). Returns how many rows were redacted."""
-    if not strings:
-        return 0
-    # A payload is JSON text: look for each string as JSON writes it (ensure_ascii=False, as audit.record does).
-    needles = [json.dumps(s, ensure_ascii=False)[1:-1] for s in strings]
-    condition = " OR ".join("instr(payload, ?) > 0" for _ in needles)
-    rows = conn.execute(f"SELECT id, payload FROM audit_log WHERE {condition}", needles).fetchall()
-    for row_id, payload in rows:
-        redacted = _redact(json.loads(payload), strings)
-        redacted["redacted_at"] = now
-        conn.execute("UPDATE audit_log SET payload = ? WHERE id = ?",
-                     (json.dumps(redacted, sort_keys=True, ensure_ascii=False), row_id))
-    return len(rows)
-
-
-def _redact(value: Any, strings: set[str]) -> Any:
-    if isinstance(value, str):
-        return ERASED if any(s in value for s in strings) else value
-    if isinstance(value, list):
-        return [_redact(v, strings) for v in value]
-    if isinstance(value, dict):
-        return {k: _redact(v, strings) for k, v in value.items()}
-    return value
+    strings |= {t for t in facts if t and not tx.facts.any_text_contains(t)}
+    tx.audit.redact({s for s in strings if isinstance(s, str) and s.strip()}, now)

@@ -13,14 +13,14 @@ from typing import Any
 
 from ..clock import Clock, parse_instant
 from ..errors import Conflict, InvalidArguments, NotFound, PermissionDenied
-from ..knowledge.rows import support_fact, withdraw_support
 from ..knowledge.segments import bump_generation, resolve
-from ..store import Store, record_audit, utc_now
+from ..store import utc_now
+from ..store.repository import Repository, Transaction, new_fact
 from ..validation import require_text
 from .context import READ, CallerContext
 from .namespaces import CAPABILITY, Namespace, new_id, readable_namespaces, require_write, write_namespace
 from .erasure import erase_memory
-from .visibility import EVERYTHING, visible_supports_clause
+from .visibility import visibility
 from .projections import Projection, parse_projections
 
 MAX_SOURCE_CHARS = 1_000_000
@@ -102,8 +102,9 @@ def check_instant(argument: str, value: object) -> str | None:
 class SourceMemories:
     """The source-memory service over one store, for one caller."""
 
-    def __init__(self, store: Store, context: CallerContext) -> None:
-        self.store = store
+    def __init__(self, repository: Repository, context: CallerContext) -> None:
+        self.repository = repository
+        self.store = repository.store
         self.context = context
 
     # --- reading -------------------------------------------------------------------------
@@ -227,7 +228,8 @@ class SourceMemories:
         if start and end and end <= start:
             raise InvalidArguments("'valid_to' must be after 'valid_from'", argument="valid_to")
         digest = sha256(text)
-        with self.store.write() as conn:
+        with self.repository.write() as tx:
+            conn = tx.connection  # the source-memory tables; facts, supports and the audit log go through tx
             namespace, capability = write_namespace(conn, self.context, scope)
             if key is not None:
                 receipt = self._replay(conn, namespace, key, digest)
@@ -242,22 +244,21 @@ class SourceMemories:
             conn.execute("INSERT INTO sources (id, text, sha256, principal, source_class, trust, created_at) "
                          "VALUES (?, ?, ?, ?, ?, ?, ?)", (source_id, text, digest, self.context.principal,
                                                           self.context.source_class, self.context.trust, now))
-            conn.execute(
+            (seq,), = conn.execute(
                 "INSERT INTO source_memories (id, source_id, namespace, lifetime, kind, idempotency_key, principal, "
-                "valid_from, valid_to, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "valid_from, valid_to, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
                 (memory_id, source_id, namespace.key, RETENTION[retention], kind, key, self.context.principal,
-                 start or now, end, now))
-            seq = conn.last_insert_rowid()
+                 start or now, end, now)).fetchall()  # drained: the statement is done before the commit
             self._event(conn, memory_id, now, "active", None)
-            self._project(conn, memory_id, specs, now)
+            self._project(tx, memory_id, specs, now)
             conn.execute("INSERT INTO memory_fts (rowid, text, statements) VALUES (?, ?, ?)",
                          (seq, text, "\n".join(p.statement for p in specs)))
             withdrawn = []
             for old in olds:
-                withdrawn += self._end(conn, old, "superseded", f"superseded by {memory_id}", now, memory_id)
+                withdrawn += self._end(tx, old, "superseded", f"superseded by {memory_id}", now, memory_id)
             receipt = self._receipt(conn, self._record(conn, memory_id), replay=False)
             # Ids and counts only: no text, digest, key or fact of a memory that may be erased later.
-            record_audit(conn, self.context.principal, "memory_remember", None, {
+            tx.audit.record(self.context.principal, "memory_remember", None, {
                 "id": memory_id, "source_id": source_id, "namespace": namespace.key, "capability": capability,
                 "projections": len(specs), "supersedes": replaced, "idempotency_key_given": key is not None,
                 "withdrawn_facts": len(withdrawn)})
@@ -296,44 +297,44 @@ class SourceMemories:
             "supersedes": self._supersedes(conn, record.id), "idempotent_replay": replay, "model_calls": 0,
         }
 
-    def _project(self, conn, memory_id: str, specs: list[Projection], now: str) -> None:
+    def _project(self, tx: Transaction, memory_id: str, specs: list[Projection], now: str) -> None:
         """Store the projections and make each a fact supported by the memory."""
         if not specs:
             return
-        segment = resolve(conn, None, write=True)
+        segment = resolve(tx, None, write=True)
         for position, spec in enumerate(specs):
-            conn.execute(
+            tx.connection.execute(
                 "INSERT INTO memory_projections (id, memory_id, position, predicate, arguments, statement, quality, "
                 "fact, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (new_id("proj"), memory_id, position, spec.predicate, json.dumps(spec.arguments, ensure_ascii=False),
                  spec.statement, spec.quality, spec.fact, now))
-            support_fact(conn, segment, spec.term, SUPPORT_KIND, memory_id, self.context.principal)
+            tx.facts.support(segment.id, new_fact(spec.term), SUPPORT_KIND, memory_id, self.context.principal)
         # Which facts a caller sees depends on the memories behind them, so any change of support counts.
-        bump_generation(conn, segment)
+        bump_generation(tx, segment)
 
     def _event(self, conn, memory_id: str, at: str, status: str, reason: str | None) -> None:
         conn.execute("INSERT INTO memory_events (memory_id, at, status, reason, principal) VALUES (?, ?, ?, ?, ?)",
                      (memory_id, at, status, reason, self.context.principal))
 
-    def _end(self, conn, record: MemoryRecord, status: str, reason: str | None, now: str,
+    def _end(self, tx: Transaction, record: MemoryRecord, status: str, reason: str | None, now: str,
              successor: str | None = None) -> list[str]:
         """Move a memory out of 'active' (or between ended states); its projections stop supporting facts.
         Returns the facts that lost their last support."""
+        conn = tx.connection
         conn.execute(
             "UPDATE source_memories SET status = ?, version = version + 1, superseded_by = coalesce(?, superseded_by), "
             "valid_to = CASE WHEN ? = 'expired' AND (valid_to IS NULL OR valid_to > ?) THEN ? ELSE valid_to END "
             "WHERE id = ?", (status, successor, status, now, now, record.id))
         self._event(conn, record.id, now, status, reason)
-        segment = resolve(conn, None)
-        removed, _ = withdraw_support(conn, segment, SUPPORT_KIND, record.id,
-                                      visible_supports_clause(conn, self.context) or EVERYTHING)
-        bump_generation(conn, segment)
+        segment = resolve(tx, None)
+        removed, _ = tx.supports.withdraw(segment.id, SUPPORT_KIND, record.id, visibility(tx, self.context))
+        bump_generation(tx, segment)
         return removed
 
-    def guard_projections(self, conn, ids: list[str], what: str) -> None:
+    def guard_projections(self, tx: Transaction, ids: list[str], what: str) -> None:
         """Refuse rewriting the projections of these memories unless the caller may write their namespaces."""
         for ident in dict.fromkeys(ids):
-            namespace = Namespace.from_key(self.visible_record(conn, ident).namespace)
+            namespace = Namespace.from_key(self.visible_record(tx.connection, ident).namespace)
             capability = CAPABILITY[namespace.type]
             if not self.context.can(capability):
                 raise PermissionDenied(f"{what} would rewrite projections of {namespace.type} memories, which needs "
@@ -373,7 +374,8 @@ class SourceMemories:
         else:
             targets = self._check_ids("ids", ids)
         status = ACTIONS[action]
-        with (self.store.read() if dry_run else self.store.write()) as conn:
+        with (self.repository.read() if dry_run else self.repository.write()) as tx:
+            conn = tx.connection
             records = [self._writable(conn, ident) for ident in targets]
             changes = [{"id": r.id, "namespace": r.ns.to_dict(), "status_before": r.status,
                         "status_after": status, "changed": r.status != status or (erase and r.erased_at is None),
@@ -383,12 +385,12 @@ class SourceMemories:
                 now = utc_now(conn.clock)
                 for record in records:
                     if record.status != status:
-                        removed += self._end(conn, record, status, reason, now)
+                        removed += self._end(tx, record, status, reason, now)
                     if erase and record.erased_at is None:
-                        erase_memory(conn, record, now)
+                        erase_memory(tx, record, now)
                 # The tombstone of an erase: what happened, to which ids, by whom (the actor) and when. Never
                 # the query or the facts' texts, which may spell out what was erased.
-                record_audit(conn, self.context.principal, "memory_forget", None, {
+                tx.audit.record(self.context.principal, "memory_forget", None, {
                     "action": action, "ids": [c["id"] for c in changes if c["changed"]], "reason": reason,
                     "erase": erase, "by_query": query is not None, "removed_facts": len(removed)})
         scrubbed = None

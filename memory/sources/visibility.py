@@ -9,26 +9,25 @@ hidden projections did not exist and leaves them as they were."""
 
 from __future__ import annotations
 
-from ..knowledge.rows import EVERYTHING
+from ..store.repository import Transaction, Visibility
 from .context import READ, CallerContext
 from .namespaces import readable_namespaces
 
-__all__ = ["EVERYTHING", "visible_facts_clause", "visible_supports_clause"]
+__all__ = ["CallerVisibility", "visibility"]
 
 
-def visible_supports_clause(conn, context: CallerContext) -> tuple[str, list] | None:
-    """SQL over a supports row `s` and its parameters, or None when no support rests on a source memory."""
-    if conn.execute("SELECT 1 FROM supports WHERE kind = 'source' LIMIT 1").fetchone() is None:
+def visibility(tx: Transaction, context: CallerContext) -> Visibility | None:
+    """What the caller sees of supports, or None when no support rests on a source memory."""
+    if not tx.supports.any_of_kind("source"):
         return None
-    spaces = readable_namespaces(conn, context) if context.can(READ) else []
-    listed = ", ".join("?" * len(spaces)) or "NULL"
-    return (f"(s.kind <> 'source' OR s.ref IN (SELECT id FROM source_memories WHERE namespace IN ({listed})))",
-            spaces)
+    return Visibility(tuple(readable_namespaces(tx.connection, context) if context.can(READ) else ()))
 
 
-def visible_facts_clause(conn, context: CallerContext) -> tuple[str, list] | None:
-    """SQL over `f` (facts) and its parameters, or None when every fact is visible."""
-    supports = visible_supports_clause(conn, context)
-    if supports is None:
-        return None
-    return f"EXISTS (SELECT 1 FROM supports AS s WHERE s.fact_id = f.id AND {supports[0]})", supports[1]
+class CallerVisibility:
+    """The knowledge base's `SupportVisibility` for one caller."""
+
+    def __init__(self, context: CallerContext) -> None:
+        self.context = context
+
+    def __call__(self, tx: Transaction) -> Visibility | None:
+        return visibility(tx, self.context)

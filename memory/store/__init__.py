@@ -1,12 +1,12 @@
-"""SQLite storage: connections, pragmas, transactions, migrations and the audit log."""
+"""SQLite storage: connections, transactions, migrations, the clock; `repository` holds the SQL on core tables."""
 
-from .audit import record as record_audit, utc_now
+from .audit import utc_now
 from .connection import Store, open_connection
 from .location import IN_MEMORY, DatabaseLocation, global_data_dir, global_db_path, resolve_db_path, resolve_location
 from .migrations import current_version, load_migrations, migrate, plain_ddl, schema_sql_path
 
 __all__ = [
     "DatabaseLocation", "IN_MEMORY", "Store", "current_version", "global_data_dir", "global_db_path", "load_migrations",
-    "migrate", "open_connection", "plain_ddl", "record_audit", "resolve_db_path", "resolve_location", "schema_sql_path",
+    "migrate", "open_connection", "plain_ddl", "resolve_db_path", "resolve_location", "schema_sql_path",
     "utc_now",
 ]

@@ -47,6 +47,7 @@ def assume_fact(api, fact: str, assumption: str, **kw) -> ToolResult:
                        "fact": STRING, "memory": STRING, "supports": STRINGS, "derived": BOOLEAN}),
     capability=READ,
     annotations=Annotations(read_only=True),
+    evaluates=True,
 )
 def get_belief_status(api, fact: str, **kw) -> ToolResult:
     result = api.get_belief_status(fact, kw.get("memory"))

@@ -124,6 +124,7 @@ def recall(api, **kw) -> ToolResult:
                        "edges_considered": INTEGER}),
     capability=READ,
     annotations=Annotations(read_only=True),
+    evaluates=True,
 )
 def reason(api, **kw) -> ToolResult:
     result = api.reason(kw.get("query", ""), kw.get("top_k"), kw.get("memory"), kw.get("now"))
@@ -146,6 +147,7 @@ def reason(api, **kw) -> ToolResult:
     output_schema=out({"count": INTEGER, "derived_count": INTEGER, "edges_considered": INTEGER, "proofs": ROWS}),
     capability=READ,
     annotations=Annotations(read_only=True),
+    evaluates=True,
 )
 def prove(api, **kw) -> ToolResult:
     result = api.prove(kw.get("query", ""), kw.get("goal_pred"), kw.get("top_k"), kw.get("memory"), kw.get("now"))
@@ -184,6 +186,7 @@ def prove(api, **kw) -> ToolResult:
                        "proved": BOOLEAN, "derived_count": INTEGER}),
     capability=READ,
     annotations=Annotations(read_only=True),
+    evaluates=True,
 )
 def verify(api, answer: str, **kw) -> ToolResult:
     result = api.verify(answer, kw.get("query", ""), kw.get("require_proof", False), kw.get("goal_pred"),

@@ -116,6 +116,7 @@ def forget_fact(api, fact: str, **kw) -> ToolResult:
     }, optional=("limit", "warnings")),
     capability=READ,
     annotations=Annotations(read_only=True),
+    evaluates=True,
 )
 def query_logic(api, goal: str, **kw) -> ToolResult:
     result = api.query_logic(goal, kw.get("memory"), kw.get("limit", DEFAULT_QUERY_LIMIT), kw.get("offset", 0))
@@ -163,6 +164,7 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
     argument_capabilities={"record_proof": {True: ADMIN}},  # recording writes, as materialize does
     # not read-only: with record_proof it writes (derived, proof_edges and an audit row); without, it reads
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
+    evaluates=True,
 )
 def explain_why(api, fact: str, **kw) -> ToolResult:
     result = api.explain_why(fact, kw.get("max_depth"), kw.get("memory"), kw.get("record_proof", False))
@@ -254,6 +256,7 @@ def list_rules(api, **kw) -> ToolResult:
                        "proof_edges": INTEGER}),
     capability=ADMIN,
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
+    evaluates=True,
 )
 def materialize(api, **kw) -> ToolResult:
     result = api.materialize(kw.get("memory"))
@@ -360,6 +363,7 @@ def upsert_fact(api, fact: str, **kw) -> ToolResult:
     output_schema=out({"start_node": STRING, "memory": STRING, "nodes": {"type": "array"}, "total": INTEGER}),
     capability=READ,
     annotations=Annotations(read_only=True),
+    evaluates=True,
 )
 def trace_dependency(api, start_node: str, **kw) -> ToolResult:
     result = api.trace_dependency(start_node, kw.get("memory"))
@@ -383,6 +387,7 @@ def trace_dependency(api, start_node: str, **kw) -> ToolResult:
                        "total": INTEGER}),
     capability=READ,
     annotations=Annotations(read_only=True),
+    evaluates=True,
 )
 def verify_consistency(api, **kw) -> ToolResult:
     result = api.verify_consistency(kw.get("scope"), kw.get("memory"))

@@ -64,6 +64,9 @@ class Tool:
     # What the handler checks itself because it depends on stored data (the namespace of a memory, ...).
     capability_note: str = ""
     group: str = "admin"  # its family in GROUPS
+    # Whether the handler runs the Datalog engine (query, proof, belief status, materialize, ...): the MCP server
+    # runs such calls in an evaluation process (memory/workers), so no evaluation can stall or bloat it.
+    evaluates: bool = False
     _validator: Draft202012Validator | None = field(default=None, repr=False)
 
     @property
@@ -129,9 +132,11 @@ REGISTRY: dict[str, Tool] = {}
 
 def tool(name: str, *, title: str, group: str, description: str, input_schema: dict, output_schema: dict,
          annotations: Annotations, capability: str | None,
-         argument_capabilities: dict[str, dict[Any, str]] | None = None, capability_note: str = "") -> Callable:
+         argument_capabilities: dict[str, dict[Any, str]] | None = None, capability_note: str = "",
+         evaluates: bool = False) -> Callable:
     """Register a handler `(api: Memory, **arguments) -> ToolResult` as a tool of family `group`. `capability`
-    is required (None for a tool that touches no data), so no tool can be added without deciding who may call it."""
+    is required (None for a tool that touches no data), so no tool can be added without deciding who may call it.
+    `evaluates`: the handler runs the Datalog engine (a test over the registry checks that no other tool does)."""
     def register(handler: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
         if name in REGISTRY:
             raise ValueError(f"tool {name} registered twice")
@@ -140,7 +145,8 @@ def tool(name: str, *, title: str, group: str, description: str, input_schema: d
         if not annotations.read_only and capability is None and not capability_note:
             raise ValueError(f"tool {name} writes: it must declare the capability it needs")
         REGISTRY[name] = Tool(name, title, description, input_schema, output_schema, annotations, handler,
-                              capability, dict(argument_capabilities or {}), capability_note, group)
+                              capability, dict(argument_capabilities or {}), capability_note, group,
+                              evaluates)
         return handler
     return register
 

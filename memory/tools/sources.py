@@ -158,6 +158,7 @@ def _preview(text_value: str, size: int = 160) -> str:
                        "truncated": BOOLEAN, "model_calls": INTEGER}),
     capability=READ,
     annotations=Annotations(read_only=True),
+    evaluates=True,
 )
 def memory_recall(api, predicate: str, **kw) -> ToolResult:
     found = api.memory_recall(predicate, **kw)

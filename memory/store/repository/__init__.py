@@ -1,0 +1,17 @@
+"""The repository layer: the only code that writes SQL against the core tables.
+
+Core tables: segments, facts, supports, rules, audit_log, and those bound to them by segment or fact:
+derived, proof_edges, materializations and snapshots. Domain code opens a `Transaction` with
+`Repository.read()` or `.write()` and calls typed methods on its families (`tx.facts`, `tx.rules`, ...)
+that take and return plain values, dataclasses and tuples; ids come back from the repository. See
+docs/storage.md for the interface and what it needs from a store."""
+
+from .facts import new_fact
+from .records import (AuditRow, DerivedRow, EdgeRow, FactListing, FactRow, NewFact, RuleRow, Segment, SegmentRecord,
+                      SnapshotRow, SupportRow, Visibility)
+from .transaction import Repository, Transaction
+
+__all__ = [
+    "AuditRow", "DerivedRow", "EdgeRow", "FactListing", "FactRow", "NewFact", "Repository", "RuleRow", "Segment",
+    "SegmentRecord", "SnapshotRow", "SupportRow", "Transaction", "Visibility", "new_fact",
+]

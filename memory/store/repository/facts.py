@@ -1,0 +1,192 @@
+"""Facts: believed base facts of a segment, each one row per canonical text, with the supports that hold it.
+
+Every read takes the caller's `Visibility` (None: sees everything): a fact is visible when one of its
+supports is, and what a write reports is computed over visible supports only."""
+
+from __future__ import annotations
+
+from ...terms import Compound, Term, format_term, indicator
+from ...terms.codec import decode_args, encode_args
+from ...clock import utc_now
+from ._visibility import seen, visible
+from .records import FactListing, FactRow, NewFact, Visibility
+from .supports import release, visible_supports
+
+
+def new_fact(term: Term) -> NewFact:
+    """A checked ground fact in the form `Facts` stores it."""
+    functor, arity = indicator(term)
+    return NewFact(functor, arity, format_term(term), encode_args(term.args if type(term) is Compound else ()))
+
+
+class Facts:
+    def __init__(self, conn) -> None:
+        self._conn = conn
+
+    # --- reads --------------------------------------------------------------------------------------
+    def tuples(self, segment_id: int, functor: str, arity: int, visibility: Visibility | None = None) -> list[tuple]:
+        """The arguments of one predicate's visible facts, decoded: the load path of every evaluation, so each row
+        becomes its engine tuple and nothing else (no record per fact). A new list the caller owns: the rows are
+        fetched by the store in one call, which measured faster than stepping its cursor from a generator."""
+        condition, params = visible(visibility)
+        rows = self._conn.execute(
+            f"SELECT args FROM facts AS f WHERE segment_id = ? AND functor = ? AND arity = ? AND {condition}",
+            (segment_id, functor, arity, *params)).fetchall()
+        return [decode_args(row[0]) for row in rows]
+
+    def find(self, segment_id: int, text: str, visibility: Visibility | None = None) -> int | None:
+        """The id of the fact with this canonical text if the caller may see it."""
+        condition, params = seen(visibility)
+        row = self._conn.execute(f"SELECT f.id FROM facts AS f WHERE f.segment_id = ? AND f.text = ? AND EXISTS "
+                                 f"(SELECT 1 FROM supports AS s WHERE s.fact_id = f.id AND {condition})",
+                                 (segment_id, text, *params)).fetchone()
+        return row[0] if row else None
+
+    def id_of(self, segment_id: int, text: str) -> int | None:
+        """The id of the row with this text, whoever's supports hold it."""
+        row = self._conn.execute("SELECT id FROM facts WHERE segment_id = ? AND text = ?",
+                                 (segment_id, text)).fetchone()
+        return row[0] if row else None
+
+    def text_of(self, fact_id: int) -> str:
+        return self._conn.execute("SELECT text FROM facts WHERE id = ?", (fact_id,)).fetchone()[0]
+
+    def count(self, segment_id: int, visibility: Visibility | None = None, functor: str | None = None,
+              arity: int | None = None) -> int:
+        where, params = self._where(segment_id, visibility, functor, arity)
+        return self._conn.execute(f"SELECT count(*) FROM facts AS f WHERE {where}", params).fetchone()[0]
+
+    def listing(self, segment_id: int, visibility: Visibility | None, functor: str | None, arity: int | None,
+                limit: int, offset: int) -> list[FactListing]:
+        """A page of facts by predicate and text. The supports and the time of the first one are those the
+        caller sees: a fact row is shared with projections it may not see, which must not show through (not
+        even as an earlier created_at)."""
+        where, params = self._where(segment_id, visibility, functor, arity)
+        condition, condition_params = seen(visibility)
+        rows = self._conn.execute(
+            f"SELECT f.id, f.text, (SELECT min(s.created_at) FROM supports AS s WHERE s.fact_id = f.id AND {condition}), "
+            f"(SELECT group_concat(s.kind || CASE WHEN s.ref = '' THEN '' ELSE ':' || s.ref END, ',' "
+            f"ORDER BY s.id) FROM supports AS s WHERE s.fact_id = f.id AND {condition}) "
+            f"FROM facts AS f WHERE {where} ORDER BY f.functor, f.arity, f.text LIMIT ? OFFSET ?",
+            [*condition_params, *condition_params, *params, limit, offset],
+        ).fetchall()
+        return [FactListing(i, t, c, s.split(",") if s else []) for i, t, c, s in rows]
+
+    def rows(self, segment_id: int, functor: str, arity: int, visibility: Visibility | None = None) -> list[FactRow]:
+        """The visible facts of one predicate, oldest row first, with decoded arguments."""
+        condition, params = visible(visibility)
+        return [FactRow(i, t, decode_args(a)) for i, t, a in self._conn.execute(
+            f"SELECT f.id, f.text, f.args FROM facts AS f WHERE f.segment_id = ? AND f.functor = ? AND f.arity = ? "
+            f"AND {condition} ORDER BY f.id", (segment_id, functor, arity, *params))]
+
+    def exists(self, segment_id: int, functor: str, arity: int, visibility: Visibility | None = None) -> bool:
+        condition, params = visible(visibility)
+        return self._conn.execute(
+            f"SELECT 1 FROM facts AS f WHERE segment_id = ? AND functor = ? AND arity = ? AND {condition} LIMIT 1",
+            (segment_id, functor, arity, *params)).fetchone() is not None
+
+    def predicates(self, segment_id: int, visibility: Visibility | None = None) -> dict[tuple[str, int], int]:
+        """(functor, arity) -> number of visible facts."""
+        condition, params = visible(visibility)
+        return {(n, a): c for n, a, c in self._conn.execute(
+            f"SELECT functor, arity, count(*) FROM facts AS f WHERE segment_id = ? AND {condition} "
+            "GROUP BY functor, arity", (segment_id, *params))}
+
+    def arities(self, segment_id: int, functor: str, visibility: Visibility | None = None) -> set[int]:
+        condition, params = visible(visibility)
+        return {r[0] for r in self._conn.execute(
+            f"SELECT DISTINCT arity FROM facts AS f WHERE segment_id = ? AND functor = ? AND {condition}",
+            (segment_id, functor, *params))}
+
+    def first_texts(self, segment_id: int, functor: str, arity: int, size: int,
+                    visibility: Visibility | None = None) -> list[str]:
+        """The first facts of a predicate in the order the caller's supports arrived (a fact row can be older,
+        created by a projection the caller cannot see)."""
+        condition, params = seen(visibility)
+        return [r[0] for r in self._conn.execute(
+            f"SELECT f.text FROM facts AS f JOIN (SELECT s.fact_id, min(s.id) AS first FROM supports AS s "
+            f"WHERE {condition} GROUP BY s.fact_id) AS v ON v.fact_id = f.id "
+            "WHERE f.segment_id = ? AND f.functor = ? AND f.arity = ? ORDER BY v.first LIMIT ?",
+            (*params, segment_id, functor, arity, size))]
+
+    def texts_with_support(self, segment_id: int, kind: str) -> list[str]:
+        """The facts holding a support of this kind, by predicate and text."""
+        return [r[0] for r in self._conn.execute(
+            "SELECT f.text FROM facts AS f WHERE f.segment_id = ? AND EXISTS (SELECT 1 FROM supports AS s "
+            "WHERE s.fact_id = f.id AND s.kind = ?) ORDER BY f.functor, f.arity, f.text", (segment_id, kind))]
+
+    def any_text_contains(self, needle: str) -> bool:
+        """Whether any stored fact, in any segment, holds this string in its text."""
+        return self._conn.execute("SELECT 1 FROM facts WHERE instr(text, ?) > 0 LIMIT 1", (needle,)).fetchone() is not None
+
+    # --- writes -------------------------------------------------------------------------------------
+    def support(self, segment_id: int, fact: NewFact, kind: str, ref: str, actor: str,
+                visibility: Visibility | None = None) -> tuple[int, bool, bool]:
+        """Make sure the fact row exists and carries the support (kind, ref).
+
+        Returns (fact id, whether the fact is new to the caller, whether the support was new). A fact row that
+        only hidden supports held is shared, but reported as new: to the caller it did not exist."""
+        at = utc_now(self._conn.clock)
+        fact_id = self.id_of(segment_id, fact.text)
+        if fact_id is None:
+            self._conn.execute(
+                "INSERT INTO facts (segment_id, functor, arity, text, args, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (segment_id, fact.functor, fact.arity, fact.text, fact.args, at))
+            fact_id, created = self._conn.last_insert_rowid(), True
+        else:
+            created = not visible_supports(self._conn, fact_id, visibility)
+        self._conn.execute("INSERT OR IGNORE INTO supports (fact_id, kind, ref, actor, created_at) VALUES (?, ?, ?, ?, ?)",
+                           (fact_id, kind, ref, actor, at))
+        return fact_id, created, self._conn.changes() > 0
+
+    def assert_many(self, segment_id: int, facts: list[NewFact], actor: str,
+                    visibility: Visibility | None = None) -> int:
+        """Give many facts an `asserted` support; returns how many the caller did not see before."""
+        at = utc_now(self._conn.clock)
+        before = self.count(segment_id, visibility)
+        self._conn.executemany(
+            "INSERT INTO facts (segment_id, functor, arity, text, args, created_at) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (segment_id, text) DO NOTHING",
+            [(segment_id, functor, arity, text, args, at) for functor, arity, text, args in facts],
+        )
+        self._conn.executemany(
+            "INSERT OR IGNORE INTO supports (fact_id, kind, ref, actor, created_at) "
+            "SELECT id, 'asserted', '', ?, ? FROM facts WHERE segment_id = ? AND text = ?",
+            [(actor, at, segment_id, fact.text) for fact in facts],
+        )
+        return self.count(segment_id, visibility) - before
+
+    def release(self, fact_id: int, visibility: Visibility | None = None) -> list[str]:
+        """After supports were removed: delete the fact row when none is left at all. Returns the supports the
+        caller still sees (empty: to the caller, the fact is gone)."""
+        return release(self._conn, fact_id, visibility)
+
+    def rename(self, fact_id: int, functor: str, text: str) -> None:
+        self._conn.execute("UPDATE facts SET functor = ?, text = ? WHERE id = ?", (functor, text, fact_id))
+
+    def copy_renamed(self, fact_id: int, functor: str, text: str) -> int:
+        """A new row in the same segment with the same arguments and time under a new name; returns its id."""
+        self._conn.execute(
+            "INSERT INTO facts (segment_id, functor, arity, text, args, created_at) "
+            "SELECT segment_id, ?, arity, ?, args, created_at FROM facts WHERE id = ?", (functor, text, fact_id))
+        return self._conn.last_insert_rowid()
+
+    def clear_all_but(self, segment_id: int, kept_kind: str) -> None:
+        """Remove every support of a segment's facts except those of one kind, and the facts left without."""
+        self._conn.execute("DELETE FROM supports WHERE kind <> ? AND fact_id IN "
+                           "(SELECT id FROM facts WHERE segment_id = ?)", (kept_kind, segment_id))
+        self._conn.execute("DELETE FROM facts WHERE segment_id = ? AND NOT EXISTS "
+                           "(SELECT 1 FROM supports AS s WHERE s.fact_id = facts.id)", (segment_id,))
+
+    @staticmethod
+    def _where(segment_id: int, visibility: Visibility | None, functor: str | None,
+               arity: int | None) -> tuple[str, list]:
+        condition, params = visible(visibility)
+        where, out = ["f.segment_id = ?", condition], [segment_id, *params]
+        if functor is not None:
+            where.append("f.functor = ?")
+            out.append(functor)
+        if arity is not None:
+            where.append("f.arity = ?")
+            out.append(arity)
+        return " AND ".join(where), out

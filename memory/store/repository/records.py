@@ -1,0 +1,114 @@
+"""The rows the repository hands out and takes in: plain dataclasses and tuples, nothing of the store's own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A mounted memory segment as the tools see it."""
+    id: int
+    name: str
+    mode: str
+    generation: int
+    scope: str = "project"  # 'global': a mount record here; the data lives in the global database
+
+
+@dataclass(frozen=True)
+class SegmentRecord:
+    """Any row of `segments`, mounted or not (what mount and unmount decide on)."""
+    id: int
+    name: str
+    scope: str
+    mode: str
+    mounted: bool
+
+
+@dataclass(frozen=True)
+class Visibility:
+    """Which supports a caller may see: every support except the projections of source memories (kind
+    'source') whose memory is in a namespace not listed. `None` in its place means every support is visible.
+    A fact is visible when one of its supports is."""
+    namespaces: tuple[str, ...]
+
+
+class NewFact(NamedTuple):
+    """A fact ready to store: `new_fact(term)` builds it (outside any transaction, so a bulk insert holds the
+    write lock only for the inserts)."""
+    functor: str
+    arity: int
+    text: str
+    args: str  # the arguments in the store's encoding
+
+
+class FactRow(NamedTuple):
+    id: int
+    text: str
+    args: tuple  # decoded engine values
+
+
+class FactListing(NamedTuple):
+    """One line of list_facts: the time of the caller's first support and its supports in order."""
+    id: int
+    text: str
+    created_at: str | None
+    supports: list[str]
+
+
+class SupportRow(NamedTuple):
+    id: int
+    kind: str
+    ref: str
+
+
+class RuleRow(NamedTuple):
+    id: int
+    text: str
+    head_functor: str
+    head_arity: int
+    created_at: str
+    name: str | None
+    confidence: float
+
+
+class DerivedRow(NamedTuple):
+    """A conclusion for `derived`; `id` None lets the store assign one."""
+    id: int | None
+    segment_id: int
+    functor: str
+    arity: int
+    text: str
+    args: tuple  # engine values
+    rule_id: int | None
+    stamp: int
+    generation: int
+
+
+class EdgeRow(NamedTuple):
+    """One premise of a conclusion for `proof_edges`. The premise's stored fact is named by its segment and
+    text (the store finds its id); `observation_id` is kept only when that observation exists."""
+    conclusion_id: int
+    position: int
+    kind: str
+    premise: str
+    memory: str | None
+    fact_segment_id: int | None
+    fact_text: str | None
+    derived_id: int | None
+    observation_id: int | None
+    generation: int
+
+
+class SnapshotRow(NamedTuple):
+    name: str
+    created_at: str
+    facts: int
+    rules: int
+    assumptions: int
+
+
+class AuditRow(NamedTuple):
+    at: str
+    payload: dict

@@ -1,0 +1,108 @@
+"""The unit of work: one transaction on the store, with a repository per table family inside it."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from functools import cached_property
+from typing import Any, Iterator
+
+from ...clock import Clock
+from ..connection import Store
+from ..migrations import current_version
+from .audit import Audit
+from .derived import Derived
+from .facts import Facts
+from .invariants import Invariants
+from .rules import Rules
+from .segments import Segments
+from .snapshots import Snapshots
+from .supports import Supports
+
+
+class Transaction:
+    """Everything read or written through one of these is one transaction: all of it commits, or none."""
+
+    def __init__(self, conn) -> None:
+        self._conn = conn
+
+    @cached_property
+    def segments(self) -> Segments:
+        return Segments(self._conn)
+
+    @cached_property
+    def facts(self) -> Facts:
+        return Facts(self._conn)
+
+    @cached_property
+    def supports(self) -> Supports:
+        return Supports(self._conn)
+
+    @cached_property
+    def rules(self) -> Rules:
+        return Rules(self._conn)
+
+    @cached_property
+    def audit(self) -> Audit:
+        return Audit(self._conn)
+
+    @cached_property
+    def derived(self) -> Derived:
+        return Derived(self._conn)
+
+    @cached_property
+    def snapshots(self) -> Snapshots:
+        return Snapshots(self._conn)
+
+    @cached_property
+    def invariants(self) -> Invariants:
+        return Invariants(self._conn)
+
+    @property
+    def clock(self) -> Clock:
+        """The clock this store stamps rows with (and a read's "now" comes from)."""
+        return self._conn.clock
+
+    @property
+    def connection(self) -> Any:
+        """The store's own connection, for the stores that still keep their SQL next to their domain (source
+        memories, observations): they share this transaction. Never used for the tables above."""
+        return self._conn
+
+    # --- the store's health, as get_persistence_status reports it ---------------------------------------
+    def schema_version(self) -> int:
+        return current_version(self._conn)
+
+    def journal_mode(self) -> str:
+        return self._conn.execute("PRAGMA journal_mode").fetchone()[0]
+
+    def page_size(self) -> int:
+        return self._conn.execute("PRAGMA page_size").fetchone()[0]
+
+    def quick_check(self, limit: int = 20) -> list[str]:
+        """The store's own consistency check: ['ok'], or up to `limit` problems."""
+        return [r[0] for r in self._conn.execute(f"PRAGMA quick_check({int(limit)})")]
+
+
+class Repository:
+    """The core tables of one SQLite file: segments, facts, supports, rules, the audit log, derived
+    conclusions and snapshots. `read()` is a consistent snapshot; `write()` is all-or-nothing (nested
+    writes are savepoints of the enclosing one)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    @property
+    def clock(self) -> Clock:
+        """The clock this store stamps rows with (and a call's "now" comes from)."""
+        return self.store.clock
+
+    @contextmanager
+    def read(self, *, status: bool = False) -> Iterator[Transaction]:
+        """`status`: a health report's read, which sees a database that can never be created as empty."""
+        with self.store.read(status=status) as conn:
+            yield Transaction(conn)
+
+    @contextmanager
+    def write(self) -> Iterator[Transaction]:
+        with self.store.write() as conn:
+            yield Transaction(conn)

@@ -1,0 +1,408 @@
+"""The explorer over plain HTTP, in process (Starlette's test client): the token, read-only methods, the host
+check, escaping, paging, what each page shows, and that another project's principal sees none of the first
+project's memories. The browser tests (test_explorer_browser.py) drive the same pages in Chromium."""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from starlette.testclient import TestClient
+
+from conftest import snapshot_counts
+from explorer_scenario import (ALICE, BOB, BOB_TEXT, MARKUP_FACT, NEW_WINDOW, OLD_WINDOW, PAGED, SOURCE_TEXT, build,
+                               context)
+from memory import Memory
+from memory.errors import PermissionDenied
+from memory.explorer import build_app, read_only
+from memory.explorer.graph import Edge, layers, rule_edges
+from memory.explorer.html import Markup, escape, h, url
+from memory.explorer.pages import PAGES, View
+from memory.sources.context import READ
+from memory.tools import call_tool
+
+TOKEN = "test-token-0123456789"
+PAGES_TO_VISIT = ["/", "/facts", "/facts?functor=item&arity=1&offset=50", "/query?goal=risky(X)",
+                  "/why?fact=risky(deploy_v3)", "/beliefs", "/beliefs?assumption=infra_healthy", "/memories",
+                  "/memories?q=deploys&history=1", "/observations", "/observations?entity=host:c2", "/audit",
+                  "/audit?actor=alice&operation=define_rule"]
+
+
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory):
+    return build(str(tmp_path_factory.mktemp("explorer") / "memory.db"))
+
+
+def explorer(db: str, env: dict, token: str = TOKEN) -> tuple[TestClient, Memory]:
+    memory = Memory(db, context=read_only(context(env)))
+    return TestClient(build_app(memory, token), base_url="http://127.0.0.1"), memory
+
+
+@pytest.fixture
+def alice(scenario):
+    client, memory = explorer(scenario.db, ALICE)
+    assert client.get(f"/?token={TOKEN}").status_code == 200  # sets the cookie
+    yield client
+    memory.close()
+
+
+@pytest.fixture(scope="module")
+def alice_view_client(scenario):
+    """Alice's explorer for a whole module (hypothesis runs many examples in one test)."""
+    client, memory = explorer(scenario.db, ALICE)
+    client.get(f"/?token={TOKEN}")
+    yield client
+    memory.close()
+
+
+@pytest.fixture
+def bob(scenario):
+    client, memory = explorer(scenario.db, BOB)
+    assert client.get(f"/?token={TOKEN}").status_code == 200
+    yield client
+    memory.close()
+
+
+def cells(page: str, table_class: str) -> list[list[str]]:
+    """The text of each body row of the table with this class."""
+    found = re.search(rf'<table class="{table_class}">.*?<tbody>(.*?)</tbody>', page, re.S)
+    assert found, f"no table {table_class}"
+    return [[html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+            for row in re.findall(r"<tr[^>]*>(.*?)</tr>", found.group(1), re.S)]
+
+
+# --- access -------------------------------------------------------------------------------------------------
+def test_every_request_needs_the_token_and_a_refusal_reveals_nothing(scenario):
+    client, memory = explorer(scenario.db, ALICE)
+    for path in [*PAGES, f"/memories/{scenario.alice_memory}", "/static/explorer.css"]:
+        for headers in ({}, {"cookie": "datalog_memory_explorer=wrong"}, {"cookie": "garbage;;=="}):
+            refused = client.get(path, headers=headers)
+            assert refused.status_code == 403 and refused.text == "Forbidden", path
+        assert client.get(path + "?token=not-it").status_code == 403
+    assert "set-cookie" not in client.get("/?token=nope").headers
+    first = client.get(f"/?token={TOKEN}")
+    assert first.status_code == 200 and "critical/1" in first.text
+    assert "HttpOnly" in first.headers["set-cookie"] and "SameSite=Strict" in first.headers["set-cookie"]
+    assert client.get("/audit").status_code == 200  # the cookie now stands for the token
+    memory.close()
+
+
+def test_only_get_and_head_exist_and_nothing_is_written(scenario, alice):
+    before = snapshot_counts(Memory(scenario.db))
+    for path in [*PAGES, f"/memories/{scenario.alice_memory}", "/nowhere"]:
+        for method in ("POST", "PUT", "DELETE", "PATCH", "OPTIONS"):
+            answer = alice.request(method, path + "?goal=x", content=b"fact=evil(1)")
+            assert answer.status_code == 405 and answer.headers["allow"] == "GET, HEAD", (method, path)
+        assert alice.head(path).status_code in (200, 404)
+    for path in PAGES_TO_VISIT + [f"/memories/{scenario.alice_memory}", f"/memories/{scenario.old_window}"]:
+        assert alice.get(path).status_code == 200, path
+    assert snapshot_counts(Memory(scenario.db)) == before
+
+
+def test_a_foreign_host_header_is_refused(alice):
+    """A page on another origin rebinding its name to 127.0.0.1 sends its own Host: refused, token or not."""
+    assert alice.get(f"/?token={TOKEN}", headers={"host": "evil.example"}).status_code == 403
+    assert alice.get("/", headers={"host": "localhost"}).status_code == 200
+
+
+def test_the_explorer_holds_no_capability_but_reading(scenario):
+    wide = context(ALICE)
+    assert len(wide.capabilities) > 1
+    narrowed = read_only(wide)
+    assert narrowed.capabilities == frozenset({READ}) and narrowed.principal == "alice"
+    assert read_only(context({**ALICE, "DATALOG_MEMORY_CAPABILITIES": ""})).capabilities == frozenset()
+    memory = Memory(scenario.db, context=narrowed)
+    view = View(memory)
+    with pytest.raises(PermissionError):
+        view.tool("remember_fact", fact="evil(1)")
+    with pytest.raises(PermissionError):
+        view.tool("explain_why", fact="risky(deploy_v3)", record_proof=True)
+    with pytest.raises(PermissionDenied):  # and the registry itself refuses every write for this context
+        call_tool(memory, "remember_fact", {"fact": "evil(1)"})
+    memory.close()
+
+
+def test_security_headers_forbid_scripts_and_framing(alice):
+    answer = alice.get("/")
+    policy = answer.headers["content-security-policy"]
+    assert "default-src 'none'" in policy and "script-src" not in policy and "frame-ancestors 'none'" in policy
+    assert answer.headers["referrer-policy"] == "no-referrer" and answer.headers["cache-control"] == "no-store"
+    assert "<script" not in answer.text.lower()
+
+
+# --- escaping -----------------------------------------------------------------------------------------------
+def test_markup_in_an_atom_or_a_parameter_is_shown_as_text(alice):
+    page = alice.get("/facts?functor=note&arity=1").text
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert [MARKUP_FACT] == [row[0] for row in cells(page, "facts")]
+    asked = alice.get("/query", params={"goal": 'x("><script>alert(2)</script>)'})
+    assert "<script>" not in asked.text and "&lt;script&gt;alert(2)" in asked.text
+    why = alice.get("/why", params={"fact": MARKUP_FACT}).text
+    assert "<script>" not in why and "&lt;script&gt;" in why
+
+
+# Characters that matter to HTML, to Prolog and to URLs, with a few from far planes. A sampled alphabet, not
+# st.text(): hypothesis builds its Unicode tables once per process, which costs seconds on a fresh home.
+TRICKY = [*"<>&\"'`=/\\;:,.()[]{}%#?+-_ \t\n\r\x00\x7f", *"aZ09éß€\u2028\u202e\ufeff😀", "&amp;", "<script>"]
+TEXT = st.lists(st.sampled_from(TRICKY), max_size=30).map("".join)
+
+
+@given(TEXT)
+@settings(max_examples=100, deadline=None)
+def test_escaped_text_is_the_same_text_and_never_markup(value):
+    out = escape(value)
+    assert html.unescape(out) == value
+    assert not set(out) & set("<>\"'")
+    assert html.unescape(h("a", {"title": value}, value)) == f'<a title="{value}">{value}</a>'
+    assert isinstance(Markup("<b>") + value, Markup) and "<" not in (Markup("") + value)
+
+
+def test_links_are_local_and_their_arguments_encoded():
+    assert url("/why", fact="p(a, 'b&c')") == "/why?fact=p%28a%2C+%27b%26c%27%29"
+    for bad in ("http://evil.example/", "//evil.example/", "javascript:alert(1)"):
+        with pytest.raises(ValueError):
+            url(bad)
+
+
+# --- paging and filters -------------------------------------------------------------------------------------
+def test_facts_are_paged(alice):
+    first = alice.get("/facts?functor=item&arity=1").text
+    assert [r[0] for r in cells(first, "facts")] == [f"item(i{n:03d})" for n in range(50)]
+    assert f"1–50 of {PAGED}" in first and "offset=50" in first and "previous" not in first
+    last = alice.get("/facts?functor=item&arity=1&offset=100").text
+    assert [r[0] for r in cells(last, "facts")] == [f"item(i{n:03d})" for n in range(100, PAGED)]
+    assert "next →" not in last and "offset=50" in last
+    for offset in ("-1", "²", "1e3", "9" * 20):
+        bad = alice.get("/facts", params={"offset": offset})
+        assert bad.status_code == 400 and ("whole number" in bad.text or "too long" in bad.text), offset
+
+
+def test_audit_is_filtered_by_actor_operation_and_time(scenario, alice):
+    everything = cells(alice.get("/audit").text, "audit")
+    assert {row[2] for row in everything} == {"alice", "bob"}  # bob's fact is shared knowledge; his memory is not
+    assert scenario.bob_memory not in alice.get("/audit").text
+    assert [row[3] for row in cells(alice.get("/audit?actor=bob").text, "audit")] == ["remember_fact"]
+    rules = cells(alice.get("/audit?operation=define_rule").text, "audit")
+    assert len(rules) == 3 and {row[3] for row in rules} == {"define_rule"}
+    later = cells(alice.get("/audit", params={"since": scenario.cutoff}).text, "audit")
+    assert later and all(row[1] >= scenario.cutoff for row in later)
+    assert {row[3] for row in later} >= {"memory_remember", "import_facts"} and "define_rule" not in \
+        {row[3] for row in later}
+    earlier = cells(alice.get("/audit", params={"until": scenario.cutoff}).text, "audit")
+    assert len(earlier) + len(later) == len(everything)
+    page = alice.get("/audit?operation=define_rule").text
+    assert 'href="/#rule-1"' in page
+    remembered = alice.get("/audit?operation=memory_remember").text
+    assert f'href="/memories/{scenario.alice_memory}"' in remembered
+    assert alice.get("/audit?since=yesterday").status_code == 400
+
+
+def test_bob_sees_his_own_audit_rows_and_not_alices_memories(scenario, bob):
+    rows = cells(bob.get("/audit").text, "audit")
+    assert {"bob", "alice"} == {row[2] for row in rows}  # alice's knowledge writes are shared knowledge
+    page = bob.get("/audit").text
+    assert scenario.bob_memory in page and scenario.alice_memory not in page and scenario.new_window not in page
+
+
+# --- what the pages show ------------------------------------------------------------------------------------
+def test_knowledge_page_lists_predicates_rules_graph_and_segments(alice):
+    page = alice.get("/").text
+    predicates = {row[0]: row for row in cells(page, "predicates")}
+    assert predicates["item/1"][2] == str(PAGED) and predicates["risky/1"][1] == "rule"
+    assert "<svg" in page and page.count("<rect") == len(rule_edges(
+        ["risky(X) :- touches(X, Y), critical(Y)", "reach(X, Y) :- link(X, Y)",
+         "reach(X, Z) :- link(X, Y), reach(Y, Z)"])[0])
+    assert 'class="back"' in page  # the recursive rule's loop
+    assert cells(page, "segments")[0][:3] == ["default", "project", "yes"]
+
+
+def test_a_proof_leads_to_the_memory_and_its_exact_text(scenario, alice):
+    answers = alice.get("/query?goal=risky(X)").text
+    assert cells(answers, "answers")[0][0] == "deploy_v3"
+    assert 'href="/why?fact=risky%28deploy_v3%29"' in answers
+    anonymous = alice.get("/query?goal=touches(X, _), critical(_)").text
+    assert 'href="/why?fact=touches%28deploy_v3%2C' not in anonymous
+    assert cells(anonymous, "answers")[0][0] == "deploy_v3"
+    both = alice.get("/query", params={"goal": "touches(X, Y), critical(Y)"}).text
+    assert "why touches(deploy_v3, billing_db)" in both and "why critical(billing_db)" in both
+    proof = alice.get("/why?fact=risky(deploy_v3)").text
+    assert "<details open" in proof and html.escape(SOURCE_TEXT) in proof
+    assert f'href="/memories/{scenario.alice_memory}"' in proof and "asserted" in proof
+    page = alice.get(f"/memories/{scenario.alice_memory}").text
+    assert f'<pre class="source-text">{html.escape(SOURCE_TEXT)}</pre>' in page
+
+
+def test_a_proof_shows_observations_with_tag_and_time(scenario, alice):
+    # A rule over observations, defined in a copy of the store so the shared scenario stays as it is.
+    db = scenario.db.replace("memory.db", "observed.db")
+    shutil.copy(scenario.db, db)
+    writer = Memory(db, context=context(ALICE))
+    call_tool(writer, "define_rule", {"head": "seen_with(A, B)", "body": "hedge(E, _, _, _), member(E, A), "
+                                      "member(E, B), A == 'host:c2', B \\== A"})
+    writer.close()
+    client, memory = explorer(db, ALICE)
+    page = client.get("/why", params={"token": TOKEN, "fact": "seen_with('host:c2', 'account:spoke')"}).text
+    memory.close()
+    assert "observation" in page and re.search(r'href="/observations\?tag=HEDGE-\d+">HEDGE-\d+</a> at 2026-', page)
+
+
+def test_beliefs_dry_run_says_what_would_go_and_retracts_nothing(scenario, alice):
+    before = snapshot_counts(Memory(scenario.db))
+    page = alice.get("/beliefs?assumption=infra_healthy").text
+    assert cells(page, "assumptions") == [["infra_healthy", "2", "what rests on it"]]
+    gone = re.search(r'<ul class="gone">(.*?)</ul>', page, re.S).group(1)
+    kept = re.search(r'<ul class="kept">(.*?)</ul>', page, re.S).group(1)
+    assert "available(server_a)" in gone and "server_b" not in gone
+    assert "available(server_b)" in kept and "asserted" in kept
+    assert snapshot_counts(Memory(scenario.db)) == before
+
+
+def test_memories_page_search_history_and_as_of(scenario, alice):
+    listed = alice.get("/memories").text
+    assert scenario.alice_memory in listed and scenario.new_window in listed
+    assert scenario.old_window not in listed  # superseded: not current
+    found = cells(alice.get("/memories?q=deploys&history=1").text, "memories")
+    assert {row[0] for row in found} == {scenario.old_window, scenario.new_window}
+    assert {row[1] for row in found} == {"project"}
+    assert "No memory matches." in alice.get("/memories?q=deploys&history=1&scope=session").text
+    assert alice.get("/memories?q=deploys&scope=elsewhere").status_code == 400
+    old = alice.get(f"/memories/{scenario.old_window}").text
+    assert html.escape(OLD_WINDOW) in old and f'href="/memories/{scenario.new_window}"' in old
+    assert "superseded" in [row[1] for row in cells(old, "history")]
+    new = alice.get(f"/memories/{scenario.new_window}").text
+    assert f'href="/memories/{scenario.old_window}"' in new and html.escape(NEW_WINDOW) in new
+    before = alice.get(f"/memories/{scenario.old_window}", params={"as_of": scenario.cutoff}).text
+    assert alice.get(f"/memories/{scenario.old_window}", params={"as_of": scenario.cutoff}).status_code == 404
+    assert "no memory with this id is visible" in before  # it did not exist yet
+    assert alice.get(f"/memories/{scenario.old_window}?as_of=not-a-date").status_code == 400
+
+
+def test_observations_timeline_filters_and_marks_detect_findings(alice):
+    page = alice.get("/observations").text
+    findings = cells(page, "findings")
+    assert {"hub", "burst", "dense_cluster"} <= {row[0] for row in findings}
+    hub = cells(alice.get("/observations?entity=host:c2").text, "timeline")
+    assert hub and all("host:c2" in row[3] for row in hub) and "hub" in hub[0][5]
+    times = [row[0] for row in hub]
+    assert times == sorted(times, reverse=True)
+    one = cells(alice.get("/observations?tag=HEDGE-1").text, "timeline")
+    assert [row[1] for row in one] == ["HEDGE-1"]
+
+
+def test_bad_input_is_a_clear_error_page(alice):
+    broken = alice.get("/query", params={"goal": "risky(X"})
+    assert broken.status_code == 400 and "SyntaxError" in broken.text
+    assert alice.get("/memories/mem_nope").status_code == 404
+    assert alice.get("/facts", params={"functor": "x" * 300}).status_code == 400
+
+
+# --- another project's principal ----------------------------------------------------------------------------
+def test_another_projects_principal_sees_none_of_its_memories(scenario, bob):
+    alice_ids = (scenario.alice_memory, scenario.old_window, scenario.new_window)
+    alice_texts = [html.escape(t) for t in (SOURCE_TEXT, OLD_WINDOW, NEW_WINDOW)]
+    for path in PAGES_TO_VISIT + ["/memories?q=deploy&history=1", "/memories?q=invoices", "/facts?functor=touches"]:
+        page = bob.get(path).text
+        assert not any(i in page for i in alice_ids) and not any(t in page for t in alice_texts), path
+    mine = bob.get("/memories").text
+    assert scenario.bob_memory in mine and html.escape(BOB_TEXT) in mine
+    hidden, unknown = (bob.get(f"/memories/{i}") for i in (scenario.alice_memory, "mem_00000000-0000"))
+    assert hidden.status_code == unknown.status_code == 404
+    assert hidden.text.replace(scenario.alice_memory, "X") == unknown.text.replace("mem_00000000-0000", "X")
+    assert "No proof" in bob.get("/why?fact=risky(deploy_v3)").text  # it rests on alice's memory
+    assert "touches/2" not in [row[0] for row in cells(bob.get("/").text, "predicates")]  # the rule still uses it
+
+
+# --- the graph layout ---------------------------------------------------------------------------------------
+@given(st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12)), max_size=40))
+@settings(max_examples=100, deadline=None)
+def test_layers_put_what_a_predicate_uses_left_of_it(pairs):
+    """On any graph (cycles included): every node gets a layer; an edge not closing a cycle goes rightwards."""
+    nodes = sorted({f"p{n}/0" for pair in pairs for n in pair})
+    edges = [Edge(f"p{a}/0", f"p{b}/0") for a, b in pairs]
+    layer = layers(nodes, edges)
+    assert set(layer) == set(nodes)
+    acyclic = all(a < b for a, b in pairs)  # sources below targets: no cycle anywhere
+    if acyclic:
+        assert all(layer[e.source] < layer[e.target] for e in edges)
+
+
+# --- the command ----------------------------------------------------------------------------------------------
+def test_explore_on_a_busy_port_fails_with_one_line(scenario):
+    import socket
+
+    from surfaces import cli
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        ran = cli(scenario.db, "explore", "--port", str(taken.getsockname()[1]))
+    assert ran.returncode == 1 and ran.stderr.startswith("Error: cannot listen on 127.0.0.1:")
+    assert "Traceback" not in ran.stderr and "token" not in ran.stdout
+    assert cli(scenario.db, "explore", "--port", "70000").returncode == 2
+
+
+def test_detect_is_computed_again_only_when_the_store_changed(scenario):
+    db = scenario.db.replace("memory.db", "detect.db")
+    shutil.copy(scenario.db, db)
+    memory = Memory(db, context=read_only(context(ALICE)))
+    view = View(memory)
+    first = view.detect()
+    assert view.detect() is first  # nothing changed: the same findings, not a second scan
+    writer = Memory(db, context=context(ALICE))
+    writer.remember(["host:new", "user:new"], event_ts=1_780_000_000)
+    writer.close()
+    again = view.detect()
+    assert again is not first and again["summary"]["edges_scanned"] == first["summary"]["edges_scanned"] + 1
+    memory.close()
+
+
+PARAMETERS = ["memory", "functor", "arity", "offset", "goal", "fact", "depth", "assumption", "q", "as_of", "history",
+              "scope", "entity", "tag", "actor", "operation", "since", "until"]
+
+
+@given(path=st.sampled_from(sorted(PAGES)), params=st.dictionaries(
+    st.sampled_from(PARAMETERS), TEXT,
+    max_size=3))
+@settings(max_examples=80, deadline=None)
+def test_any_parameters_give_a_page_or_a_clear_refusal_never_a_crash(alice_view_client, path, params):
+    """Whatever a link or a hand-edited URL carries: 200, or 400/404/422 with the error's line; never a 500, and
+    nothing from the parameters comes back as markup."""
+    answer = alice_view_client.get(path, params=params)
+    assert answer.status_code in (200, 400, 404, 422), (path, params, answer.text[-300:])
+    if answer.status_code != 200:
+        assert '<p class="error">' in answer.text
+    assert "<script" not in answer.text.lower()
+
+
+def test_the_audit_log_hides_edits_of_a_fact_the_viewer_cannot_see(scenario):
+    """Alice's forget_fact on a fact resting only on her project's memory leaves it stored (still supported)
+    and writes an audit row naming it: bob, who cannot see the fact, does not see that row either."""
+    db = scenario.db.replace("memory.db", "edited.db")
+    shutil.copy(scenario.db, db)
+    writer = Memory(db, context=context(ALICE))
+    kept = call_tool(writer, "forget_fact", {"fact": "touches(deploy_v3, billing_db)"}).structured
+    assert kept["removed"] is False
+    call_tool(writer, "forget_fact", {"fact": "critical(billing_db)"})  # gone for everyone: a row everyone sees
+    writer.close()
+    shown = {}
+    for who, env in (("alice", ALICE), ("bob", BOB)):
+        client, memory = explorer(db, env)
+        shown[who] = [row[5] for row in cells(client.get(f"/audit?token={TOKEN}&operation=forget_fact").text, "audit")]
+        memory.close()
+    assert shown["alice"] == ["forgot critical(billing_db) (no support left: removed)",
+                              "forgot touches(deploy_v3, billing_db) (still supported)"]
+    assert shown["bob"] == ["forgot critical(billing_db) (no support left: removed)"]
+
+
+def test_a_principal_without_memory_read_sees_nothing(scenario):
+    client, memory = explorer(scenario.db, {**ALICE, "DATALOG_MEMORY_CAPABILITIES": "memory_write_session"})
+    client.get(f"/?token={TOKEN}")
+    for path in PAGES_TO_VISIT + [f"/memories/{scenario.alice_memory}"]:
+        answer = client.get(path)
+        assert answer.status_code == 403 and "PermissionDenied" in answer.text, path
+        assert "critical" not in answer.text and SOURCE_TEXT not in answer.text and "HEDGE-" not in answer.text
+    memory.close()
