@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memory.datalog import Budget, Program, analyze, evaluate, explain, parse_program, solve  # noqa: E402
+from memory.datalog import Budget, Pred, Program, analyze, evaluate, explain, parse_program, solve  # noqa: E402
 from memory.terms import parse_term  # noqa: E402
 
 LEFT = "path(X,Y) :- edge(X,Y). path(X,Z) :- path(X,Y), edge(Y,Z)."
@@ -60,12 +60,12 @@ def workloads():
     rnd = random_graph(2000, 3000)
     return [
         # name, rules, facts, kind, goal, target seconds, pyDatalog query
-        ("TC, 1,000-edge chain (500,500 tuples)", LEFT, {("edge", 2): chain(1000)}, "full", ("path", 2), 0.35, "path(X,Y)"),
-        ("TC, 2,000 nodes / 3,000 random edges", LEFT, {("edge", 2): rnd}, "full", ("path", 2), 1.5, "path(X,Y)"),
-        ("same generation, 4,000-node random tree", SG, {("par", 2): tree}, "full", ("sg", 2), 1.2, "sg(X,Y)"),
-        ("path(0, X), 100,000-edge chain, left-recursive", LEFT, {("edge", 2): chain(100_000)}, "goal", "path(0, X)", 0.3, "path(0,X)"),
-        ("path(0, X), 100,000-edge chain, right-recursive", RIGHT, {("edge", 2): chain(100_000)}, "goal", "path(0, X)", 0.3, "path(0,X)"),
-        ("proof of path(0,500), 1,000-edge chain", LEFT, {("edge", 2): chain(1000)}, "proof", "path(0, 500)", 0.05, None),
+        ("TC, 1,000-edge chain (500,500 tuples)", LEFT, {Pred.stored("edge", 2): chain(1000)}, "full", Pred.stored("path", 2), 0.35, "path(X,Y)"),
+        ("TC, 2,000 nodes / 3,000 random edges", LEFT, {Pred.stored("edge", 2): rnd}, "full", Pred.stored("path", 2), 1.5, "path(X,Y)"),
+        ("same generation, 4,000-node random tree", SG, {Pred.stored("par", 2): tree}, "full", Pred.stored("sg", 2), 1.2, "sg(X,Y)"),
+        ("path(0, X), 100,000-edge chain, left-recursive", LEFT, {Pred.stored("edge", 2): chain(100_000)}, "goal", "path(0, X)", 0.3, "path(0,X)"),
+        ("path(0, X), 100,000-edge chain, right-recursive", RIGHT, {Pred.stored("edge", 2): chain(100_000)}, "goal", "path(0, X)", 0.3, "path(0,X)"),
+        ("proof of path(0,500), 1,000-edge chain", LEFT, {Pred.stored("edge", 2): chain(1000)}, "proof", "path(0, 500)", 0.05, None),
     ]
 
 
@@ -106,7 +106,7 @@ print(json.dumps({"seconds": elapsed, "size": 0 if answer is None else len(answe
 
 
 def run_pydatalog(rules: str, facts: dict, query: str, limit: float) -> tuple[float | None, int | None]:
-    job = json.dumps({"rules": rules, "facts": {name: tuples for (name, _), tuples in facts.items()}, "query": query})
+    job = json.dumps({"rules": rules, "facts": {pred.name: tuples for pred, tuples in facts.items()}, "query": query})
     try:
         done = subprocess.run([sys.executable, "-c", PYDATALOG_WORKER], input=job, capture_output=True, text=True,
                               timeout=limit)
@@ -122,9 +122,9 @@ PEAK_WORKER = r"""
 import resource, sys
 sys.path.insert(0, sys.argv[1])
 sys.argv = [sys.argv[0]]
-from benchmarks.engine import BIG, LEFT, evaluate, program, random_graph
-model = evaluate(program(LEFT), {("edge", 2): random_graph(2000, 3000)}, budget=BIG.copy())
-print(len(model.tuples(("path", 2))), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+from benchmarks.engine import BIG, LEFT, Pred, evaluate, program, random_graph
+model = evaluate(program(LEFT), {Pred.stored("edge", 2): random_graph(2000, 3000)}, budget=BIG.copy())
+print(len(model.tuples(Pred.stored("path", 2))), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 

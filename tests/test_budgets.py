@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory import Memory
-from memory.datalog import Budget, analyze, evaluate, explain, parse_program, solve
+from memory.datalog import Budget, Pred, analyze, evaluate, explain, parse_program, solve
 from memory.datalog.budget import Cancellation, cancellable, resident_mb
 from memory.datalog.relations import release
 from memory.errors import BudgetExceeded, Cancelled, EvaluationError, TermSyntaxError
@@ -43,8 +43,8 @@ def explosive_programs(draw):
     goals = [g for g in GOALS if g.split("(")[0] in heads]
     nodes = draw(st.integers(20, 400))
     edges = draw(st.lists(st.tuples(st.integers(0, nodes), st.integers(0, nodes)), min_size=5, max_size=300))
-    facts = {("e", 2): sorted(set(edges)), ("v", 1): [(i,) for i in range(draw(st.integers(5, 300)))],
-             ("n", 1): [(0,), (1,)]}
+    facts = {Pred.stored("e", 2): sorted(set(edges)), Pred.stored("v", 1): [(i,) for i in range(draw(st.integers(5, 300)))],
+             Pred.stored("n", 1): [(0,), (1,)]}
     budget = Budget(timeout_s=0.3, max_tuples=draw(st.integers(500, 60_000)), max_rows=draw(st.integers(20_000, 400_000)))
     how = draw(st.sampled_from(["model", "query", "explain"]))
     return " ".join(rules), facts, budget, how, draw(st.sampled_from(goals)) if goals else None
@@ -84,7 +84,7 @@ def test_random_explosive_programs_never_overshoot_their_budget_by_more_than_a_t
 def cube(n: int):
     program = parse_program("c(A,B,C) :- v(A), v(B), v(C).")
     analyze(program)
-    return program, {("v", 1): [(i,) for i in range(n)]}
+    return program, {Pred.stored("v", 1): [(i,) for i in range(n)]}
 
 
 def test_memory_limit_stops_an_evaluation_and_the_memory_comes_back():
@@ -153,7 +153,7 @@ def test_an_evaluation_without_a_cancellation_is_not_affected_by_another_ones():
     token.cancel()
     with cancellable(token):
         pass
-    assert len(evaluate(program, facts).tuples(("c", 3))) == 1000
+    assert len(evaluate(program, facts).tuples(Pred.stored("c", 3))) == 1000
 
 
 @pytest.mark.parametrize("goal", [

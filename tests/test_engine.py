@@ -2,7 +2,7 @@
 
 import pytest
 
-from memory.datalog import Budget
+from memory.datalog import Budget, Pred, Provenance
 from memory.errors import BudgetExceeded, EvaluationError, InvalidProgram
 from memory.terms import Compound, Float, String, make_list, parse_term
 
@@ -221,12 +221,16 @@ def test_budget_on_time():
 def test_provenance_codes_record_rule_and_stamp():
     p = program("path(X,Y) :- edge(X,Y). path(X,Z) :- path(X,Y), edge(Y,Z).")
     model = model_of(p, CHAIN)
-    rel = model.tuples(("path", 2))
-    from memory.datalog.relations import RULE_BITS
-    assert model.rule_of(rel[(0, 1)]).source == 0
-    assert model.rule_of(rel[(0, 6)]).source == 1
-    assert (rel[(0, 6)] >> RULE_BITS) > (rel[(0, 5)] >> RULE_BITS) > (rel[(0, 1)] >> RULE_BITS)
-    assert model.rule_of(model.tuples(("edge", 2))[(0, 1)]) is None  # a base fact
+    path, edge = Pred.stored("path", 2), Pred.stored("edge", 2)
+    assert model.provenance(path, (0, 1)).rule.source == 0
+    assert model.provenance(path, (0, 6)).rule.source == 1
+    assert model.provenance(path, (0, 6)).stamp > model.provenance(path, (0, 5)).stamp \
+        > model.provenance(path, (0, 1)).stamp
+    assert model.provenance(edge, (0, 1)) == Provenance(None, 0)  # a base fact
+    assert not model.provenance(edge, (0, 1)).derived and model.provenance(path, (0, 1)).derived
+    assert model.provenance(path, (6, 0)) is None  # not in the model
+    assert dict(model.derivations(edge)) == {}
+    assert {t for t, _ in model.derivations(path)} == set(model.tuples(path)) and len(model.tuples(path)) == 21
 
 
 def test_cross_segment_goals_read_qualified_relations():

@@ -3,6 +3,7 @@
 import pytest
 
 from memory import Memory
+from memory.datalog import Pred
 from memory.datalog.budget import Budget
 from memory.errors import InvalidArguments
 
@@ -47,7 +48,7 @@ def test_proofs_end_in_facts_even_on_cycles(rules):
         tree = proof(p, goal, facts)
         assert tree is not None and tree.goal == goal.replace(",", ", ")
         for leaf in leaves(tree):
-            assert leaf.kind == "fact" and leaf.pred == ("edge", 2)
+            assert leaf.kind == "fact" and leaf.pred == Pred.stored("edge", 2)
 
 
 def test_max_depth_truncates():
@@ -138,3 +139,31 @@ def test_detailed_tree_marks_the_supports_of_each_leaf(mem):
     assert detailed["kind"] == "rule" and detailed["rule_id"] == 1
     leaf = detailed["children"][0]
     assert leaf["kind"] == "fact" and leaf["supports"] == ["asserted", "assumption:greek"]
+
+
+def test_materialize_and_reason_read_the_facts_a_rule_only_negates_or_aggregates(mem):
+    """A stored predicate that a rule reads only through `\\+` or aggregate_all is loaded like any other: the
+    whole-model evaluations (materialize, reason) agree with a query."""
+    for fact in ["node(a)", "node(b)", "blocked(a)", "weight(a, 2)", "weight(b, 3)"]:
+        mem.remember_fact(fact)
+    mem.define_rule("ok(X)", "node(X), \\+ blocked(X)")
+    mem.define_rule("total(S)", "aggregate_all(sum(W), weight(_, W), S)")
+    queried = {b["X"] for b in mem.query_logic("ok(X)").bindings}
+    assert queried == {"b"}
+    assert mem.materialize().tuples == 2  # ok(b) and total(5)
+    derived = {d["fact"] for d in mem.reason("")["derived"]}
+    assert derived == {"ok(b)", "total(5)"}
+
+
+def test_reason_binds_head_variables_that_builtins_and_aggregates_compute(mem):
+    """The head of a reasoned conclusion takes the values `is`, `=` and aggregates bind, not only those of
+    relational premises."""
+    for fact in ["weight(a, 2)", "weight(b, 3)"]:
+        mem.remember_fact(fact)
+    mem.define_rule("total(S)", "aggregate_all(sum(W), weight(_, W), S)")
+    mem.define_rule("double(X, Y)", "weight(X, W), Y is W * 2")
+    mem.define_rule("tagged(X, T)", "weight(X, _), T = tag(X)")
+    derived = {d["fact"] for d in mem.reason("")["derived"]}
+    assert derived == {"total(5)", "double(a, 4)", "double(b, 6)", "tagged(a, tag(a))", "tagged(b, tag(b))"}
+    proved = {p["fact"] for p in mem.prove("")["proofs"]}
+    assert proved == derived

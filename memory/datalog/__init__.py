@@ -1,11 +1,22 @@
-"""The Datalog engine: normalization, analysis, planning, semi-naive evaluation, demand, proofs."""
+"""The Datalog engine: normalization, analysis, planning, semi-naive evaluation, demand, proofs.
+
+Its public face is what this module exports: programs are built with `parse_program` or a
+`Normalizer` and checked with `analyze`; predicates are `Pred`s; `evaluate_program` computes a
+program's model from a loader of stored tuples within a `Budget`, and the `Model` answers which
+tuples hold and, through `Model.provenance`, which rule derived each and at what stamp; `solve`
+and `explain` answer goals; `BodyMatcher` finds the ways a rule's body holds in a model, and
+`goal_text` prints a predicate's tuple as a goal.
+"""
 
 from .analysis import analyze, stratify
 from .budget import Budget
-from .engine import Model, evaluate
-from .program import Normalizer, Program, parse_program
+from .engine import EdbLoader, Model, Provenance, evaluate, evaluate_program
+from .matching import BodyMatcher, goal_text
+from .predicates import Pred
+from .program import Normalizer, Program, Rule, parse_program
 from .proofs import ProofNode
 from .queries import Answers, explain, solve
 
-__all__ = ["Answers", "Budget", "Model", "Normalizer", "Program", "ProofNode", "analyze", "evaluate",
-           "explain", "parse_program", "solve", "stratify"]
+__all__ = ["Answers", "BodyMatcher", "Budget", "EdbLoader", "Model", "Normalizer", "Pred", "Program", "ProofNode",
+           "Provenance", "Rule", "analyze", "evaluate", "evaluate_program", "explain", "goal_text", "parse_program",
+           "solve", "stratify"]

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ..errors import InvalidProgram
 from ..terms import Var, variables
+from . import builtin_table
 from .program import Agg, Builtin, Lit, Neg, Program, Rule, format_literal, literal_dependency, literal_vars
 
 
@@ -24,14 +25,8 @@ def bound_variables(body: tuple, initially: set | None = None) -> set:
             new: set = set()
             if isinstance(lit, Lit):
                 new = literal_vars(lit)
-            elif isinstance(lit, Builtin) and not lit.negated:
-                if lit.op == "is" and _vars(lit.right) <= bound:
-                    new = _vars(lit.left)
-                elif lit.op == "=":
-                    if _vars(lit.left) <= bound:
-                        new = _vars(lit.right)
-                    elif _vars(lit.right) <= bound:
-                        new = _vars(lit.left)
+            elif isinstance(lit, Builtin):
+                new = builtin_table.binds(lit, bound)
             elif isinstance(lit, Agg) and set(lit.group) <= bound:
                 new = _vars(lit.result)
             if not new <= bound:
@@ -63,12 +58,9 @@ def check_safety(rule: Rule, program: Program) -> None:
                     rule=text, variables=sorted(v.name for v in missing),
                 )
         elif isinstance(lit, Builtin):
-            needed = _vars(lit.left) | _vars(lit.right)
-            if lit.op == "is" and not lit.negated:
-                needed = _vars(lit.right)
-            missing = needed - bound
+            missing = builtin_table.unbound_inputs(lit, bound)
             if missing:
-                what = "arithmetic input" if lit.op in ("is", "<", ">", "=<", ">=", "=:=", "=\\=") else "variable"
+                what = builtin_table.BUILTINS[lit.op].inputs
                 raise InvalidProgram(
                     f"unsafe rule: {what} {_var_names(missing)} in {format_literal(lit)} "
                     f"is not bound by a positive body literal (rule: {text})",
@@ -159,10 +151,6 @@ def _tarjan(nodes: list, graph: dict) -> list[list]:
     return out
 
 
-def _pred_name(pred) -> str:
-    if len(pred) == 3 and isinstance(pred[2], str):
-        return f"{pred[2]}:{pred[0]}/{pred[1]}"
-    return f"{pred[0]}/{pred[1]}"
 
 
 def stratify(program: Program, rules: list[Rule] | None = None) -> Strata:
@@ -184,10 +172,10 @@ def stratify(program: Program, rules: list[Rule] | None = None) -> Strata:
                     continue
                 is_recursive = True
                 if negative:
-                    cycle = " -> ".join(_pred_name(p) for p in _cycle(pred, target, graph, set(comp)))
+                    cycle = " -> ".join(str(p) for p in _cycle(pred, target, graph, set(comp)))
                     text = program.sources[rule.source].text
                     raise InvalidProgram(
-                        f"program is not stratified: {_pred_name(pred)} depends on itself through negation "
+                        f"program is not stratified: {str(pred)} depends on itself through negation "
                         f"or aggregation (cycle {cycle}; rule: {text})",
                         rule=text, cycle=cycle,
                     )

@@ -2,7 +2,7 @@
 the loops, plus cooperative cancellation.
 
 Every evaluation loop calls `check()` at least every few milliseconds of work (join steps run in
-slices, see plan.py), so a limit is noticed within a slice of being reached: time within about
+slices, see compiler.py), so a limit is noticed within a slice of being reached: time within about
 10 ms, memory within one slice's allocations. A caller cancels an evaluation it no longer wants by
 cancelling the `Cancellation` that was current (a context variable) when the evaluation started.
 """

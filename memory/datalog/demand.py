@@ -19,16 +19,11 @@ falls back to computing aggregated goals in full.
 from __future__ import annotations
 
 from ..terms import variables
-from .plan import order_body
 from dataclasses import replace
 
-from .program import Agg, Lit, Neg, Rule, body_preds, literal_vars
-
-ADORNED, MAGIC, ANSWER = "$adorned", "$magic", "$answer"
-
-
-def original_pred(pred: tuple) -> tuple:
-    return pred[1] if pred and pred[0] in (ADORNED, ANSWER) else pred
+from .planner import binds, order_body
+from .predicates import Pred
+from .program import Agg, Lit, Neg, Rule, body_preds, literal_vars, rules_by_head
 
 
 def _ground_under(term, bound: set) -> bool:
@@ -38,9 +33,7 @@ def _ground_under(term, bound: set) -> bool:
 class _Rewriter:
     def __init__(self, rules: list[Rule], through_aggregates: bool = False) -> None:
         self.through_aggregates = through_aggregates
-        self.by_head: dict = {}
-        for rule in rules:
-            self.by_head.setdefault(rule.head.pred, []).append(rule)
+        self.by_head = rules_by_head(rules)
         self.idb = set(self.by_head)
         self.full: set = set()
         self.seen: set = set()
@@ -62,37 +55,30 @@ class _Rewriter:
         if key not in self.seen:
             self.seen.add(key)
             self.queue.append(key)
-        return Lit((ADORNED, lit.pred, adornment), lit.args)
+        return Lit(Pred.adorned(lit.pred, adornment), lit.args)
 
     def rewrite_rule(self, rule: Rule, head: Lit, prefix: list, bound: set) -> Rule:
         pending_magic = []
         for i in order_body(rule, bound, lambda pred: 0):
             lit = rule.body[i]
+            binding = binds(lit, bound)
             called = lit.goal if isinstance(lit, Agg) and self.through_aggregates else lit
             if isinstance(called, Lit):
                 new = self.call(called, bound, aggregated=called is not lit)
                 if new is not called:
-                    _, pred, adornment = new.pred
+                    pred, adornment = called.pred, new.pred.adornment
                     if "b" in adornment:
                         bound_args = tuple(a for a, c in zip(called.args, adornment) if c == "b")
-                        magic = Rule(Lit((MAGIC, pred, adornment), bound_args), tuple(prefix), rule.source)
+                        magic = Rule(Lit(Pred.magic(pred, adornment), bound_args), tuple(prefix), rule.source)
                         pending_magic.append((magic, (pred, adornment)))
-                if called is lit:
-                    prefix.append(new)
-                    bound |= literal_vars(lit)
-                else:
-                    prefix.append(replace(lit, goal=new))
-                    bound |= set(variables(lit.result))
+                prefix.append(new if called is lit else replace(lit, goal=new))
             else:
                 if isinstance(lit, Neg):
                     self.full.add(lit.lit.pred)
                 elif isinstance(lit, Agg):
                     self.full.add(lit.goal.pred)
                 prefix.append(lit)
-                if isinstance(lit, Agg):
-                    bound |= set(variables(lit.result))
-                elif not isinstance(lit, Neg):
-                    bound |= set(variables(lit.left)) | set(variables(lit.right))
+            bound |= binding
         rewritten = Rule(head, tuple(_drop_implied_guard(head, prefix)), rule.source, origin=rule)
         for magic, callee in pending_magic:
             self.rules.append(magic)
@@ -109,8 +95,8 @@ class _Rewriter:
                 bound = set()
                 for a in head_bound:
                     bound.update(variables(a))
-                guard = [Lit((MAGIC, pred, adornment), head_bound)] if head_bound else []  # all free: no demand
-                self.rewrite_rule(rule, Lit((ADORNED, pred, adornment), rule.head.args), guard, bound)
+                guard = [Lit(Pred.magic(pred, adornment), head_bound)] if head_bound else []  # all free: no demand
+                self.rewrite_rule(rule, Lit(Pred.adorned(pred, adornment), rule.head.args), guard, bound)
 
     def run(self, root: Rule) -> Rule:
         root_rewritten = self.rewrite_rule(root, root.head, [], set())
@@ -136,10 +122,10 @@ class _Rewriter:
 def _drop_implied_guard(head: Lit, body: list) -> list:
     """`p(X,Z) :- m_p(X), p(X,Y), e(Y,Z)`: every p(X,_) tuple was already guarded by m_p(X),
     so the magic literal adds nothing but a join per round; drop it (left-linear rules)."""
-    if not body or not isinstance(body[0], Lit) or body[0].pred[0] != MAGIC or head.pred[0] != ADORNED:
+    if not body or not isinstance(body[0], Lit) or not body[0].pred.is_magic or not head.pred.is_adorned:
         return body
     guard = body[0]
-    adornment = head.pred[2]
+    adornment = head.pred.adornment
     for lit in body[1:]:
         if isinstance(lit, Lit) and lit.pred == head.pred:
             if tuple(a for a, c in zip(lit.args, adornment) if c == "b") == guard.args:
@@ -185,7 +171,7 @@ def _right_linear(rule: Rule, pred, adornment: str) -> Lit | None:
 
 
 def _try_factor(rw: _Rewriter, root: Rule, pred, adornment: str) -> None:
-    key = (ADORNED, pred, adornment)
+    key = Pred.adorned(pred, adornment)
     if "f" not in adornment:
         return
     if any(isinstance(lit, Agg) and lit.goal.pred == key for r in rw.rules for lit in r.body):
@@ -209,8 +195,8 @@ def _try_factor(rw: _Rewriter, root: Rule, pred, adornment: str) -> None:
         if recursive_lits[id(rule.origin)] is not None and not any(
                 isinstance(l, Lit) and l.pred == key for l in rule.body):
             return  # the recursive call is made with another adornment: not the same demand
-    magic_key = (MAGIC, pred, adornment)
-    answer_key = (ANSWER, pred, adornment)
+    magic_key = Pred.magic(pred, adornment)
+    answer_key = Pred.answer(pred, adornment)
     free = [i for i, c in enumerate(adornment) if c == "f"]
     new_rules = []
     for rule in rw.rules:

@@ -4,30 +4,77 @@ from __future__ import annotations
 
 import gc
 from dataclasses import dataclass
+from typing import Callable, Iterator
 
 from .analysis import Strata, stratify
 from ..errors import BudgetExceeded, Cancelled
 from .budget import Budget, give_back_memory
-from .plan import CompiledRule
-from .program import Lit, Program, Rule
-from .relations import RULE_BITS, Relations, release
+from .compiler import CompiledRule
+from .predicates import Pred
+from .program import Lit, Program, Rule, body_preds, rules_by_head
+from .relations import RULE_BITS, RULE_MASK, Relations, release
+
+EdbLoader = Callable[[set], dict]  # stored predicates -> {pred: iterable of tuples}
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """How a tuple came to be: the rule that first derived it (None for a base fact) and its stamp, which is
+    greater than the stamps of that derivation's premises (0 for a base fact)."""
+
+    rule: Rule | None
+    stamp: int
+
+    @property
+    def derived(self) -> bool:
+        return self.rule is not None
 
 
 @dataclass
 class Model:
-    """The result of an evaluation: relations with provenance codes, and the rules they cite."""
+    """The result of an evaluation: relations with provenance, and the rules they cite."""
 
     relations: Relations
     rules: list[Rule]  # rules[i - 1] produced the tuples whose code has rule index i
     iterations: int
     derived: int = 0  # tuples derived (not counting base facts)
 
-    def tuples(self, pred) -> dict:
-        return self.relations.get(pred)
+    def tuples(self, pred: Pred):
+        """The tuples of a predicate (a set-like view; empty when the model has none)."""
+        relation = self.relations.rel.get(pred)
+        return relation.keys() if relation is not None else {}.keys()
 
-    def rule_of(self, code: int) -> Rule | None:
-        index = code & ((1 << RULE_BITS) - 1)
-        return self.rules[index - 1] if index else None
+    def predicates(self) -> list[Pred]:
+        """Every predicate the model holds tuples for (or was asked about)."""
+        return list(self.relations.rel)
+
+    def provenance(self, pred: Pred, t: tuple) -> Provenance | None:
+        """The rule and stamp of a tuple, or None when the model does not hold it."""
+        code = self.relations.rel.get(pred, {}).get(t)
+        return None if code is None else self._provenance(code)
+
+    def derivations(self, pred: Pred) -> Iterator[tuple[tuple, Provenance]]:
+        """The derived (not stored) tuples of a predicate with their provenance."""
+        decode = self._provenance
+        for t, code in self.relations.rel.get(pred, {}).items():
+            if code:
+                yield t, decode(code)
+
+    def _provenance(self, code: int) -> Provenance:
+        index = code & RULE_MASK
+        return Provenance(self.rules[index - 1] if index else None, code >> RULE_BITS)
+
+    def release(self) -> None:
+        """Free the model's relations a slice at a time (see `relations.release`): a big model dropped at
+        once would stall the other threads."""
+        self.relations.release()
+
+
+def evaluate_program(program: Program, load: EdbLoader, budget: Budget | None = None) -> Model:
+    """The whole model of an analyzed program: every stored predicate its rules mention, read through
+    `load`, then evaluated within `budget` (whose clock, once started, also counts the loading)."""
+    preds = body_preds(program.rules) | {rule.head.pred for rule in program.rules}
+    return evaluate(program, load({p for p in preds if p.is_stored}), budget=budget)
 
 
 def evaluate(
@@ -68,9 +115,7 @@ def _evaluate(program: Program, edb: dict, rules: list[Rule] | None, budget: Bud
     for pred, tuples in edb.items():
         rels.load(pred, tuples)
     index_of = {id(rule): i for i, rule in enumerate(rules, 1)}
-    by_head: dict = {}
-    for rule in rules:
-        by_head.setdefault(rule.head.pred, []).append(rule)
+    by_head = rules_by_head(rules)
     counter = 0
     try:
         for component, recursive in zip(strata.components, strata.recursive):

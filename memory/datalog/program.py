@@ -14,15 +14,10 @@ from typing import Iterable, Union
 
 from ..errors import InvalidProgram
 from ..terms import Compound, Float, String, Term, Var, format_term, indicator, variables
+from .builtin_table import BUILTINS, builtin
+from .predicates import Pred, is_reserved
 
-# Predicate keys: (name, arity) for local predicates, (name, arity, segment) for
-# `segment:name(...)` goals; the demand rewrite wraps keys in longer tuples.
-Pred = tuple
-
-COMPARISONS = frozenset({"<", ">", "=<", ">=", "=:=", "=\\="})
-TERM_ORDER = frozenset({"@<", "@>", "@=<", "@>="})
-EQUALITIES = frozenset({"=", "\\=", "==", "\\=="})
-BUILTIN_OPS = COMPARISONS | TERM_ORDER | EQUALITIES | {"is"}
+BUILTIN_OPS = frozenset(BUILTINS)  # the builtins' names (`builtin(name, arity)` says whether a call is one)
 AGGREGATES = frozenset({"count", "sum", "max", "min", "bag", "set"})
 MAX_ALTERNATIVES = 256
 
@@ -59,9 +54,10 @@ class Neg:
 
 @dataclass(frozen=True, slots=True)
 class Builtin:
+    """A call of a builtin (see `builtin_table`), possibly negated."""
+
     op: str
-    left: Term
-    right: Term
+    args: tuple
     negated: bool = False
 
 
@@ -101,6 +97,7 @@ class SourceRule:
 class Program:
     sources: list[SourceRule] = field(default_factory=list)
     rules: list[Rule] = field(default_factory=list)
+    auxiliaries: int = 0  # auxiliary predicates made so far: numbers their printed names
 
     def idb(self) -> set:
         return {rule.head.pred for rule in self.rules}
@@ -114,12 +111,12 @@ def predicate_key(term: Term, where: str) -> tuple[Pred, tuple]:
             raise InvalidProgram(f"a module qualifier must be an atom, not {format_term(module)} ({where})")
         if type(goal) is Compound and goal.functor == ":":
             raise InvalidProgram(f"nested module qualification {format_term(term)} ({where})")
-        (name, arity), args = predicate_key(goal, where)
-        return (name, arity, module), args
+        pred, args = predicate_key(goal, where)
+        return Pred.in_segment(pred.name, pred.arity, module), args
     if type(term) is str:
-        return (term, 0), ()
+        return Pred.stored(term, 0), ()
     if type(term) is Compound:
-        return (term.functor, len(term.args)), term.args
+        return Pred.stored(term.functor, len(term.args)), term.args
     if type(term) is Var:
         raise InvalidProgram(f"a goal must not be a variable ({where})")
     raise InvalidProgram(f"{format_term(term)} is not a goal ({where})")
@@ -128,9 +125,9 @@ def predicate_key(term: Term, where: str) -> tuple[Pred, tuple]:
 def check_user_predicate(term: Term, role: str) -> None:
     """Heads and facts may not redefine control constructs or builtins, nor use reserved names."""
     name, arity = indicator(term)
-    if name.startswith("$"):
+    if is_reserved(name):
         raise InvalidProgram(f"predicate names starting with '$' are reserved ({role} {name}/{arity})")
-    if name in (",", ";", "\\+", "not", "->", ":-", "|") or (name in BUILTIN_OPS and arity == 2):
+    if name in (",", ";", "\\+", "not", "->", ":-", "|") or builtin(name, arity) is not None:
         raise InvalidProgram(f"cannot define built-in or control construct {name}/{arity} as a {role}")
     if name == "aggregate_all" and arity == 3 or name in ("true", "fail", "false") and arity == 0:
         raise InvalidProgram(f"cannot define built-in {name}/{arity} as a {role}")
@@ -159,7 +156,6 @@ class Normalizer:
 
     def __init__(self, program: Program) -> None:
         self.program = program
-        self.aux_count = 0
 
     def add_clause(self, clause: Term, text: str | None = None, rule_id: int | None = None) -> int:
         text = text if text is not None else format_term(clause)
@@ -206,8 +202,8 @@ class Normalizer:
             raise InvalidProgram(f"{name}/{arity} is not supported: {UNSUPPORTED[name]} (rule: {where})")
         if (name in ("\\+", "not")) and arity == 1:
             return self.negation(goal.args[0], outside, source, where)  # type: ignore[union-attr]
-        if name in BUILTIN_OPS and arity == 2:
-            return Builtin(name, goal.args[0], goal.args[1])  # type: ignore[union-attr]
+        if builtin(name, arity) is not None:
+            return Builtin(name, goal.args if type(goal) is Compound else ())  # type: ignore[union-attr]
         if name == "aggregate_all" and arity == 3:
             return self.aggregate(goal, outside, source, where)  # type: ignore[arg-type]
         if name in (",", ";") and arity == 2:
@@ -226,7 +222,7 @@ class Normalizer:
             if isinstance(converted, Lit):
                 return Neg(converted)
             if isinstance(converted, Builtin) and converted.op != "is":
-                return Builtin(converted.op, converted.left, converted.right, not converted.negated)
+                return Builtin(converted.op, converted.args, not converted.negated)
         shared = tuple(v for v in _ordered_vars(inner) if v in outside)
         aux = self.aux_predicate("neg", shared, inner, source, where)
         return Neg(aux)
@@ -254,8 +250,8 @@ class Normalizer:
         return Agg(kind, template, aux, group, result)
 
     def aux_predicate(self, kind: str, head_vars: tuple, body: Term, source: int, where: str) -> Lit:
-        self.aux_count += 1
-        pred = (f"${kind}{self.aux_count}", len(head_vars))
+        self.program.auxiliaries += 1
+        pred = Pred.auxiliary(f"{kind}{self.program.auxiliaries}", len(head_vars))
         head = Lit(pred, head_vars)
         self.add_rules(head, body, source, where)
         return head
@@ -299,6 +295,14 @@ def literal_dependency(literal: Literal) -> tuple | None:
     return None
 
 
+def rules_by_head(rules: Iterable[Rule]) -> dict[Pred, list[Rule]]:
+    """The rules of each head predicate, in their order."""
+    by_head: dict = {}
+    for rule in rules:
+        by_head.setdefault(rule.head.pred, []).append(rule)
+    return by_head
+
+
 def body_preds(rules: Iterable) -> set:
     """Every predicate the bodies of these rules read."""
     return {dep[0] for rule in rules for lit in rule.body if (dep := literal_dependency(lit)) is not None}
@@ -321,15 +325,15 @@ def literal_vars(literal: Literal) -> set:
     if isinstance(literal, Neg):
         return _vars_of([literal.lit.args])
     if isinstance(literal, Builtin):
-        return _vars_of([literal.left, literal.right])
+        return _vars_of([literal.args])
     return set(literal.group) | _vars_of([literal.result])
 
 
 def literal_term(literal: Lit) -> Term:
-    name = literal.pred[0]
+    name = literal.pred.name
     goal = Compound(name, literal.args) if literal.args else name
-    if len(literal.pred) == 3 and isinstance(literal.pred[2], str):
-        return Compound(":", (literal.pred[2], goal))
+    if literal.pred.segment is not None:
+        return Compound(":", (literal.pred.segment, goal))
     return goal
 
 
@@ -339,6 +343,6 @@ def format_literal(literal: Literal) -> str:
     if isinstance(literal, Neg):
         return "\\+ " + format_literal(literal.lit)
     if isinstance(literal, Builtin):
-        text = format_term(Compound(literal.op, (literal.left, literal.right)))
+        text = format_term(Compound(literal.op, literal.args) if literal.args else literal.op)
         return f"\\+ ({text})" if literal.negated else text
     return f"aggregate_all({literal.kind}, {format_literal(literal.goal)}, {format_term(literal.result)})"

@@ -5,22 +5,21 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Callable
+from typing import Iterator
 
 from ..errors import InvalidArguments, InvalidProgram
 from ..terms import Compound, Term, Var, format_term, is_ground, variables
 from .analysis import check_safety, stratify
 from .budget import Budget
 from .builtins import order_key
-from .demand import ADORNED, original_pred, magic_rewrite
-from .engine import Model, evaluate
-from .program import Lit, Normalizer, Program, Rule, SourceRule, body_preds, predicate_key
+from .demand import magic_rewrite
+from .engine import EdbLoader, Model, evaluate
+from .predicates import Pred
+from .program import Lit, Normalizer, Program, Rule, SourceRule, body_preds, predicate_key, rules_by_head
 from .proofs import ProofBuilder, ProofNode
 from .relations import RULE_BITS, release
 
-QUERY = "$query"
 SORT_RUN = 200_000  # answers sorted in one call at most (about 50 ms)
-EdbLoader = Callable[[set], dict]  # predicates -> {pred: iterable of tuples}
 
 
 @dataclass
@@ -37,9 +36,7 @@ class Answers:
 
 def relevant_rules(rules: list[Rule], roots: set) -> list[Rule]:
     """Only the rules the roots depend on."""
-    by_head: dict = {}
-    for rule in rules:
-        by_head.setdefault(rule.head.pred, []).append(rule)
+    by_head = rules_by_head(rules)
     needed, stack = set(), list(roots)
     while stack:
         pred = stack.pop()
@@ -77,13 +74,12 @@ def _with_goal(program: Program, goal: Term) -> tuple[Program, Rule, list[Var]]:
     for v in answer_variables(goal):
         if not v.anonymous and v not in names:
             names.append(v)
-    extended = Program(list(program.sources), list(program.rules))
+    extended = Program(list(program.sources), list(program.rules), program.auxiliaries)
     normalizer = Normalizer(extended)
-    normalizer.aux_count = 10_000 + len(program.rules)  # keep auxiliary names apart from the program's
     text = format_term(goal)
     source = len(extended.sources)
     extended.sources.append(SourceRule(f"?- {text}", goal))
-    head = Lit((QUERY, len(names)), tuple(names))
+    head = Lit(Pred.auxiliary("query", len(names)), tuple(names))
     before = len(extended.rules)
     normalizer.add_rules(head, goal, source, f"?- {text}")
     for rule in extended.rules[before:]:
@@ -116,13 +112,13 @@ def _evaluate_for(extended: Program, roots: list[Rule], load: EdbLoader, budget:
     else:
         rules = relevant_rules(extended.rules, {head})
         stratify(extended, rules)  # raises for unstratifiable goals (e.g. through negation)
-    wanted = {original_pred(p) for p in body_preds(rules) | {r.head.pred for r in rules}}
-    edb = load({p for p in wanted if not str(p[0]).startswith("$")})  # stored facts, never internal predicates
+    wanted = {p.original for p in body_preds(rules) | {r.head.pred for r in rules}}
+    edb = load({p for p in wanted if p.is_stored})  # stored facts, never internal predicates
     # Base facts of a predicate that also has rules belong to each adorned copy too.
     for rule in rules:
         pred = rule.head.pred
-        if pred and pred[0] == ADORNED and pred[1] in edb:
-            edb.setdefault(pred, edb[pred[1]])
+        if pred.is_adorned and pred.original in edb:
+            edb.setdefault(pred, edb[pred.original])
     model = evaluate(extended, edb, rules=rules, budget=budget)
     return model, rules
 
@@ -137,7 +133,7 @@ def solve(program: Program, goal: Term, load: EdbLoader, *, limit: int | None = 
     total = len(tuples)
     end = total if limit is None else offset + limit
     page = tuples[offset:end]
-    model.relations.release()  # a big model freed gradually, not in one stall of the other threads
+    model.release()  # a big model freed gradually, not in one stall of the other threads
     release(tuples)
     return Answers([v.name for v in names], page, total, end < total, model.iterations, model.derived)
 
@@ -185,7 +181,7 @@ def explain(program: Program, fact: Term, load: EdbLoader, *, max_depth: int | N
     model, rules = _evaluate_for(extended, roots, load, budget, demand=True, factor=False)
     merged: dict = {}
     for key, relation in model.relations.rel.items():
-        target = merged.setdefault(original_pred(key), {})
+        target = merged.setdefault(key.original, {})
         for t, code in relation.items():
             old = target.get(t)
             if old is None or (code >> RULE_BITS) < (old >> RULE_BITS):

@@ -24,6 +24,18 @@ def key_function(columns: tuple) -> Callable:
     return itemgetter(*columns)
 
 
+def build_index(tuples: Iterable[tuple], columns: tuple, budget=None) -> dict:
+    """A hash index: key on `columns` (see `key_function`) -> the tuples with that key."""
+    idx: dict = {}
+    _file(idx, key_function(columns), tuples, budget)
+    return idx
+
+
+def index_key(values: tuple):
+    """The key under which `build_index` files a tuple with these values in the key columns."""
+    return values[0] if len(values) == 1 else values
+
+
 class Relations:
     def __init__(self) -> None:
         self.rel: dict = {}
@@ -50,8 +62,7 @@ class Relations:
             per_pred = self.indexes[pred] = {}
         idx = per_pred.get(columns)
         if idx is None:
-            idx = per_pred[columns] = {}
-            _file(idx, key_function(columns), self.get(pred))
+            idx = per_pred[columns] = build_index(self.get(pred), columns)
         return idx
 
     def release(self) -> None:

@@ -16,15 +16,10 @@ import json
 import time
 from dataclasses import dataclass, field
 
-from ..datalog.builtins import resolve, unify
-from ..datalog.plan import order_body
-from ..datalog.program import Lit, Program, Rule, literal_term
-from ..datalog.proofs import ProofBuilder
-from ..datalog.relations import RULE_MASK
+from ..datalog import BodyMatcher, Model, Pred, Program, Rule, goal_text
 from ..errors import BudgetExceeded
 from ..knowledge.segments import resolve as resolve_segment
 from ..store.repository import Transaction
-from ..terms import format_term
 from ..terms.codec import to_json
 from ..validation import require_name
 from .observations import RELATIONS, hedge_tag, relation_tuples
@@ -38,7 +33,7 @@ EPSILON = 1e-12
 class Best:
     confidence: float
     rule: Rule | None = None
-    premises: list = field(default_factory=list)  # (kind, literal, value) as ProofBuilder.search returns
+    premises: list = field(default_factory=list)  # (kind, literal, value) as BodyMatcher matches them
     rules: float = 1.0  # product of the rule confidences in this derivation
     edges: frozenset = frozenset()  # the observations at its leaves (each weighs in once)
 
@@ -46,7 +41,7 @@ class Best:
 @dataclass
 class Reasoning:
     program: Program
-    relations: dict
+    model: Model | None  # None when the evaluation ran out of budget
     best: dict  # (pred, tuple) -> Best, for derived tuples
     edges: dict  # edge id -> Edge
     rule_meta: dict  # database rule id -> (name, confidence)
@@ -60,12 +55,12 @@ class Reasoning:
         name = self.rule_meta.get(db_id, (None, 1.0))[0]
         return (f"rule:{name}" if name else f"rule:{db_id}"), f"RULE-{db_id}", db_id
 
-    def premise(self, pred: tuple, values: tuple) -> tuple[float, frozenset]:
+    def premise(self, pred: Pred, values: tuple) -> tuple[float, frozenset]:
         """(rule-confidence product, observations) behind one premise."""
         found = self.best.get((pred, values))
         if found is not None:
             return found.rules, found.edges
-        if pred[:2] in (("hedge", 4), ("member", 2)) and values and values[0] in self.edges:
+        if pred.indicator in (("hedge", 4), ("member", 2)) and values and values[0] in self.edges:
             return 1.0, frozenset((values[0],))
         return 1.0, frozenset()
 
@@ -78,9 +73,9 @@ class Reasoning:
     def derived(self) -> list[tuple]:
         out = []
         for (pred, values), best in self.best.items():
-            if len(pred) == 2 and not str(pred[0]).startswith("$") and best.rule is not None:
+            if pred.is_local and best.rule is not None:
                 out.append((pred, values, best))
-        out.sort(key=lambda d: (-d[2].confidence, format_term(literal_term(Lit(d[0], d[1])))))
+        out.sort(key=lambda d: (-d[2].confidence, goal_text(d[0], d[1])))
         return out
 
 
@@ -96,26 +91,28 @@ def run(kb, query: str, top_k: int | None, memory: str | None, now: object = Non
 
     def load(preds: set) -> dict:
         with kb.repository.read() as tx:
-            out = kb.loader(tx, segment)({p for p in preds if p not in RELATIONS})
-            for pred in preds & RELATIONS:
-                out[pred] = kb.stored_tuples(tx, segment, *pred) + relation_tuples(tx.connection, pred, edges)
+            observed = {p for p in preds if p.segment is None and p.indicator in RELATIONS}
+            out = kb.loader(tx, segment)(preds - observed)
+            for pred in observed:
+                out[pred] = kb.stored_tuples(tx, segment, *pred.indicator) + relation_tuples(tx.connection,
+                                                                                            pred.indicator, edges)
         return out
 
     try:  # outside the transaction: a long evaluation holds up no other call
         model = kb.evaluate_all(program, load, budget)
     except BudgetExceeded:
-        return Reasoning(program, {}, {}, {e.id: e for e in edges}, rule_meta, 0, True, segment.name)
-    reasoning = Reasoning(program, model.relations.rel, {}, {e.id: e for e in edges}, rule_meta,
+        return Reasoning(program, None, {}, {e.id: e for e in edges}, rule_meta, 0, True, segment.name)
+    reasoning = Reasoning(program, model, {}, {e.id: e for e in edges}, rule_meta,
                           model.iterations, False, segment.name)
     deadline = started + budget.timeout_s if budget.timeout_s else None
-    reasoning.timed_out = not _propagate(reasoning, model.rules, deadline)
+    reasoning.timed_out = not _propagate(reasoning, model, deadline)
     return reasoning
 
 
-def _propagate(reasoning: Reasoning, rules: list[Rule], deadline: float | None) -> bool:
+def _propagate(reasoning: Reasoning, model: Model, deadline: float | None) -> bool:
     """Max-product confidences to a fixpoint; False when the time budget ran out."""
-    builder = ProofBuilder(reasoning.program, rules, reasoning.relations)
-    user_rules = [r for r in rules if not str(r.head.pred[0]).startswith("$")]
+    matcher = BodyMatcher.over(model)
+    user_rules = [r for r in model.rules if not r.head.pred.is_auxiliary]
     seen = 0
     changed = True
     while changed:
@@ -123,7 +120,7 @@ def _propagate(reasoning: Reasoning, rules: list[Rule], deadline: float | None) 
         for rule in user_rules:
             db_id = reasoning.program.sources[rule.meaning.source].rule_id
             weight = reasoning.rule_meta.get(db_id, (None, 1.0))[1]
-            for premises in _matches(builder, rule):
+            for premises, head in matcher.matches(rule):
                 seen += 1
                 if seen % 1000 == 0 and deadline is not None and time.perf_counter() > deadline or seen > MAX_MATCHES:
                     return False
@@ -134,14 +131,8 @@ def _propagate(reasoning: Reasoning, rules: list[Rule], deadline: float | None) 
                         rules_product *= r
                         edges |= e
                 value = reasoning.weigh(rules_product, edges)
-                binding: dict = {}
-                for kind, lit, found in premises:
-                    if kind == "lit":
-                        for a, v in zip(lit.args, found):
-                            unify(a, v, binding)
-                head = tuple(resolve(a, binding) for a in rule.head.args)
-                code = reasoning.relations.get(rule.head.pred, {}).get(head)
-                if code is not None and not code & RULE_MASK:
+                provenance = model.provenance(rule.head.pred, head)
+                if provenance is not None and not provenance.derived:
                     continue  # also a stored fact: believed outright, confidence 1
                 key = (rule.head.pred, head)
                 current = reasoning.best.get(key)
@@ -151,39 +142,13 @@ def _propagate(reasoning: Reasoning, rules: list[Rule], deadline: float | None) 
     return True
 
 
-def _matches(builder: ProofBuilder, rule: Rule):
-    """Every way the rule's body holds in the model, as premise lists in body order."""
-    order = order_body(rule, set(), lambda p: len(builder.relations.get(p, ())))
-    premises: list = [None] * len(rule.body)
-
-    def step(k: int, binding: dict):
-        if k == len(order):
-            yield [p for p in premises if p is not None]
-            return
-        i = order[k]
-        lit = rule.body[i]
-        if isinstance(lit, Lit):
-            for found in builder.candidates(lit.pred, lit.args, binding):
-                trial = dict(binding)
-                if all(unify(a, v, trial) for a, v in zip(lit.args, found)):
-                    premises[i] = ("lit", lit, found)
-                    yield from step(k + 1, trial)
-            return
-        ok, trial, text, kind = builder.check(lit, binding)
-        if ok:
-            premises[i] = (kind, lit, text)
-            yield from step(k + 1, trial)
-
-    yield from step(0, {})
-
-
 def reason(kb, query: str = "", top_k: int | None = None, memory: str | None = None, now: object = None) -> dict:
     r = run(kb, query, top_k, memory, now)
     derived = []
     fired: list[str] = []
     for pred, values, best in r.derived():
         rule_id, rule_tag, _ = r.rule_label(best.rule)
-        derived.append({"fact": format_term(literal_term(Lit(pred, values))), "pred": pred[0],
+        derived.append({"fact": goal_text(pred, values), "pred": pred.name,
                         "args": [to_json(v) for v in values], "confidence": round(best.confidence, 6),
                         "rule_id": rule_id, "rule_tag": rule_tag})
         if rule_id not in fired:
@@ -202,7 +167,7 @@ class _ProofWriter:
         self.tx = tx
         self.step_of: dict[str, str] = {}
 
-    def proof(self, pred: tuple, values: tuple) -> dict:
+    def proof(self, pred: Pred, values: tuple) -> dict:
         nodes: list[dict] = []
         edges: list[dict] = []
         self._node(pred, values, nodes, edges, set())
@@ -212,8 +177,8 @@ class _ProofWriter:
         return {"proof_id": "proof-" + hashlib.sha256(body.encode("utf-8")).hexdigest()[:16], "status": "proved",
                 "confidence": root["confidence"], "fact": root["fact"], "nodes": nodes, "edges": edges}
 
-    def _node(self, pred: tuple, values: tuple, nodes: list, edges: list, path: set) -> str:
-        text = format_term(literal_term(Lit(pred, values)))
+    def _node(self, pred: Pred, values: tuple, nodes: list, edges: list, path: set) -> str:
+        text = goal_text(pred, values)
         best = self.r.best.get((pred, values))
         if best is None or best.rule is None or (pred, values) in path:
             node = self._evidence(pred, values, text)
@@ -240,15 +205,15 @@ class _ProofWriter:
         nodes.append(node)
         return node["id"]
 
-    def _evidence(self, pred: tuple, values: tuple, text: str) -> dict:
-        if pred[:2] in (("hedge", 4), ("member", 2)) and values and values[0] in self.r.edges:
+    def _evidence(self, pred: Pred, values: tuple, text: str) -> dict:
+        if pred.indicator in (("hedge", 4), ("member", 2)) and values and values[0] in self.r.edges:
             edge = self.r.edges[values[0]]
             return {"kind": "evidence", "fact": text, "hedge_tag": edge.tag, "edge_id": edge.id,
                     "formation": edge.formation, "event_ts": edge.event_ts, "members": edge.members,
                     "weight": edge.weight, "content_hash": edge.content_hash, "confidence": edge.weight}
         supports = self.kb.supports_of(self.r.segment, text)
-        if self.kb.computed is not None and pred[:2] in self.kb.computed.preds:
-            supports += self.kb.computed.supports(self.tx, pred[:2], values)
+        if self.kb.computed is not None and pred.indicator in self.kb.computed.preds:
+            supports += self.kb.computed.supports(self.tx, pred.indicator, values)
         return {"kind": "fact", "fact": text, "supports": supports, "confidence": 1.0}
 
 
@@ -262,7 +227,7 @@ def prove(kb, query: str = "", goal_pred: str | None = None, top_k: int | None =
 def proofs_of(kb, r: Reasoning, query: str, goal_pred: str | None) -> dict:
     """prove's result for a reasoning already run."""
     derived = r.derived()
-    wanted = [d for d in derived if goal_pred is None or d[0][0] == goal_pred]
+    wanted = [d for d in derived if goal_pred is None or d[0].name == goal_pred]
     with kb.repository.read() as tx:
         writer = _ProofWriter(r, kb, tx)
         proofs = [writer.proof(pred, values) for pred, values, _ in wanted]

@@ -6,10 +6,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..datalog import Budget, Normalizer, Program, analyze, explain, solve
-from ..datalog.program import Lit
+from ..datalog import Budget, Normalizer, Program, analyze, evaluate_program, explain, solve
 from ..datalog.proofs import map_tree
-from ..datalog.engine import evaluate
 from ..errors import Conflict, InvalidArguments, NotFound
 from ..store.repository import Repository, Transaction, Visibility, new_fact
 from typing import Iterable
@@ -210,7 +208,6 @@ class KnowledgeBase:
                 return RuleChange(text, segment.name, False, rule_id, new_name, new_confidence, warnings)
             program = self.build_program(tx, segment)
             normalizer = Normalizer(program)
-            normalizer.aux_count = 1_000_000
             normalizer.add_clause(clause, text)
             analyze(program)  # the whole program must stay safe and stratified
             warnings = self.undefined_calls(tx, segment, clause.args[1], clause.args[0])  # type: ignore[union-attr]
@@ -260,14 +257,14 @@ class KnowledgeBase:
         def load(preds: set) -> dict:
             out = {}
             for pred in preds:
-                if len(pred) == 3:  # segment:name(...) reads another mounted segment
-                    other = resolve(conn, pred[2])
+                if pred.segment is not None:  # segment:name(...) reads another mounted segment
+                    other = resolve(conn, pred.segment)
                     if other.scope == "global" and self.global_source is not None:
-                        out[pred] = self.global_source().facts_of(other.name, pred[0], pred[1])
+                        out[pred] = self.global_source().facts_of(other.name, pred.name, pred.arity)
                     else:
-                        out[pred] = self._tuples(conn, other, pred[0], pred[1])
-                elif len(pred) == 2 and isinstance(pred[0], str):
-                    out[pred] = self._tuples(conn, segment, pred[0], pred[1])
+                        out[pred] = self._tuples(conn, other, pred.name, pred.arity)
+                elif pred.is_stored:
+                    out[pred] = self._tuples(conn, segment, pred.name, pred.arity)
             return out
         return load
 
@@ -380,16 +377,16 @@ class KnowledgeBase:
         if node.truncated:
             out["truncated"] = True
         if node.kind == "fact" and node.pred is not None:
-            owner = segment if len(node.pred) == 2 else resolve(conn, node.pred[2])
-            text = format_term(Compound(node.pred[0], node.args) if node.args else node.pred[0])
+            owner = segment if node.pred.segment is None else resolve(conn, node.pred.segment)
+            text = format_term(Compound(node.pred.name, node.args) if node.args else node.pred.name)
             if owner.scope == "global" and self.global_source is not None:
                 out["supports"] = self.global_source().supports_of(owner.name, text)
             else:
                 seen = self.visibility(conn)
                 fact_id = conn.facts.find(owner.id, text, seen)
                 out["supports"] = conn.supports.of(fact_id, seen) if fact_id else []
-                if self.computed is not None and owner.name == DEFAULT and node.pred[:2] in self.computed.preds:
-                    out["supports"] += self.computed.supports(conn, node.pred[:2], node.args)
+                if self.computed is not None and owner.name == DEFAULT and node.pred.indicator in self.computed.preds:
+                    out["supports"] += self.computed.supports(conn, node.pred.indicator, node.args)
             if owner is not segment:
                 out["memory"] = owner.name
         return out
@@ -436,10 +433,7 @@ class KnowledgeBase:
 
     def evaluate_all(self, program: Program, load, budget: Budget | None = None):
         """The whole model of a program: every stored relation its rules mention, loaded and evaluated."""
-        preds = {lit.pred for rule in program.rules for lit in rule.body if isinstance(lit, Lit)}
-        preds |= {rule.head.pred for rule in program.rules}
-        return evaluate(program, load({p for p in preds if not str(p[0]).startswith("$")}),
-                        budget=budget or self.new_budget())
+        return evaluate_program(program, load, budget or self.new_budget())
 
     def new_budget(self) -> Budget:
         """A fresh budget for one call, its clock started now: loading the facts counts too."""

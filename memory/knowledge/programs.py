@@ -77,7 +77,6 @@ def import_program(kb, text: str, memory: str | None = None, replace: bool = Fal
         added_facts, _ = kb.add_facts(facts, segment.name, "import_program")
         program = kb.build_program(tx, segment)
         normalizer = Normalizer(program)
-        normalizer.aux_count = 1_000_000
         existing = {text for _, text in tx.rules.texts(segment.id)}
         names = tx.rules.names(segment.id)
         new_rules = []

@@ -2,7 +2,7 @@
 
 The engine records for every derived tuple the rule that first derived it and a stamp greater than the
 stamps of that derivation's premises; the premises themselves are found again by the proof search
-(`ProofBuilder.search`). Written next to `derived`, they let a recursive query over one table walk any
+(`BodyMatcher.derivation`). Written next to `derived`, they let a recursive query over one table walk any
 proof down to stored facts and their supports."""
 
 from __future__ import annotations
@@ -10,10 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..datalog.builtins import unify
-from ..datalog.program import Lit, Program, literal_term
-from ..datalog.proofs import ProofBuilder
-from ..datalog.relations import RULE_BITS, RULE_MASK
+from ..datalog import BodyMatcher, Model, Pred, Program, goal_text
 from ..store.repository import DerivedRow, EdgeRow, Transaction
 from ..terms import Compound, format_term
 from .segments import Segment, resolve
@@ -26,13 +23,13 @@ WRITE_BATCH = 10_000  # rows per insert batch (the budget is checked between bat
 class Premise:
     kind: str  # fact | derived | observation | builtin | negation | aggregate
     text: str  # as a proof shows it (seg:goal for another segment's fact)
-    pred: tuple | None = None
+    pred: Pred | None = None
     args: tuple | None = None
 
 
 @dataclass(frozen=True)
 class Conclusion:
-    pred: tuple
+    pred: Pred
     args: tuple
     text: str  # canonical text, as derived.text holds it
     rule_id: int | None
@@ -40,9 +37,9 @@ class Conclusion:
     premises: tuple  # of Premise, in the order of the rule's body
 
 
-def fact_text(pred: tuple, args: tuple) -> str:
+def fact_text(pred: Pred, args: tuple) -> str:
     """Canonical text of a stored tuple, without any segment qualifier (as `facts.text` holds it)."""
-    return format_term(Compound(pred[0], args) if args else pred[0])
+    return format_term(Compound(pred.name, args) if args else pred.name)
 
 
 class _Texts:
@@ -59,50 +56,44 @@ class _Texts:
             text = self.plain[key] = fact_text(pred, args)
         return text
 
-    def goal(self, pred: tuple, args: tuple) -> str:
-        if len(pred) == 2:
+    def goal(self, pred: Pred, args: tuple) -> str:
+        if pred.segment is None:
             return self.fact(pred, args)
         key = (pred, args)
         text = self.goals.get(key)
         if text is None:
-            text = self.goals[key] = format_term(literal_term(Lit(pred, args)))
+            text = self.goals[key] = goal_text(pred, args)
         return text
 
 
-def _premise(texts: _Texts, pred: tuple, args: tuple, derived: bool, computed: set) -> Premise:
+def _premise(texts: _Texts, pred: Pred, args: tuple, derived: bool, computed: set) -> Premise:
     text = texts.goal(pred, args)
     if derived:
         return Premise("derived", text, pred, args)
-    return Premise("observation" if len(pred) == 2 and pred in computed else "fact", text, pred, args)
+    return Premise("observation" if pred.segment is None and pred.indicator in computed else "fact", text, pred, args)
 
 
-def model_conclusions(program: Program, model, budget=None, computed: Iterable = ()) -> list[Conclusion]:
+def model_conclusions(program: Program, model: Model, budget=None, computed: Iterable = ()) -> list[Conclusion]:
     """Every derived tuple of the user's predicates in an evaluated model, with its derivation's premises."""
-    relations = model.relations.rel
-    builder = ProofBuilder(program, model.rules, relations, budget)
+    matcher = BodyMatcher.over(model, budget)
     computed = set(computed)
     texts = _Texts()
     out: list[Conclusion] = []
-    for pred, relation in relations.items():
-        if len(pred) != 2 or str(pred[0]).startswith("$"):
+    for pred in model.predicates():
+        if not pred.is_local:
             continue
-        for args, code in relation.items():
-            if not code:
-                continue
-            rule = model.rules[(code & RULE_MASK) - 1].meaning
-            binding: dict = {}
-            for pattern, value in zip(rule.head.args, args):
-                unify(pattern, value, binding)
-            found = builder.search(rule, binding, code >> RULE_BITS) or []
+        for args, provenance in model.derivations(pred):
+            rule = provenance.rule.meaning
+            found = matcher.derivation(rule, args, provenance.stamp) or []
             premises = []
             for kind, literal, value in found:
                 if kind == "lit":
                     premises.append(_premise(texts, literal.pred, value,
-                                             bool(relations[literal.pred][value] & RULE_MASK), computed))
+                                             model.provenance(literal.pred, value).derived, computed))
                 else:
                     premises.append(Premise(kind, value))
             out.append(Conclusion(pred, args, texts.fact(pred, args), program.sources[rule.source].rule_id,
-                                  code >> RULE_BITS, tuple(premises)))
+                                  provenance.stamp, tuple(premises)))
             if budget is not None and not len(out) % BUDGET_STEP:
                 budget.check()
     return out
@@ -154,18 +145,18 @@ def edge_rows(conn: Transaction, segment: Segment, conclusions: Iterable[Conclus
         for position, premise in enumerate(conclusion.premises):
             memory = fact_segment = stored = derived = observation = None
             if premise.pred is not None:
-                stored = premise.text if len(premise.pred) == 2 else fact_text(premise.pred, premise.args)
+                stored = premise.text if premise.pred.segment is None else fact_text(premise.pred, premise.args)
                 if premise.kind == "derived":
                     derived, stored = ids.get(stored), None
-                elif len(premise.pred) == 3:
-                    memory = premise.pred[2]
+                elif premise.pred.segment is not None:
+                    memory = premise.pred.segment
                     if memory not in others:  # a mounted global segment keeps its facts in the global file
                         other = resolve(conn, memory)
                         others[memory] = None if other.scope == "global" else other.id
                     fact_segment = others[memory]
                 else:
                     fact_segment = segment.id
-                if premise.kind == "observation" and premise.pred in (("hedge", 4), ("member", 2)) \
+                if premise.kind == "observation" and premise.pred.indicator in (("hedge", 4), ("member", 2)) \
                         and type(premise.args[0]) is int:
                     observation = premise.args[0]
             rows.append(EdgeRow(conclusion_id, position, premise.kind, premise.text, memory, fact_segment, stored,
@@ -192,7 +183,7 @@ def _in_batches(insert, rows: list, budget) -> None:
 
 
 def derived_row(segment: Segment, conclusion: Conclusion, derived_id: int | None = None) -> DerivedRow:
-    name, arity = conclusion.pred[:2]
+    name, arity = conclusion.pred.indicator
     return DerivedRow(derived_id, segment.id, name, arity, conclusion.text, conclusion.args, conclusion.rule_id,
                       conclusion.stamp, segment.generation)
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 import difflib
 from typing import Iterable
 
-from ..datalog.program import BUILTIN_OPS, UNSUPPORTED
+from ..datalog.builtin_table import builtin
+from ..datalog.predicates import is_reserved
+from ..datalog.program import UNSUPPORTED
 from ..store.repository import Transaction, Visibility
 from ..terms import Term
 from .goals import goals
@@ -23,7 +25,7 @@ MAX_SUGGESTIONS = 3
 
 
 def _builtin(name: str, arity: int) -> bool:
-    return (name in BUILTIN_OPS and arity == 2) or (name in CONTROL_ATOMS and arity == 0) or name in UNSUPPORTED
+    return builtin(name, arity) is not None or (name in CONTROL_ATOMS and arity == 0) or name in UNSUPPORTED
 
 
 def undefined_warnings(tx: Transaction, segment_id: int, body: Term, visibility: Visibility | None,
@@ -49,7 +51,7 @@ def undefined_warnings(tx: Transaction, segment_id: int, body: Term, visibility:
 def _warning(name: str, arity: int, defined: set) -> str:
     """The message, with the nearest names: the same name at another arity, else names spelled alike
     with the same arity, else names spelled alike at any arity."""
-    preds = sorted((n, a) for n, a in defined if not n.startswith("$"))
+    preds = sorted((n, a) for n, a in defined if not is_reserved(n))
     nearest = [p for p in preds if p[0] == name] or _alike(name, [p for p in preds if p[1] == arity]) \
         or _alike(name, preds)
     suggestions = [f"{n}/{a}" for n, a in nearest][:MAX_SUGGESTIONS]

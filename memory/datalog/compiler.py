@@ -1,10 +1,5 @@
-"""Join planning and compilation of a rule body into a pipeline of list comprehensions.
-
-A row is a flat tuple: the concatenation of every matched tuple plus the values
-of computed variables; `varmap` says which position holds each variable. Each
-step turns a list of rows into a new list, so the inner loops run inside
-comprehensions and C-level hashing rather than per-variable Python code.
-"""
+"""The closure compiler: a rule body compiled into a pipeline of steps over rows (see `rows`), and fired
+in slices within the evaluation budget."""
 
 from __future__ import annotations
 
@@ -12,131 +7,17 @@ from operator import itemgetter
 from time import perf_counter
 from typing import Callable
 
-from ..errors import EvaluationError
-from ..terms import NIL, Compound, Float, Term, Var, is_ground, make_list, variables
-from .builtins import NUMERIC_COMPARE, ORDER_COMPARE, BINARY, UNARY, evaluate, from_number, order_key, substitute, to_number
+from ..terms import Var, is_ground, variables
+from .aggregates import compile_aggregate
+from .builtin_table import compile_builtin
+from .planner import order_body
 from .program import Agg, Builtin, Lit, Neg, Rule, literal_vars
 from .relations import EMPTY, Relations
+from .rows import Step, head_projection, match_pattern
 
-MISSING = object()
 SLICE_S = 0.005  # a join step runs about this long between budget checks
 FIRST_SLICE = 64
 FEW = 8  # seeds joined without slicing
-
-
-# --- getters: terms evaluated against a row --------------------------------
-
-def term_getter(term: Term, varmap: dict) -> Callable:
-    """A function row -> the term with its (bound) variables replaced by their values."""
-    if type(term) is Var:
-        return itemgetter(varmap[term])
-    if is_ground(term):
-        return lambda r, t=term: t
-    if _larger_than(term, BIG_TERM_NODES):  # compiled getters nest one closure per level: substitute instead
-        slots = {v: varmap[v] for v in variables(term) if not v.anonymous}
-        return lambda r, t=term: substitute(t, {v: r[i] for v, i in slots.items()})
-    functor = term.functor  # type: ignore[union-attr]
-    parts = [term_getter(a, varmap) for a in term.args]  # type: ignore[union-attr]
-    return lambda r: Compound(functor, tuple(p(r) for p in parts))
-
-
-BIG_TERM_NODES = 200
-
-
-def _larger_than(term: Term, limit: int) -> bool:
-    """More than `limit` nodes (counted with a stack, stopping early)."""
-    stack, seen = [term], 0
-    while stack:
-        node = stack.pop()
-        seen += 1
-        if seen > limit:
-            return True
-        if type(node) is Compound:
-            stack.extend(node.args)  # type: ignore[union-attr]
-    return False
-
-
-def number_getter(expr: Term, varmap: dict) -> Callable:
-    """A function row -> Python number for an arithmetic expression."""
-    if type(expr) is Var:
-        i = varmap[expr]
-        return lambda r: to_number(r[i])
-    if is_ground(expr):
-        value = evaluate(expr) if type(expr) is not str else None
-        if value is None:
-            return lambda r, e=expr: evaluate(e)
-        return lambda r, v=value: v
-    if type(expr) is Compound:
-        fn, args = expr.functor, expr.args
-        if len(args) == 2 and fn in BINARY:
-            op, a, b = BINARY[fn], number_getter(args[0], varmap), number_getter(args[1], varmap)
-            def binary(r):
-                try:
-                    return op(a(r), b(r))
-                except OverflowError:
-                    raise EvaluationError("float overflow") from None
-            return binary
-        if len(args) == 1 and fn in UNARY:
-            op1, a1 = UNARY[fn], number_getter(args[0], varmap)
-            return lambda r: op1(a1(r))
-    get = term_getter(expr, varmap)
-    return lambda r: evaluate(get(r))
-
-
-def head_projection(args: tuple, varmap: dict) -> Callable:
-    if all(type(a) is Var for a in args):
-        regs = [varmap[a] for a in args]
-        if len(regs) >= 2:
-            return itemgetter(*regs)
-        if len(regs) == 1:
-            return itemgetter(slice(regs[0], regs[0] + 1))  # a 1-tuple, built in C
-        return lambda r: ()
-    getters = [term_getter(a, varmap) for a in args]
-    return lambda r: tuple(g(r) for g in getters)
-
-
-# --- pattern matching for arguments that are compound terms with variables ---
-
-def _match(pattern: Term, value: Term, row: tuple, varmap: dict, fresh: dict) -> bool:
-    stack = [(pattern, value)]  # explicit: a pattern can be a 10,000-item list
-    while stack:
-        pattern, value = stack.pop()
-        kind = type(pattern)
-        if kind is Var:
-            if pattern.anonymous:  # type: ignore[union-attr]
-                continue
-            if pattern in varmap:
-                if row[varmap[pattern]] != value:
-                    return False
-                continue
-            seen = fresh.get(pattern, MISSING)
-            if seen is MISSING:
-                fresh[pattern] = value
-            elif seen != value:
-                return False
-        elif kind is Compound:
-            if type(value) is not Compound or value.functor != pattern.functor or len(value.args) != len(pattern.args):  # type: ignore[union-attr]
-                return False
-            stack.extend(zip(reversed(pattern.args), reversed(value.args)))  # type: ignore[union-attr]
-        elif not (pattern == value and type(pattern) is type(value)):
-            return False
-    return True
-
-
-# --- literal steps -----------------------------------------------------------
-
-class Step:
-    """A compiled literal: `run(rows)` returns the extended rows.
-
-    `fuse(rows, project)`, where a step offers it, joins and projects onto the
-    head in one pass, so the last join builds no intermediate row list."""
-
-    def __init__(self, run: Callable, varmap: dict, width: int, fuse: Callable | None = None) -> None:
-        self.run = run
-        self.varmap = varmap
-        self.width = width
-        self.fuse = fuse
-        self.plain_seed = False  # a seed step that passes the delta through unchanged
 
 
 def _classify(args: tuple, varmap: dict):
@@ -290,7 +171,7 @@ def _compile_pattern_join(lit, varmap, width, rels, keys, fresh, eq_filters, pat
                     continue
                 extended = r + u
                 bound: dict = {}
-                if all(_match(p, u[j], extended, scope, bound) for j, p in patterns):
+                if all(match_pattern(p, u[j], extended, scope, bound) for j, p in patterns):
                     out.append(extended + tuple(bound.get(v) for v in pattern_vars))
         return out
 
@@ -306,7 +187,7 @@ def compile_negation(neg: Neg, varmap: dict, width: int, rels: Relations) -> Ste
         def matches_any(r) -> bool:
             for u in relation:
                 bound: dict = {}
-                if all(_match(a, u[j], r, varmap, bound) for j, a in enumerate(args)):
+                if all(match_pattern(a, u[j], r, varmap, bound) for j, a in enumerate(args)):
                     return True
             return False
         return Step(lambda rows, _d=None: [r for r in rows if not matches_any(r)], varmap, width)
@@ -320,180 +201,6 @@ def compile_negation(neg: Neg, varmap: dict, width: int, rels: Relations) -> Ste
         ckey = _const_key(keys)
         return Step(lambda rows, _d=None: [] if ckey in index else rows, varmap, width)
     return Step(lambda rows, _d=None: [r for r in rows if row_key(r) not in index], varmap, width)
-
-
-def _bind_result(result: Term, value_of: Callable, varmap: dict, width: int) -> Step:
-    """Steps whose output is a value: bind it to a fresh variable, or compare it with a bound term."""
-    if type(result) is Var and not result.anonymous and result not in varmap:
-        new_varmap = dict(varmap)
-        new_varmap[result] = width
-
-        def bind(rows, _d=None):
-            out = []
-            for r in rows:
-                v = value_of(r)
-                if v is not MISSING:
-                    out.append(r + (v,))
-            return out
-        return Step(bind, new_varmap, width + 1)
-    if type(result) is Var and result.anonymous:
-        return Step(lambda rows, _d=None: [r for r in rows if value_of(r) is not MISSING], varmap, width)
-    if all(v in varmap for v in variables(result)):
-        expected = term_getter(result, varmap)
-        return Step(lambda rows, _d=None: [r for r in rows if value_of(r) == expected(r)], varmap, width)
-    # A partly bound pattern such as `f(X, Y) = Value`: match structurally.
-    pattern_vars = [v for v in dict.fromkeys(variables(result)) if not v.anonymous and v not in varmap]
-    new_varmap = dict(varmap)
-    for k, v in enumerate(pattern_vars):
-        new_varmap[v] = width + k
-
-    def match(rows, _d=None):
-        out = []
-        for r in rows:
-            v = value_of(r)
-            bound: dict = {}
-            if v is not MISSING and _match(result, v, r, varmap, bound):
-                out.append(r + tuple(bound[x] for x in pattern_vars))
-        return out
-    return Step(match, new_varmap, width + len(pattern_vars))
-
-
-def compile_builtin(lit: Builtin, varmap: dict, width: int) -> Step:
-    op, left, right = lit.op, lit.left, lit.right
-    if op == "is" and not lit.negated:
-        number = number_getter(right, varmap)
-        return _bind_result(left, lambda r: from_number(number(r)), varmap, width)
-    if op == "=" and not lit.negated:
-        if all(v in varmap for v in variables(right)):
-            return _bind_result(left, term_getter(right, varmap), varmap, width)
-        return _bind_result(right, term_getter(left, varmap), varmap, width)
-    if op == "is":  # \+ X is E
-        number = number_getter(right, varmap)
-        get = term_getter(left, varmap)
-        test = lambda r: get(r) == from_number(number(r))
-    elif op in NUMERIC_COMPARE:
-        compare, a, b = NUMERIC_COMPARE[op], number_getter(left, varmap), number_getter(right, varmap)
-        test = lambda r: compare(a(r), b(r))
-    elif op in ORDER_COMPARE:
-        compare2, ga, gb = ORDER_COMPARE[op], term_getter(left, varmap), term_getter(right, varmap)
-        test = lambda r: compare2(order_key(ga(r)), order_key(gb(r)))
-    else:
-        ga, gb = term_getter(left, varmap), term_getter(right, varmap)
-        if op in ("=", "=="):
-            test = lambda r: ga(r) == gb(r)
-        else:  # \= and \== on ground terms
-            test = lambda r: ga(r) != gb(r)
-    if lit.negated:
-        return Step(lambda rows, _d=None: [r for r in rows if not test(r)], varmap, width)
-    return Step(lambda rows, _d=None: [r for r in rows if test(r)], varmap, width)
-
-
-def aggregate_groups(agg: Agg, rels: Relations, budget=None) -> dict:
-    """Group key -> aggregated value, over the (complete) auxiliary relation of the goal."""
-    position = {v: i for i, v in enumerate(agg.goal.args)}
-    group_key = itemgetter(*[position[v] for v in agg.group]) if agg.group else (lambda u: ())
-    template = term_getter(agg.template, position) if agg.template is not None else None
-    buckets: dict = {}
-    for n, u in enumerate(rels.get(agg.goal.pred)):
-        buckets.setdefault(group_key(u), []).append(u)
-        if budget is not None and not n & 0x3FFF:
-            budget.check()
-    out = {}
-    for n, (key, members) in enumerate(buckets.items()):
-        out[key] = aggregate_value(agg.kind, members, template)
-        if budget is not None and (len(members) > 0x3FFF or not n & 0xFFF):
-            budget.check()
-    return out
-
-
-def aggregate_value(kind: str, members: list, template) -> Term:
-    """count/sum/max/min/bag/set over the goal's solutions (bag and set in standard order)."""
-    if kind == "count":
-        return len(members)
-    values = [template(u) for u in sorted(members, key=lambda u: tuple(order_key(x) for x in u))]
-    if kind == "sum":
-        return from_number(sum(to_number(v) for v in values))
-    if kind in ("max", "min"):
-        pick = max if kind == "max" else min
-        if all(type(v) is int or type(v) is Float for v in values):
-            return pick(values, key=to_number)
-        return pick(values, key=order_key)
-    if kind == "bag":
-        return make_list(values)
-    unique = {order_key(v): v for v in values}
-    return make_list([unique[k] for k in sorted(unique)])
-
-
-EMPTY_AGGREGATE = {"count": 0, "sum": 0, "bag": NIL, "set": NIL}
-
-
-def compile_aggregate(agg: Agg, varmap: dict, width: int, rels: Relations, budget=None) -> Step:
-    groups = aggregate_groups(agg, rels, budget)
-    default = EMPTY_AGGREGATE.get(agg.kind, MISSING)
-    if agg.group:
-        key = itemgetter(*[varmap[v] for v in agg.group])
-        value_of = lambda r: groups.get(key(r), default)
-    else:
-        value = groups.get((), default)
-        value_of = lambda r: value
-    return _bind_result(agg.result, value_of, varmap, width)
-
-
-# --- ordering ----------------------------------------------------------------
-
-def order_body(rule: Rule, bound: set, size: Callable, skip: int | None = None) -> list[int]:
-    """Greedy join order: filters as soon as their inputs are bound, then the
-    relational literal with the most bound arguments, then the smallest relation."""
-    counts: dict = {}
-    for part in (rule.head, *rule.body):
-        for v in literal_vars(part):
-            counts[v] = counts.get(v, 0) + 1
-    remaining = [i for i in range(len(rule.body)) if i != skip]
-    bound = set(bound)
-    order = []
-    while remaining:
-        best, best_score = None, None
-        for i in remaining:
-            lit = rule.body[i]
-            score = None
-            if isinstance(lit, Lit):
-                args = lit.args
-                n_bound = sum(1 for a in args if all(v in bound for v in variables(a)))
-                score = (2, -n_bound if n_bound else 1, size(lit.pred), i)
-            elif isinstance(lit, Neg):
-                shared = {v for v in literal_vars(lit) if counts.get(v, 0) > 1}
-                if shared <= bound:
-                    score = (0, 0, 0, i)
-            elif isinstance(lit, Builtin):
-                lv, rv = set(variables(lit.left)), set(variables(lit.right))
-                if lit.negated or lit.op not in ("is", "="):
-                    if lv | rv <= bound:
-                        score = (0, 0, 0, i)
-                elif lit.op == "is" and rv <= bound:
-                    score = (0 if lv <= bound else 1, 0, 0, i)
-                elif lit.op == "=" and (lv <= bound or rv <= bound):
-                    score = (0 if lv | rv <= bound else 1, 0, 0, i)
-            elif isinstance(lit, Agg):
-                if set(lit.group) <= bound:
-                    score = (1, 0, 0, i)
-            if score is not None and (best_score is None or score < best_score):
-                best, best_score = i, score
-        if best is None:
-            raise EvaluationError("no evaluable literal left (an unsafe rule slipped through analysis)")
-        order.append(best)
-        remaining.remove(best)
-        bound |= _binds(rule.body[best], bound)
-    return order
-
-
-def _binds(lit, bound: set) -> set:
-    if isinstance(lit, Lit):
-        return literal_vars(lit)
-    if isinstance(lit, Builtin) and not lit.negated and lit.op in ("is", "="):
-        return set(variables(lit.left)) | set(variables(lit.right))
-    if isinstance(lit, Agg):
-        return set(variables(lit.result))
-    return set()
 
 
 class CompiledRule:

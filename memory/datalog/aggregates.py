@@ -1,0 +1,57 @@
+"""Aggregates: aggregate_all(count|sum|max|min|bag|set) over the complete relation of the goal."""
+
+from __future__ import annotations
+
+from operator import itemgetter
+
+from ..terms import NIL, Float, Term, make_list
+from .builtins import from_number, order_key, to_number
+from .program import Agg
+from .relations import Relations, build_index
+from .rows import MISSING, Step, bind_result, term_getter
+
+
+def aggregate_groups(agg: Agg, rels: Relations, budget=None) -> dict:
+    """Group key -> aggregated value, over the (complete) auxiliary relation of the goal."""
+    position = {v: i for i, v in enumerate(agg.goal.args)}
+    template = term_getter(agg.template, position) if agg.template is not None else None
+    buckets = build_index(rels.get(agg.goal.pred), tuple(position[v] for v in agg.group), budget)
+    out = {}
+    for n, (key, members) in enumerate(buckets.items()):
+        out[key] = aggregate_value(agg.kind, members, template)
+        if budget is not None and (len(members) > 0x3FFF or not n & 0xFFF):
+            budget.check()
+    return out
+
+
+def aggregate_value(kind: str, members: list, template) -> Term:
+    """count/sum/max/min/bag/set over the goal's solutions (bag and set in standard order)."""
+    if kind == "count":
+        return len(members)
+    values = [template(u) for u in sorted(members, key=lambda u: tuple(order_key(x) for x in u))]
+    if kind == "sum":
+        return from_number(sum(to_number(v) for v in values))
+    if kind in ("max", "min"):
+        pick = max if kind == "max" else min
+        if all(type(v) is int or type(v) is Float for v in values):
+            return pick(values, key=to_number)
+        return pick(values, key=order_key)
+    if kind == "bag":
+        return make_list(values)
+    unique = {order_key(v): v for v in values}
+    return make_list([unique[k] for k in sorted(unique)])
+
+
+EMPTY_AGGREGATE = {"count": 0, "sum": 0, "bag": NIL, "set": NIL}
+
+
+def compile_aggregate(agg: Agg, varmap: dict, width: int, rels: Relations, budget=None) -> Step:
+    groups = aggregate_groups(agg, rels, budget)
+    default = EMPTY_AGGREGATE.get(agg.kind, MISSING)
+    if agg.group:
+        key = itemgetter(*[varmap[v] for v in agg.group])
+        value_of = lambda r: groups.get(key(r), default)
+    else:
+        value = groups.get((), default)
+        value_of = lambda r: value
+    return bind_result(agg.result, value_of, varmap, width)
