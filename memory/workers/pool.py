@@ -1,9 +1,9 @@
 """The server's side of the evaluation workers: a small pool of pre-started processes, and the budget
 enforced from outside.
 
-A call is sent to an idle worker. One is started with the server; a call that takes the last idle one
-starts a spare (so a second evaluating call does not wait behind a long one, nor for a cold start),
-up to DATALOG_MEMORY_WORKERS; beyond two, one idle for a minute exits. While a worker
+A call is sent to an idle worker. Two (or DATALOG_MEMORY_WORKERS, if fewer) start with the server, so a
+second evaluating call waits neither behind a long one nor for a cold start; a call that takes the last
+idle one starts another, up to DATALOG_MEMORY_WORKERS; beyond two, one idle for a minute exits. While a worker
 evaluates, the calling thread watches it every 10 ms:
 
 - time: the worker stops itself at the budget with a typed budget_exceeded; if it has not answered by
@@ -204,10 +204,12 @@ class WorkerPool:
         return min(2, self.settings.workers)
 
     def start(self) -> "WorkerPool":
-        """Start the first worker and the idle reaper (the first call that takes it starts the spare, so a
-        server that never evaluates runs one worker)."""
+        """Start the warm workers and the idle reaper. The spare starts now too, not with the first call:
+        a cold start takes about a second, and a call that comes while the first evaluation runs must not
+        wait that long (it costs an idle process's ~80 MB)."""
         with self._changed:
-            self._spawn()
+            for _ in range(self.warm):
+                self._spawn()
         self._keeper = threading.Thread(target=self._keep, name="worker-keeper", daemon=True)
         self._keeper.start()
         return self
