@@ -39,7 +39,8 @@ def scenario(tmp_path_factory):
 
 def explorer(db: str, env: dict, token: str = TOKEN) -> tuple[TestClient, Memory]:
     memory = Memory(db, context=read_only(context(env)))
-    return TestClient(build_app(memory, token), base_url="http://127.0.0.1"), memory
+    # Every page lives under /<token>/: the client's base carries it, as the printed link does.
+    return TestClient(build_app(memory, token), base_url=f"http://127.0.0.1/{token}"), memory
 
 
 @pytest.fixture
@@ -77,17 +78,21 @@ def cells(page: str, table_class: str) -> list[list[str]]:
 
 # --- access -------------------------------------------------------------------------------------------------
 def test_every_request_needs_the_token_and_a_refusal_reveals_nothing(scenario):
-    client, memory = explorer(scenario.db, ALICE)
+    """The token is the first path segment, on every request; nothing else stands for it (no query parameter,
+    no cookie: a browser sends a host's cookies to every port on it, so another local server would get it)."""
+    memory = Memory(scenario.db, context=read_only(context(ALICE)))
+    client = TestClient(build_app(memory, TOKEN), base_url="http://127.0.0.1")
     for path in [*PAGES, f"/memories/{scenario.alice_memory}", "/static/explorer.css"]:
-        for headers in ({}, {"cookie": "datalog_memory_explorer=wrong"}, {"cookie": "garbage;;=="}):
-            refused = client.get(path, headers=headers)
-            assert refused.status_code == 403 and refused.text == "Forbidden", path
-        assert client.get(path + "?token=not-it").status_code == 403
-    assert "set-cookie" not in client.get("/?token=nope").headers
-    first = client.get(f"/?token={TOKEN}")
-    assert first.status_code == 200 and "critical/1" in first.text
-    assert "HttpOnly" in first.headers["set-cookie"] and "SameSite=Strict" in first.headers["set-cookie"]
-    assert client.get("/audit").status_code == 200  # the cookie now stands for the token
+        for attempt in (path, f"/not-it{path}", f"/{TOKEN.upper()}{path}", f"{path}?token={TOKEN}",
+                        f"/{TOKEN[:-1]}{path}", f"/x/{TOKEN}{path}"):
+            for headers in ({}, {"cookie": f"datalog_memory_explorer={TOKEN}"}):
+                refused = client.get(attempt, headers=headers)
+                assert refused.status_code == 403 and refused.text == "Forbidden", attempt
+        assert client.post(path, content=b"x").status_code == 403  # refused before the method is even looked at
+    first = client.get(f"/{TOKEN}/")
+    assert first.status_code == 200 and "critical/1" in first.text and "set-cookie" not in first.headers
+    assert f'href="/{TOKEN}/audit"' in first.text and f'href="/{TOKEN}/static/explorer.css"' in first.text
+    assert client.get(f"/{TOKEN}").status_code == 200 and client.get(f"/{TOKEN}/audit").status_code == 200
     memory.close()
 
 
@@ -195,9 +200,9 @@ def test_audit_is_filtered_by_actor_operation_and_time(scenario, alice):
     earlier = cells(alice.get("/audit", params={"until": scenario.cutoff}).text, "audit")
     assert len(earlier) + len(later) == len(everything)
     page = alice.get("/audit?operation=define_rule").text
-    assert 'href="/#rule-1"' in page
+    assert f'href="/{TOKEN}/#rule-1"' in page
     remembered = alice.get("/audit?operation=memory_remember").text
-    assert f'href="/memories/{scenario.alice_memory}"' in remembered
+    assert f'href="/{TOKEN}/memories/{scenario.alice_memory}"' in remembered
     assert alice.get("/audit?since=yesterday").status_code == 400
 
 
@@ -223,15 +228,15 @@ def test_knowledge_page_lists_predicates_rules_graph_and_segments(alice):
 def test_a_proof_leads_to_the_memory_and_its_exact_text(scenario, alice):
     answers = alice.get("/query?goal=risky(X)").text
     assert cells(answers, "answers")[0][0] == "deploy_v3"
-    assert 'href="/why?fact=risky%28deploy_v3%29"' in answers
+    assert f'href="/{TOKEN}/why?fact=risky%28deploy_v3%29"' in answers
     anonymous = alice.get("/query?goal=touches(X, _), critical(_)").text
-    assert 'href="/why?fact=touches%28deploy_v3%2C' not in anonymous
+    assert f'href="/{TOKEN}/why?fact=touches%28deploy_v3%2C' not in anonymous
     assert cells(anonymous, "answers")[0][0] == "deploy_v3"
     both = alice.get("/query", params={"goal": "touches(X, Y), critical(Y)"}).text
     assert "why touches(deploy_v3, billing_db)" in both and "why critical(billing_db)" in both
     proof = alice.get("/why?fact=risky(deploy_v3)").text
     assert "<details open" in proof and html.escape(SOURCE_TEXT) in proof
-    assert f'href="/memories/{scenario.alice_memory}"' in proof and "asserted" in proof
+    assert f'href="/{TOKEN}/memories/{scenario.alice_memory}"' in proof and "asserted" in proof
     page = alice.get(f"/memories/{scenario.alice_memory}").text
     assert f'<pre class="source-text">{html.escape(SOURCE_TEXT)}</pre>' in page
 
@@ -247,7 +252,7 @@ def test_a_proof_shows_observations_with_tag_and_time(scenario, alice):
     client, memory = explorer(db, ALICE)
     page = client.get("/why", params={"token": TOKEN, "fact": "seen_with('host:c2', 'account:spoke')"}).text
     memory.close()
-    assert "observation" in page and re.search(r'href="/observations\?tag=HEDGE-\d+">HEDGE-\d+</a> at 2026-', page)
+    assert "observation" in page and re.search(rf'href="/{TOKEN}/observations\?tag=HEDGE-\d+">HEDGE-\d+</a> at 2026-', page)
 
 
 def test_beliefs_dry_run_says_what_would_go_and_retracts_nothing(scenario, alice):
@@ -271,14 +276,17 @@ def test_memories_page_search_history_and_as_of(scenario, alice):
     assert "No memory matches." in alice.get("/memories?q=deploys&history=1&scope=session").text
     assert alice.get("/memories?q=deploys&scope=elsewhere").status_code == 400
     old = alice.get(f"/memories/{scenario.old_window}").text
-    assert html.escape(OLD_WINDOW) in old and f'href="/memories/{scenario.new_window}"' in old
+    assert html.escape(OLD_WINDOW) in old and f'href="/{TOKEN}/memories/{scenario.new_window}"' in old
     assert "superseded" in [row[1] for row in cells(old, "history")]
     new = alice.get(f"/memories/{scenario.new_window}").text
-    assert f'href="/memories/{scenario.old_window}"' in new and html.escape(NEW_WINDOW) in new
+    assert f'href="/{TOKEN}/memories/{scenario.old_window}"' in new and html.escape(NEW_WINDOW) in new
     before = alice.get(f"/memories/{scenario.old_window}", params={"as_of": scenario.cutoff}).text
     assert alice.get(f"/memories/{scenario.old_window}", params={"as_of": scenario.cutoff}).status_code == 404
     assert "no memory with this id is visible" in before  # it did not exist yet
     assert alice.get(f"/memories/{scenario.old_window}?as_of=not-a-date").status_code == 400
+    listed_then = alice.get("/memories", params={"as_of": "2000-01-01T00:00:00Z"}).text  # the list honours as_of too
+    assert "No memories you may read." in listed_then and scenario.alice_memory not in listed_then
+    assert scenario.alice_memory in alice.get("/memories").text
 
 
 def test_observations_timeline_filters_and_marks_detect_findings(alice):

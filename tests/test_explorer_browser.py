@@ -23,7 +23,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ARTIFACTS = Path(os.environ.get("DATALOG_MEMORY_TEST_ARTIFACTS")
                  or Path(tempfile.gettempdir()) / "datalog-memory-explorer-screenshots")
-LINK = re.compile(r"(http://127\.0\.0\.1:\d+/\?token=[A-Za-z0-9_-]+)")
+LINK = re.compile(r"((http://127\.0\.0\.1:\d+)/[A-Za-z0-9_-]{20,}/)")
 
 try:
     from playwright.sync_api import expect, sync_playwright
@@ -58,7 +58,7 @@ class Explorer:
     def __init__(self, db: str, principal_env: dict) -> None:
         self.proc = subprocess.Popen([*COMMAND, "--db", db, "explore"], stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=env(principal_env))
-        self.url = self.base = ""
+        self.url = self.base = self.origin = ""
 
     def wait(self) -> "Explorer":
         line = self.proc.stdout.readline()  # printed once the port is bound
@@ -66,8 +66,8 @@ class Explorer:
         if not found:
             self.proc.kill()
             raise AssertionError(f"no link printed: {line!r} {self.proc.stderr.read()}")
-        self.url = found.group(1)
-        self.base = self.url.split("/?")[0]
+        self.url, self.origin = found.group(1), found.group(2)  # the printed link; the server without the token
+        self.base = self.url.rstrip("/")  # where every page lives
         return self
 
     def close(self) -> None:
@@ -108,7 +108,8 @@ def _status(request) -> tuple[int, str]:
 def test_the_served_command_guards_every_request(served):
     """The real server (uvicorn), without a browser: token, methods, host."""
     _, alice, _ = served
-    assert _status(alice.base + "/audit") == (403, "Forbidden")
+    assert _status(alice.origin + "/audit") == (403, "Forbidden")
+    assert _status(urllib.request.Request(alice.origin + "/audit", method="POST", data=b"x"))[0] == 403
     assert _status(alice.url)[0] == 200
     for method in ("POST", "PUT", "DELETE"):
         assert _status(urllib.request.Request(alice.url, data=b"x=1", method=method))[0] == 405
@@ -118,9 +119,10 @@ def test_the_served_command_guards_every_request(served):
 
 def test_every_page_opens_and_is_captured(served, page):
     scenario, alice, _ = served
-    refused = page.goto(alice.base + "/audit")  # no token yet
+    refused = page.goto(alice.origin + "/audit")  # no token
     assert refused.status == 403 and page.locator("body").inner_text() == "Forbidden"
-    page.goto(alice.url)  # the printed link: the token becomes a cookie, later pages need nothing else
+    page.goto(alice.url)  # the printed link: every page's links carry the token, no cookie is set
+    assert page.context.cookies() == []
     expect(page.locator("h1")).to_have_text("Knowledge")
     expect(page.locator("svg.graph")).to_be_visible()
     expect(page.locator("header .who")).to_contain_text("alice")

@@ -1,8 +1,9 @@
 """The explorer's web application: Starlette, served by uvicorn on 127.0.0.1 (both come with the mcp package).
 
-Security model: bound to the loopback address only; a random token made at start is required on every
-request (in the URL the command prints, then in a cookie the first tokened request sets); a request
-without it gets a bare 403. Only GET and HEAD exist: any other method is 405 before anything is read.
+Security model: bound to the loopback address only; a random token made at start is the first segment of
+every path (http://127.0.0.1:PORT/<token>/..., the link the command prints; every page's links carry it),
+and a request without it gets a bare 403. No cookie: a browser would send it to every other server on the
+host's other ports. Only GET and HEAD exist: any other method is 405, after the token check.
 The Host header must name the loopback address (no DNS rebinding). Pages carry no script, and a
 Content-Security-Policy forbids any. The Memory behind it is opened with the configured principal's
 context narrowed to memory_read, so even a bug here could not call a tool that writes."""
@@ -12,9 +13,7 @@ from __future__ import annotations
 import dataclasses
 import secrets
 import threading
-from http.cookies import SimpleCookie
 from importlib import resources
-from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -23,10 +22,9 @@ from starlette.routing import Route
 
 from ..errors import DatalogMemoryError
 from ..sources.context import READ, CallerContext
-from .html import Markup, document, h
+from .html import PREFIX, Markup, document, h, url
 from .pages import NAV, NAV_PARENT, PAGES, Page, View, failure, memory_page
 
-COOKIE = "datalog_memory_explorer"
 HOST = "127.0.0.1"
 METHODS = (b"GET", b"HEAD")
 HEADERS = [
@@ -45,31 +43,21 @@ def read_only(context: CallerContext) -> CallerContext:
 
 
 class Guard:
-    """ASGI middleware: method, host and token checks before any page runs; security headers on every answer."""
+    """ASGI middleware: host and token checks before any page runs, then the method; security headers on
+    every answer. The token is the path's first segment; the rest of the path is what the routes see."""
 
-    def __init__(self, app, token: str, port_hosts: set[str], cookie: str = COOKIE) -> None:
+    def __init__(self, app, token: str, port_hosts: set[str]) -> None:
         self.app = app
         self.token = token
         self.hosts = port_hosts
-        self.cookie = cookie  # browsers share cookies across ports: one name per port keeps explorers apart
 
-    def _authorized(self, scope) -> tuple[bool, bool]:
-        """(allowed, came with the URL token)"""
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        given = query.get("token", [""])[-1]
-        if given and secrets.compare_digest(given.encode(), self.token.encode()):
-            return True, True
-        for name, value in scope.get("headers", []):
-            if name == b"cookie":
-                cookie = SimpleCookie()
-                try:
-                    cookie.load(value.decode("latin-1"))
-                except Exception:  # a malformed cookie header is no credential
-                    continue
-                if self.cookie in cookie and secrets.compare_digest(cookie[self.cookie].value.encode(),
-                                                                    self.token.encode()):
-                    return True, False
-        return False, False
+    def _rest(self, path: str) -> str | None:
+        """The path after a correct /<token> prefix ("/" for the bare prefix); None without it."""
+        _, _, tail = path.partition("/")
+        given, slash, rest = tail.partition("/")
+        if not secrets.compare_digest(given.encode("utf-8", "surrogatepass"), self.token.encode()):
+            return None
+        return "/" + rest if slash else "/"
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
@@ -80,20 +68,23 @@ class Guard:
         async def secured(message) -> None:
             if message["type"] == "http.response.start":
                 message = dict(message)
-                message["headers"] = [*message.get("headers", []), *HEADERS, *extra]
+                message["headers"] = [*message.get("headers", []), *HEADERS]
             await send(message)
 
-        extra: list[tuple[bytes, bytes]] = []
+        rest = self._rest(scope["path"])
+        if host not in self.hosts or rest is None:
+            await PlainTextResponse("Forbidden", 403)(scope, receive, secured)
+            return
         if scope["method"].encode() not in METHODS:
             await PlainTextResponse("Method Not Allowed", 405, headers={"Allow": "GET, HEAD"})(scope, receive, secured)
             return
-        allowed, by_url = self._authorized(scope)
-        if host not in self.hosts or not allowed:
-            await PlainTextResponse("Forbidden", 403)(scope, receive, secured)
-            return
-        if by_url:
-            extra.append((b"set-cookie", f"{self.cookie}={self.token}; Path=/; HttpOnly; SameSite=Strict".encode()))
-        await self.app(scope, receive, secured)
+        prefix = f"/{self.token}"
+        scope = {**scope, "path": rest, "raw_path": rest.encode("utf-8", "surrogatepass"), "root_path": ""}
+        reset = PREFIX.set(prefix)
+        try:
+            await self.app(scope, receive, secured)
+        finally:
+            PREFIX.reset(reset)
 
 
 def _nav(view: View, current: str) -> Markup:
@@ -102,7 +93,8 @@ def _nav(view: View, current: str) -> Markup:
         f" · session {ctx.session_id}"
     return h("header", None,
              h("nav", {"class": "top"}, h("span", {"class": "brand"}, "datalog-memory"),
-               [h("a", {"href": path, "class": "current" if path == current else None}, label) for path, label in NAV]),
+               [h("a", {"href": url(path), "class": "current" if path == current else None}, label)
+                for path, label in NAV]),
              h("p", {"class": "who"}, "Read-only view as ", h("strong", None, who)))
 
 
@@ -141,7 +133,7 @@ def build_app(memory, token: str, port: int | None = None) -> Starlette:
                Route("/static/explorer.css", css, methods=["GET"])]
     app = Starlette(routes=routes)
     hosts = {HOST, "localhost"} if port is None else {f"{HOST}:{port}", f"localhost:{port}"}
-    return Guard(app, token, hosts, COOKIE if port is None else f"{COOKIE}_{port}")  # type: ignore[return-value]
+    return Guard(app, token, hosts)  # type: ignore[return-value]
 
 
 def new_token() -> str:
@@ -163,7 +155,7 @@ def serve(memory, port: int = 0, announce=print) -> None:
     app = build_app(memory, token, bound)
     config = uvicorn.Config(app, log_level="warning", access_log=False, server_header=False, lifespan="off")
     server = uvicorn.Server(config)
-    announce(f"http://{HOST}:{bound}/?token={token}")
+    announce(f"http://{HOST}:{bound}/{token}/")
     server.run(sockets=[sock])
 
 

@@ -8,6 +8,7 @@ which a raw value could be spliced."""
 from __future__ import annotations
 
 import html as _html
+from contextvars import ContextVar
 from typing import Iterable, Mapping
 from urllib.parse import urlencode
 
@@ -78,12 +79,18 @@ def h(tag: str, attrs: Mapping[str, object] | None = None, *children) -> Markup:
     return Markup(f"{opening}{join(children)}</{tag}>")
 
 
+# Every page lives under /<token>/ (the Guard strips it before routing): each local link carries it, so the
+# token never needs a cookie, which a browser would also send to every other port of the host.
+PREFIX: ContextVar[str] = ContextVar("explorer_prefix", default="")
+
+
 def url(path: str, **params: object) -> str:
-    """A local link: the path with its query, parameters with None or "" left out (escaped later by h())."""
+    """A local link under the request's token prefix: the path with its query, parameters with None or ""
+    left out (escaped later by h())."""
     if not path.startswith("/") or path.startswith("//"):
         raise ValueError(f"not a local path: {path!r}")
     query = urlencode([(k, str(v)) for k, v in params.items() if v is not None and v != ""])
-    return f"{path}?{query}" if query else path
+    return f"{PREFIX.get()}{path}?{query}" if query else f"{PREFIX.get()}{path}"
 
 
 def link(href: str, *children) -> Markup:
@@ -106,5 +113,5 @@ def document(title: str, nav: Markup, body: Markup) -> Markup:
         h("head", None, h("meta", {"charset": "utf-8"}),
           h("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
           h("title", None, title, " · datalog-memory explorer"),
-          h("link", {"rel": "stylesheet", "href": "/static/explorer.css"})),
+          h("link", {"rel": "stylesheet", "href": url("/static/explorer.css")})),
         h("body", None, nav, h("main", None, h("h1", None, title), body)))

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from ..errors import DatalogMemoryError, InvalidArguments
+from ..errors import DatalogMemoryError, InvalidArguments, NotFound
 from ..evidence.timeline import observation_timeline
 from ..sources.audit_trail import AuditFilter, audit_events
 from ..terms import Compound, Var, format_term, is_ground, map_leaves, parse_term
@@ -99,7 +99,7 @@ def pager(path: str, params: Mapping[str, str], offset: int, shown: int, total: 
 
 
 def form(path: str, fields: list[Markup], submit: str = "Show") -> Markup:
-    return h("form", {"method": "get", "action": path, "class": "filters"}, fields,
+    return h("form", {"method": "get", "action": url(path), "class": "filters"}, fields,
              h("button", {"type": "submit"}, submit))
 
 
@@ -373,10 +373,14 @@ def memories(view: View, params: Mapping[str, str]) -> Page:
         listed = view.memory.sources.listing(offset, PAGE_SIZE + 1)
         rows = []
         for item in listed[:PAGE_SIZE]:
-            got = view.tool("memory_get", id=item["id"])
-            rows.append([link(url(f"/memories/{item['id']}"), item["id"]), got["namespace"].get("type"),
+            try:  # as_of: each memory as it stood then; one not recorded yet is not listed
+                got = view.tool("memory_get", id=item["id"], as_of=as_of)
+            except NotFound:
+                continue
+            rows.append([link(url(f"/memories/{item['id']}", as_of=as_of), item["id"]), got["namespace"].get("type"),
                          got["status"], item["recorded_at"], _snippet(got.get("source_text"))])
-        parts.append(h("p", {"class": "hint"}, "Current memories you may read, oldest first."))
+        parts.append(h("p", {"class": "hint"}, f"Memories you may read as they stood at {as_of}, oldest first."
+                       if as_of else "Current memories you may read, oldest first."))
         parts.append(table(["memory", "namespace", "status", "recorded", "text"], rows, class_="memories")
                      if rows else h("p", None, "No memories you may read."))
         keep = {k: v for k, v in params.items() if k not in ("offset", "token")}
@@ -492,7 +496,7 @@ def changed(row: dict) -> Markup:
         tag = f"HEDGE-{payload['edge_id']}"
         return link(url("/observations", tag=tag), tag)
     if op in ("remember_observations", "forget_observation"):
-        return link("/observations", "observations")
+        return link(url("/observations"), "observations")
     if op in ("create_memory", "mount_memory", "unmount_memory", "materialize", "import_facts", "import_program",
               "rename_predicate", "clear_context", "restore_snapshot") and row["memory"]:
         return link(url("/", memory=segment), row["memory"])
