@@ -406,6 +406,24 @@ def test_the_audit_log_hides_edits_of_a_fact_the_viewer_cannot_see(scenario):
     assert shown["bob"] == ["forgot critical(billing_db) (no support left: removed)"]
 
 
+def test_another_principals_materialize_count_is_not_shown(scenario):
+    """Alice's materialize counts conclusions over what she sees, her project's memories included: bob's audit
+    page showed "materialized 3 conclusion(s)" though he can derive none of them. Her own page still shows it."""
+    db = scenario.db.replace("memory.db", "materialized.db")
+    shutil.copy(scenario.db, db)
+    writer = Memory(db, context=context(ALICE))
+    call_tool(writer, "materialize", {})
+    writer.close()
+    shown = {}
+    for who, env in (("alice", ALICE), ("bob", BOB)):
+        client, memory = explorer(db, env)
+        shown[who] = cells(client.get("/audit", params={"operation": "materialize"}).text, "audit") \
+            if "materialize" in client.get("/audit").text else []
+        memory.close()
+    assert [row[2] for row in shown["alice"]] == ["alice"] and "conclusion" in shown["alice"][0][5]
+    assert shown["bob"] == []
+
+
 def test_a_principal_without_memory_read_sees_nothing(scenario):
     client, memory = explorer(scenario.db, {**ALICE, "DATALOG_MEMORY_CAPABILITIES": "memory_write_session"})
     client.get(f"/?token={TOKEN}")

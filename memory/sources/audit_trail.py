@@ -46,7 +46,7 @@ def audit_events(repository: Repository, context: CallerContext, where: AuditFil
         raise InvalidArguments(f"limit must be 1..{MAX_PAGE} and offset at least 0", argument="limit")
     where = where.checked()
     with repository.read() as tx:
-        page = tx.audit.page(visibility(tx, context), tuple(readable_namespaces(tx.connection, context)),
+        page = tx.audit.page(visibility(tx, context), tuple(readable_namespaces(tx.connection, context)), context.principal,
                              actor=where.actor, operation=where.operation, since=where.since, until=where.until,
                              limit=limit, offset=offset)
     return {**page, "limit": limit, "offset": offset}

@@ -47,12 +47,12 @@ class Audit:
             self._conn.execute("UPDATE audit_log SET payload = ? WHERE id = ?", (_dump(redacted), row_id))
         return len(rows)
 
-    def page(self, visibility: Visibility | None, namespaces: tuple[str, ...], *, actor: str | None = None,
+    def page(self, visibility: Visibility | None, namespaces: tuple[str, ...], reader: str, *, actor: str | None = None,
              operation: str | None = None, since: str | None = None, until: str | None = None, limit: int = 50,
              offset: int = 0) -> dict[str, Any]:
         """{items, total, actors, operations}: the rows matching the filter (since inclusive, until
         exclusive), and every actor and operation the reader could filter by."""
-        visible_rows, params = _readable(visibility, namespaces)
+        visible_rows, params = _readable(visibility, namespaces, reader)
         conditions, chosen = [visible_rows], list(params)
         for column, op, value in (("a.actor", "=", actor), ("a.operation", "=", operation), ("a.at", ">=", since),
                                   ("a.at", "<", until)):
@@ -76,10 +76,12 @@ class Audit:
 FACT_PATHS = ("$.fact", "$.old", "$.new")  # where a payload names a fact
 
 
-def _readable(visibility: Visibility | None, namespaces: tuple[str, ...]) -> tuple[str, list]:
+def _readable(visibility: Visibility | None, namespaces: tuple[str, ...], reader: str) -> tuple[str, list]:
     """SQL over `a` (a row of the audit_events view) keeping the rows a reader may see, and its parameters.
     A row about source memories is kept only when every memory it names is in `namespaces`; a row naming a
-    fact (`fact`, or update_fact's `old` and `new`) is dropped while that fact is stored but invisible."""
+    fact (`fact`, or update_fact's `old` and `new`) is dropped while that fact is stored but invisible; and
+    while some fact rests on a source memory, another principal's materialize row is dropped (its count of
+    conclusions was taken over what that principal sees)."""
     listed = ", ".join("?" * len(namespaces)) or "NULL"
     sql = (f"(a.operation <> 'memory_remember' OR json_extract(a.payload, '$.namespace') IN ({listed})) AND "
            f"(a.operation <> 'memory_forget' OR NOT EXISTS (SELECT 1 FROM json_each(a.payload, '$.ids') AS j "
@@ -94,6 +96,8 @@ def _readable(visibility: Visibility | None, namespaces: tuple[str, ...]) -> tup
         for path in FACT_PATHS:
             sql += f" AND NOT {hidden}"
             params += [path, *condition_params]
+        sql += " AND (a.operation <> 'materialize' OR a.actor = ?)"
+        params.append(reader)
     return sql, params
 
 
