@@ -255,7 +255,11 @@ def read_message(line: str) -> SessionMessage | tuple[SessionMessage]:
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
     except Exception as exc:  # noqa: BLE001 - whatever the SDK's parser refuses is answered, not fatal
-        if is_request:
+        # A request with a usable id (a method missing or malformed, say) is answered on that id; a response
+        # from the client carries an id too, but nobody waits on a reply to it.
+        answerable = isinstance(raw, dict) and "id" in raw and type(raw["id"]) in (str, int) \
+            and "result" not in raw and "error" not in raw
+        if is_request or answerable:
             detail = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
             return (_jsonrpc_error(raw["id"], INVALID_REQUEST, "Invalid Request", detail),)
         return (_unparsable(exc),)

@@ -409,3 +409,13 @@ def test_request_the_sdk_cannot_read_is_answered_with_its_own_id(server):
                 '"arguments": {"goal": "v(1)", "limit": %s}}}' % ("9" * 5000))
     assert server.wait("huge", 10)[1]["error"]["code"] == -32600
     assert_next_call_works(server)
+
+
+def test_a_request_without_a_method_is_answered_on_its_id(server):
+    """`{"jsonrpc": "2.0", "id": 13}` got -32600 with id null though its id is readable: the client waiting on
+    13 never heard back. A client's own response (result or error, no method) is not answered at all."""
+    server.send('{"jsonrpc": "2.0", "id": 13}')
+    assert server.wait(13, 10)[1]["error"]["code"] == -32600
+    server.send('{"jsonrpc": "2.0", "id": "r1", "result": {}}')
+    assert_next_call_works(server)
+    assert not server.answered("r1")
