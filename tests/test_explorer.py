@@ -266,6 +266,18 @@ def test_beliefs_dry_run_says_what_would_go_and_retracts_nothing(scenario, alice
     assert snapshot_counts(Memory(scenario.db)) == before
 
 
+def test_beliefs_dry_run_is_what_retracting_removes(scenario, alice):
+    """The dry run's list of what would go is exactly what retract_assumption removes (on a copy)."""
+    gone = re.search(r'<ul class="gone">(.*?)</ul>', alice.get("/beliefs?assumption=infra_healthy").text, re.S).group(1)
+    db = scenario.db.replace("memory.db", "retracted.db")
+    shutil.copy(scenario.db, db)
+    writer = Memory(db, context=context(ALICE))
+    removed = call_tool(writer, "retract_assumption", {"assumption": "infra_healthy"}).structured["removed"]
+    writer.close()
+    assert removed and len(re.findall(r"<li", gone)) == len(removed)
+    assert all(html.escape(fact) in gone for fact in removed)
+
+
 def test_memories_page_search_history_and_as_of(scenario, alice):
     listed = alice.get("/memories").text
     assert scenario.alice_memory in listed and scenario.new_window in listed
