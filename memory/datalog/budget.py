@@ -162,6 +162,12 @@ class Budget:
             self.started = min(self.started, self.cancellation.started)
         self.deadline = self.started + self.timeout_s
 
+    def memory_exceeded(self, used_mb: float) -> BudgetExceeded:
+        """The error for an evaluating process found at `used_mb` resident, over the limit (to a tenth of a
+        MiB, so what it reached is never shown equal to the limit it passed)."""
+        return self.exceeded("memory_mb", f"the evaluating process's resident memory reached {used_mb:.1f} MiB, "
+                             f"over {self.max_memory_mb} MiB", round(used_mb, 1))
+
     def exceeded(self, kind: str, message: str, reached) -> BudgetExceeded:
         limit = {"seconds": self.timeout_s, "tuples": self.max_tuples, "rows": self.max_rows,
                  "memory_mb": self.max_memory_mb}[kind]
@@ -195,8 +201,7 @@ class Budget:
             self._next_memory_check = now + MEMORY_CHECK_S
             used = resident_mb()
             if used > self.max_memory_mb:
-                raise self.exceeded("memory_mb", f"the evaluating process's resident memory reached {used:.0f} "
-                                    f"MiB, over {self.max_memory_mb} MiB", round(used))
+                raise self.memory_exceeded(used)
 
 
 # False in a process that is itself discarded when a failure leaves it large (an evaluation worker):

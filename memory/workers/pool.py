@@ -340,9 +340,7 @@ class WorkerPool:
             used = worker.rss_mb()
             if used is not None and used > self.budget.max_memory_mb:
                 self._discard(worker)
-                return Outcome.failed(self.budget.exceeded(
-                    "memory_mb", f"the evaluating process's resident memory reached {used:.0f} MiB, over "
-                    f"{self.budget.max_memory_mb} MiB", round(used)))
+                return Outcome.failed(self.budget.memory_exceeded(used))
             if token.cancelled:
                 if cancel_sent is None:
                     cancel_sent = now
