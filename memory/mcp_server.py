@@ -265,6 +265,11 @@ def read_message(line: str) -> SessionMessage | tuple[SessionMessage]:
         return (_unparsable(exc),)
 
 
+# After a second signal, how long the calls in flight get to come back with their `cancelled` answer (a worker
+# that does not stop is killed after 0.2 s) before the server stops regardless.
+STOP_GRACE_S = 1.0
+
+
 def _key(request_id):
     return coerce_request_id(request_id)
 
@@ -392,6 +397,9 @@ async def _serve_with(memory: Memory, workers: WorkerPool | None, interactive: b
                     if interactive or stopping:
                         log.info("stopping now (%s)", name)
                         requests.cancel_all("the server is stopping")
+                        if not interactive:  # a client waits on each call in flight: its `cancelled` answer
+                            with anyio.move_on_after(STOP_GRACE_S):
+                                await requests.drained()
                         serving.cancel()
                         return
                     stopping = True

@@ -419,3 +419,23 @@ def test_a_request_without_a_method_is_answered_on_its_id(server):
     server.send('{"jsonrpc": "2.0", "id": "r1", "result": {}}')
     assert_next_call_works(server)
     assert not server.answered("r1")
+
+
+def test_a_second_signal_cancels_the_call_in_flight_and_answers_it(store):
+    """After a second SIGTERM the server exited without answering the call it was running: the client
+    waiting on that id never heard back. Now the call is cancelled and answered `cancelled` first."""
+    home, db = store
+    # A call that would run for seconds within its limits: the cross product up to the 5 M-tuple budget.
+    wire = Wire(home, db, {"DATALOG_MEMORY_TIMEOUT_S": "30", "DATALOG_MEMORY_MAX_MEMORY_MB": "2000"})
+    wire.initialize()
+    long = wire.call("query_logic", {"goal": "c(A, B, C)"})
+    time.sleep(0.5)
+    wire.proc.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    assert not wire.answered(long)  # the first signal lets it run on
+    stopped = time.monotonic()
+    wire.proc.send_signal(signal.SIGTERM)
+    assert wire.proc.wait(timeout=30) == 0
+    reply = wire.wait(long, 1)[1]
+    assert reply["result"]["isError"] and reply["result"]["_meta"]["datalog-memory/error"]["code"] == "cancelled"
+    assert time.monotonic() - stopped < 5  # at once, not after the 30 s budget
