@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .model import LIST_FUNCTOR, NIL, Compound, Float, String, Term, Var, list_items, make_list
+from .model import LIST_FUNCTOR, NIL, Compound, Float, String, Term, Var, fold_postorder, list_items, make_list
 
 MAX_JSON_DEPTH = 64  # JSON objects/arrays nested in one encoded term before it falls back to text
 
@@ -65,17 +65,10 @@ def from_json(value: Any) -> Term:
 
 
 def _postfix(term: Term) -> list:
+    """The term in post-order: each leaf encoded, each compound as its functor and arity after its arguments."""
     out: list = []
-    stack: list = [(term, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if type(node) is not Compound:
-            out.append(to_json(node))
-        elif expanded:
-            out.append({"functor": node.functor, "arity": len(node.args)})  # type: ignore[union-attr]
-        else:
-            stack.append((node, True))
-            stack.extend((arg, False) for arg in reversed(node.args))  # type: ignore[union-attr]
+    fold_postorder(term, lambda leaf: out.append(to_json(leaf)),
+                   lambda compound, _: out.append({"functor": compound.functor, "arity": len(compound.args)}))
     return out
 
 

@@ -127,26 +127,32 @@ def list_items(term: Term) -> tuple[list, Term]:
     return items, term
 
 
-def map_leaves(term: Term, convert) -> Term:
-    """The term with every non-compound subterm replaced by `convert(subterm)`, rebuilt bottom-up with an
-    explicit stack: a 10,000-item list is a 10,000-deep chain of cells."""
+def fold_postorder(term: Term, leaf, node):
+    """Combine a term bottom-up with an explicit stack (a 10,000-item list is a 10,000-deep chain of cells):
+    `leaf(t)` for each non-compound subterm, `node(compound, results of its arguments)` for each compound,
+    called in post-order (the arguments left to right, then the compound)."""
     if type(term) is not Compound:
-        return convert(term)
-    done: list = []  # finished subterms, in order
+        return leaf(term)
+    done: list = []  # results of finished subterms, in order
     stack: list = [(term, False)]
     while stack:
-        node, expanded = stack.pop()
-        if type(node) is not Compound:
-            done.append(convert(node))
+        current, expanded = stack.pop()
+        if type(current) is not Compound:
+            done.append(leaf(current))
         elif expanded:
-            count = len(node.args)
+            count = len(current.args)
             args = tuple(done[len(done) - count:]) if count else ()
             del done[len(done) - count:]
-            done.append(Compound(node.functor, args))
+            done.append(node(current, args))
         else:
-            stack.append((node, True))
-            stack.extend((arg, False) for arg in reversed(node.args))
+            stack.append((current, True))
+            stack.extend((arg, False) for arg in reversed(current.args))
     return done[0]
+
+
+def map_leaves(term: Term, convert) -> Term:
+    """The term with every non-compound subterm replaced by `convert(subterm)`."""
+    return fold_postorder(term, convert, lambda compound, args: Compound(compound.functor, args))
 
 
 def is_number(term: object) -> bool:
