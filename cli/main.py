@@ -141,14 +141,26 @@ def serve(
         level_of(log_level)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--log-level") from None
-    from memory.mcp_server import serve as run
+    from memory.workers import WorkerPool
 
     memory = _memory(ctx)
     try:
         memory.store.data_version()  # open (and migrate) now: a database we cannot use fails before serving
+        workers = WorkerPool.for_memory(memory)  # None: evaluate in this process (DATALOG_MEMORY_WORKERS=0)
     except DatalogMemoryError as exc:
         _fail(exc, False)
-    run(memory, log_level)
+    # The first evaluation process starts before the MCP package is imported (most of the server's start-up):
+    # it gets ready on the other core meanwhile, so the first call does not wait for it. The server starts
+    # the spare once it serves (WorkerPool.start).
+    if workers is not None:
+        workers.start(1)
+    try:
+        from memory.mcp_server import serve as run
+
+        run(memory, log_level, workers)
+    finally:
+        if workers is not None:
+            workers.close()  # no worker outlives the server
 
 
 @app.command(rich_help_panel=ADMIN)

@@ -327,23 +327,18 @@ def _read_lines(lines, token) -> None:
         return  # the server stopped reading, or is gone
 
 
-async def _serve(memory: Memory, interactive: bool = False) -> None:
+async def _serve(memory: Memory, interactive: bool = False, workers: WorkerPool | None = None) -> None:
     """Serve until end of input or a signal; every request read is answered before the server exits.
 
     SIGINT or SIGTERM stops reading and lets the calls in flight finish (their evaluations are bounded
     by the budget); a second signal, or Ctrl-C when a person started the server on a terminal,
-    cancels them at once."""
-    workers = WorkerPool.for_memory(memory)  # None: evaluate in this process (DATALOG_MEMORY_WORKERS=0)
-    try:
-        if workers is not None:
-            workers.start()
-            # Ready before the first request is handled: a call never pays for the worker's cold start.
-            if not await anyio.to_thread.run_sync(workers.wait_ready):
-                log.error("the evaluation process did not start; evaluating calls will fail (see the log above)")
-        await _serve_with(memory, workers, interactive)
-    finally:
-        if workers is not None:
-            workers.close()  # no worker outlives the server
+    cancels them at once. `workers`, started by the caller, evaluate; the caller closes them."""
+    if workers is not None:
+        # Ready before the first request is handled: a call never pays for the worker's cold start.
+        if not await anyio.to_thread.run_sync(workers.wait_ready):
+            log.error("the evaluation process did not start; evaluating calls will fail (see the log above)")
+        workers.fill()  # the spare, now that this process's own start-up no longer needs the other core
+    await _serve_with(memory, workers, interactive)
 
 
 async def _serve_with(memory: Memory, workers: WorkerPool | None, interactive: bool) -> None:
@@ -432,8 +427,11 @@ class _NoInput:
 
 
 _NO_INPUT = _NoInput()
-def serve(memory: Memory, level: str | None = None) -> None:
-    """Serve MCP over stdin/stdout until stdin closes or a signal. Logs go to stderr only."""
+def serve(memory: Memory, level: str | None = None, workers: WorkerPool | None = None) -> None:
+    """Serve MCP over stdin/stdout until stdin closes or a signal. Logs go to stderr only.
+
+    `workers` is the started pool the evaluating calls go to (its owner closes it; `datalog-memory serve`
+    starts it before this module is imported, see cli/main.py); None evaluates in this process."""
     chosen = log_level(level)
     # The SDK's own records only from warning up, unless debugging; ours at the chosen level.
     logging.basicConfig(stream=sys.stderr, level=logging.DEBUG if chosen <= logging.DEBUG else logging.WARNING,
@@ -447,6 +445,6 @@ def serve(memory: Memory, level: str | None = None) -> None:
         print(f"datalog-memory {__version__}: an MCP server on stdin/stdout, meant to be started by an MCP "
               "client (see README). Press Ctrl-C to stop it.", file=sys.stderr, flush=True)
     try:
-        anyio.run(_serve, memory, interactive)
+        anyio.run(_serve, memory, interactive, workers)
     except KeyboardInterrupt:  # Ctrl-C before the signal handlers were in place
         pass

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from jsonschema import Draft202012Validator
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 from ..errors import DatalogMemoryError, InvalidArguments
 
@@ -77,6 +78,10 @@ class Tool:
     @property
     def validator(self) -> Draft202012Validator:
         if self._validator is None:
+            # Imported with the first call that is checked here: the MCP server checks its evaluating calls in
+            # its workers, so jsonschema stays off its start-up.
+            from jsonschema import Draft202012Validator
+
             self._validator = Draft202012Validator(self.input_schema)
         return self._validator
 

@@ -203,16 +203,24 @@ class WorkerPool:
         while it runs (a cold start takes about a second, far too long for the second call to wait)."""
         return min(2, self.settings.workers)
 
-    def start(self) -> "WorkerPool":
-        """Start the warm workers and the idle reaper. The spare starts now too, not with the first call:
-        a cold start takes about a second, and a call that comes while the first evaluation runs must not
-        wait that long (it costs an idle process's ~80 MB)."""
+    def start(self, now: int | None = None) -> "WorkerPool":
+        """Start `now` of the warm workers (all of them by default) and the idle reaper; `fill` starts the
+        rest. The spare starts before any call, not with the first one: a cold start takes about half a
+        second, and a call that comes while the first evaluation runs must not wait that long (it costs an
+        idle process's ~80 MB). The server starts one while it is itself starting and the spare once it
+        serves, so the two do not share the core its own start-up leaves free."""
         with self._changed:
-            for _ in range(self.warm):
+            for _ in range(self.warm if now is None else min(now, self.warm)):
                 self._spawn()
         self._keeper = threading.Thread(target=self._keep, name="worker-keeper", daemon=True)
         self._keeper.start()
         return self
+
+    def fill(self) -> None:
+        """Start workers until the warm ones run (a no-op once they do)."""
+        with self._changed:
+            while not self._closed and len(self._workers) < self.warm:
+                self._spawn()
 
     def close(self) -> None:
         """Stop every worker (a call still running in one is abandoned: it wrote nothing uncommitted)."""
