@@ -203,10 +203,13 @@ def test_the_workers_of_a_killed_server_end_with_it(store):
     (End of input and signals: test_server_budgets.py's end-of-input test.)"""
     wire = Wire(*store)
     wire.initialize()
+    # Both run once it answers: the first, started before the server's own start-up, and the spare it
+    # starts once it serves.
+    assert len(children(wire.proc.pid)) == 2
     wire.call("query_logic", {"goal": "p(X, Y)"})
     time.sleep(0.2)
     workers = children(wire.proc.pid)
-    assert len(workers) == 2  # the first, and the spare the call started
+    assert len(workers) == 2
     wire.proc.kill()
     assert wire.proc.wait(timeout=30) == -signal.SIGKILL
     deadline = time.monotonic() + 5

@@ -271,6 +271,22 @@ def test_a_second_call_does_not_wait_behind_a_long_one_and_idle_extras_exit(runa
     assert not any(_alive(pid) for pid in pids)  # closing the pool stops every worker
 
 
+def test_a_pool_started_with_one_worker_fills_up_to_the_warm_ones(db_path):
+    """The server starts one worker before its own start-up and the spare once it serves (`fill`)."""
+    with Memory(db_path) as memory:
+        pool = WorkerPool.for_memory(memory, WorkerSettings(workers=3)).start(1)
+        try:
+            assert len(pool.pids) == 1
+            pool.fill()
+            assert len(pool.pids) == pool.warm == 2
+            pool.fill()
+            assert len(pool.pids) == 2
+            assert pool.wait_ready(workers=2)
+            assert pool.call("query_logic", {"goal": "X = 1"}).kind == "ok"
+        finally:
+            pool.close()
+
+
 def test_the_protocol_refuses_what_is_not_a_message():
     for line in (b"not json", b"[1]", b'{"no": "type"}', b'{"type": 1}'):
         with pytest.raises(ProtocolError):
