@@ -15,12 +15,10 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
-from rich.progress import Progress
 
 from memory import Memory, __version__
 from memory.errors import DatalogMemoryError, InternalError, InvalidConfiguration
@@ -34,7 +32,9 @@ except ImportError:  # pragma: no cover - typer on top of click
     from click import exceptions as parser_errors  # type: ignore[no-redef]
 
 from .bulk import read_csv, read_jsonl, read_observations, read_text
-from .render import render, warn
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 PROG = "datalog-memory"
 ADMIN, KNOWLEDGE, SNAPSHOTS, EVIDENCE = "Admin", "Knowledge", "Snapshots", "Evidence"
@@ -54,8 +54,30 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+
+
+class _LazyConsole:
+    """A rich Console made on first use: `serve` prints through none, and rich's console, tables and progress
+    bars (imported with it, and with the renderer) stay off the server's start-up."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Console | None = None
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.console, name)
+
+
+out = _LazyConsole(soft_wrap=True)
+err = _LazyConsole(stderr=True, soft_wrap=True)
 BULK_CHUNK = 10_000
 
 
@@ -246,7 +268,9 @@ def _in_file(error: DatalogMemoryError, file: Path) -> DatalogMemoryError:
 
 def _bulk_add(m: Memory, terms: list, memory: Optional[str]) -> int:
     """One transaction for the whole file; the progress bar advances per written chunk."""
-    with Progress(console=err, transient=True, disable=len(terms) < 2 * BULK_CHUNK) as progress:
+    from rich.progress import Progress
+
+    with Progress(console=err.console, transient=True, disable=len(terms) < 2 * BULK_CHUNK) as progress:
         task = progress.add_task("importing", total=len(terms))
         added, _ = m.add_fact_terms(terms, memory, BULK_CHUNK, lambda n: progress.advance(task, n))
     return added
@@ -459,9 +483,11 @@ def _register_tool(spec: Tool) -> None:
         if as_json:
             out.print_json(json.dumps(result.structured, ensure_ascii=False))
             return
+        from .render import render, warn
+
         for warning in result.structured.get("warnings") or []:
-            warn(err, warning)
-        render(out, result.text, result.structured)
+            warn(err.console, warning)
+        render(out.console, result.text, result.structured)
 
     run.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     run.__annotations__ = annotations

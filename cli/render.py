@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
 from rich.text import Text
-from rich.tree import Tree
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 ROW_KEYS = ("bindings", "items", "memories", "snapshots", "predicates", "rules")
 
@@ -53,6 +53,8 @@ def _plain(console: Console, text: str) -> None:
 
 
 def _table(console: Console, columns: list[str], cells: list[list[str]]) -> None:
+    from rich.table import Table  # only on a terminal: piped output (a one-shot in a script) goes without
+
     table = Table()
     for index, name in enumerate(columns):
         longest = max(len(row[index]) for row in cells)
@@ -124,6 +126,8 @@ def _proof(console: Console, structured: dict[str, Any]) -> None:
         console.file.write("\n".join(lines) + "\n")
         console.file.flush()
         return
+    from rich.tree import Tree
+
     root = Tree(_label(nodes[0]))
     stack = [(root, nodes[0])]
     while stack:
