@@ -14,7 +14,7 @@ from .knowledge.refactor import ALL
 from .knowledge.segments import DEFAULT
 from .knowledge.edits import EditResult
 from .knowledge.parsing import parse_fact
-from . import evidence
+from .evidence.observations import ObservationRelations, Observations
 from .sources.context import ADMIN, READ, WRITE_GLOBAL, WRITE_KNOWLEDGE, WRITE_OBSERVATIONS
 from .sources import CallerContext, CallerVisibility, SourceMemories, recall, search
 from .sources.derived import derived_recall
@@ -52,13 +52,13 @@ class Memory:
         self.context = context or CallerContext.from_env(principal=actor)
         self.actor = self.context.principal
         self.sources = SourceMemories(self.repository, self.context)
-        self.observations = evidence.Observations(self.repository, self.context)
+        self.observations = Observations(self.repository, self.context)
         self.global_path = global_path or global_db_path()
         self._global_kb: KnowledgeBase | None = None
         self.knowledge = KnowledgeBase(self.repository, self.actor, budget,
                                        visibility=CallerVisibility(self.context),
                                        projection_guard=self.sources.guard_projections,
-                                       computed=evidence.ObservationRelations(),
+                                       computed=ObservationRelations(),
                                        global_source=self._global)
 
     @classmethod
@@ -287,25 +287,35 @@ class Memory:
         return self.observations.forget(hedge_tags, reason)
 
     def recall(self, query: str = "", top_k: int | None = None, now: int | None = None) -> dict:
+        from .evidence.recall import recall  # the evidence code loads with its first use
+
         with self.store.read() as conn:
-            return evidence.recall(conn, query, top_k, now)
+            return recall(conn, query, top_k, now)
 
     def reason(self, query: str = "", top_k: int | None = None, memory: str | None = None,
                now: int | None = None) -> dict:
-        return evidence.reason(self._kb(memory), query, top_k, memory, now)
+        from .evidence.reasoning import reason
+
+        return reason(self._kb(memory), query, top_k, memory, now)
 
     def prove(self, query: str = "", goal_pred: str | None = None, top_k: int | None = None,
               memory: str | None = None, now: int | None = None) -> dict:
-        return evidence.prove(self._kb(memory), query, goal_pred, top_k, memory, now)
+        from .evidence.reasoning import prove
+
+        return prove(self._kb(memory), query, goal_pred, top_k, memory, now)
 
     def verify(self, answer: str, query: str = "", require_proof: bool = False, goal_pred: str | None = None,
                top_k: int | None = None, memory: str | None = None, now: int | None = None) -> dict:
-        return evidence.verify(self._kb(memory), answer, query, require_proof, goal_pred, top_k, memory, now)
+        from .evidence.verify import verify
+
+        return verify(self._kb(memory), answer, query, require_proof, goal_pred, top_k, memory, now)
 
     def detect(self, full_scan: bool = False, window: str | None = None, sensitivity: float | None = None,
                now: int | None = None) -> dict:
+        from .evidence.detect import detect
+
         with self.store.read() as conn:
-            return evidence.detect(conn, full_scan, window, sensitivity, now)
+            return detect(conn, full_scan, window, sensitivity, now)
 
     # --- memory segments ------------------------------------------------------------------
     def create_memory(self, name: str, scope: str = "project") -> dict:

@@ -50,13 +50,13 @@ import time
 from collections import defaultdict
 
 from ..errors import InvalidArguments
+from .limits import SENSITIVITY_RANGE
 from .observations import hedge_tag
 from .recall import check_now
 from .timewindow import Window, parse_window
 
 HUB_Z, HUB_MIN = 8.0, 20
 TAIL_EXCESS, TAIL_FIT = 2.0, 0.25  # fit the tail over the next quarter of the peers (at least MIN_PEERS)
-SENSITIVITY_RANGE = (0.25, 4.0)
 BURST_WINDOW, BURST_MIN, BURST_Z = 3_600, 15, 8.0
 PAIR_MAX_MEMBERS, STRONG_PAIR, CLUSTER_MIN, CLUSTER_DENSITY = 10, 3, 4, 0.6
 FAN_Z, FAN_MIN = 8.0, 20

@@ -19,10 +19,9 @@ from dataclasses import dataclass, field
 from ..clock import Clock, epoch_now
 from ..errors import InvalidArguments
 from .observations import FIRST_SECOND, LAST_SECOND, Edge, load_edges
+from .limits import MAX_QUERY_CHARS, MAX_TOP_K
 from .timewindow import Window, parse_window
 
-MAX_QUERY_CHARS = 4096
-MAX_TOP_K = 1000
 CANDIDATES = 5000
 WEEK = 7 * 86_400
 W_OVERLAP, W_WEIGHT, W_RECENCY = 0.6, 0.25, 0.15

@@ -47,13 +47,13 @@ from ..terms.codec import to_json
 from ..validation import require_name, require_text
 from .claims import (GENERIC_STEMS, PROOF_STEMS, RELATION_STEMS, Claim, Names, Number, is_question_to_user,
                      plain_words, read_claim, stem, stems)
+from .limits import MAX_ANSWER_CHARS
 from .observations import entity_type
 from .reasoning import proofs_of, run
 from .recall import check_now
 from .sentences import TAG, split_units
 
 ABSTAIN_TEXT = "I cannot answer this from verified memory."
-MAX_ANSWER_CHARS = 65_536
 KNOWN_STEMS = GENERIC_STEMS | PROOF_STEMS | set().union(*RELATION_STEMS.values())
 
 

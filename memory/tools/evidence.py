@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from ..evidence.observations import (FIRST_SECOND, LAST_SECOND, MAX_ENTITY_CHARS, MAX_LABEL_CHARS, MAX_MEMBERS,
                                      MAX_RETRACT, TAG)
-from ..evidence.detect import SENSITIVITY_RANGE
-from ..evidence.recall import MAX_QUERY_CHARS, MAX_TOP_K
-from ..evidence.verify import MAX_ANSWER_CHARS
+from ..evidence.limits import MAX_ANSWER_CHARS, MAX_QUERY_CHARS, MAX_TOP_K, SENSITIVITY_RANGE
 from ..sources.context import READ, WRITE_OBSERVATIONS
 from .registry import Annotations, ToolResult, tool
 from .schemas import BOOLEAN, INTEGER, ROWS, STRING, STRINGS, compact_json, integer, memory_arg, name_arg, obj, out, text
