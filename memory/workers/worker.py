@@ -91,8 +91,14 @@ def main() -> int:
         log.error("refusing to start: %s", exc)
         return 2
     from ..api import Memory
-    from ..evidence import detect, reasoning, recall, verify  # noqa: F401  the evaluation code the library loads
-    # on first use is loaded before `ready`: no call pays for an import
+    from ..evidence import detect, reasoning, recall, verify  # noqa: F401
+    from ..tools import REGISTRY
+
+    # What the library loads on first use (the evidence code, the argument checks) is loaded before `ready`:
+    # no call pays for an import.
+    for spec in REGISTRY.values():
+        if spec.evaluates:
+            spec.validator
 
     memory = Memory(start.path, budget=start.budget, global_path=start.global_path, context=start.context)
     # The server retires a worker whose memory stays up after a failed evaluation (a process exit gives
