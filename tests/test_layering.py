@@ -1,5 +1,6 @@
-"""The layers stay layered: importing the engine loads no storage, server or command line, and the
-import contracts in pyproject.toml ([tool.importlinter]) hold."""
+"""The layers stay layered: importing the engine loads no storage, server or command line, importing the
+command line loads none of what only some commands use, and the import contracts in pyproject.toml
+([tool.importlinter]) hold."""
 
 import shutil
 import subprocess
@@ -23,6 +24,20 @@ def test_importing_the_engine_loads_no_storage_server_or_command_line():
     assert loaded == "", f"import memory.datalog loaded {loaded}"
     above = [m for m in ours.split() if m.split(".")[0] + "." + m.split(".")[1] in ABOVE_THE_ENGINE]
     assert above == [], f"import memory.datalog loaded the layers above it: {above}"
+
+
+# What importing the command line leaves for the commands that use it: the MCP package (serve imports it once
+# its first worker is starting), the argument checker (the first checked call), the renderer and progress bar
+# (the first printed result) and the evidence code beyond observations (its first call).
+LATER = ("mcp", "memory.mcp_server", "jsonschema", "rich.console", "rich.progress", "rich.table",
+         "memory.evidence.recall", "memory.evidence.reasoning", "memory.evidence.verify", "memory.evidence.detect")
+
+
+def test_the_command_line_loads_what_a_command_needs_when_it_runs():
+    probe = f"import sys, memory.cli.main; print(' '.join(m for m in {LATER!r} if m in sys.modules))"
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "", f"import memory.cli.main loaded {proc.stdout.strip()}"
 
 
 def test_the_package_front_door_still_opens():
