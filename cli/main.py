@@ -172,8 +172,8 @@ def serve(
     except DatalogMemoryError as exc:
         _fail(exc, False)
     # The first evaluation process starts before the MCP package is imported (most of the server's start-up):
-    # it gets ready on the other core meanwhile, so the first call does not wait for it. The server starts
-    # the spare once it serves (WorkerPool.start).
+    # it gets ready on the other core meanwhile, so the first call does not wait for it; the spare starts
+    # once it is ready (WorkerPool.start).
     if workers is not None:
         workers.start(1)
     try:

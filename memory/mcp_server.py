@@ -337,7 +337,6 @@ async def _serve(memory: Memory, interactive: bool = False, workers: WorkerPool 
         # Ready before the first request is handled: a call never pays for the worker's cold start.
         if not await anyio.to_thread.run_sync(workers.wait_ready):
             log.error("the evaluation process did not start; evaluating calls will fail (see the log above)")
-        workers.fill()  # the spare, now that this process's own start-up no longer needs the other core
     await _serve_with(memory, workers, interactive)
 
 
