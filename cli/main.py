@@ -171,11 +171,10 @@ def serve(
         workers = WorkerPool.for_memory(memory)  # None: evaluate in this process (DATALOG_MEMORY_WORKERS=0)
     except DatalogMemoryError as exc:
         _fail(exc, False)
-    # The first evaluation process starts before the MCP package is imported (most of the server's start-up):
-    # it gets ready on the other core meanwhile, so the first call does not wait for it; the spare starts
-    # once it is ready (WorkerPool.start).
+    # The evaluation processes start before the MCP package is imported (most of the server's start-up): they
+    # get ready meanwhile, so neither the first call nor a second one right after it waits for a cold start.
     if workers is not None:
-        workers.start(1)
+        workers.start()
     try:
         from memory.mcp_server import serve as run
 

@@ -203,8 +203,7 @@ def test_the_workers_of_a_killed_server_end_with_it(store):
     (End of input and signals: test_server_budgets.py's end-of-input test.)"""
     wire = Wire(*store)
     wire.initialize()
-    # Both run once it answers: the first, started before the server's own start-up, and the spare, started
-    # once the first was ready (the server answers once the first is ready).
+    # Both run once it answers: they start before the server's own start-up (which answers once one is ready).
     assert len(children(wire.proc.pid)) == 2
     wire.call("query_logic", {"goal": "p(X, Y)"})
     time.sleep(0.2)

@@ -271,22 +271,6 @@ def test_a_second_call_does_not_wait_behind_a_long_one_and_idle_extras_exit(runa
     assert not any(_alive(pid) for pid in pids)  # closing the pool stops every worker
 
 
-def test_a_pool_started_with_one_worker_starts_the_spare_once_it_is_ready(db_path):
-    """The server starts one worker before its own start-up; the spare starts when that one is ready."""
-    with Memory(db_path) as memory:
-        pool = WorkerPool.for_memory(memory, WorkerSettings(workers=3)).start(1)
-        try:
-            assert len(pool.pids) == 1
-            assert pool.wait_ready()
-            assert len(pool.pids) == pool.warm == 2  # started before the first was seen ready
-            pool.fill()
-            assert len(pool.pids) == 2
-            assert pool.wait_ready(workers=2)
-            assert pool.call("query_logic", {"goal": "X = 1"}).kind == "ok"
-        finally:
-            pool.close()
-
-
 def test_the_protocol_refuses_what_is_not_a_message():
     for line in (b"not json", b"[1]", b'{"no": "type"}', b'{"type": 1}'):
         with pytest.raises(ProtocolError):

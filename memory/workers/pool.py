@@ -29,7 +29,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from ..datalog.budget import CURRENT_CANCELLATION, Cancellation, resident_mb
 from ..errors import Cancelled, EvaluationError, InvalidConfiguration
@@ -84,7 +84,7 @@ class WorkerSettings:
 class _Worker:
     """One worker process: its pipes, the messages it sent, and whether it is ready, busy or gone."""
 
-    def __init__(self, start: Start, on_ready: Callable[[], None] | None = None) -> None:
+    def __init__(self, start: Start) -> None:
         env = dict(os.environ)
         env["PYTHONMALLOC"] = "malloc"  # chosen before the interpreter starts: freed memory can go back
         env["PYTHONPATH"] = PACKAGE_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -92,7 +92,6 @@ class _Worker:
                                      stdout=subprocess.PIPE, env=env, close_fds=True)
         self.pid = self.proc.pid
         self.messages: queue.Queue = queue.Queue()
-        self.on_ready = on_ready  # called once it is ready, before anyone sees it ready
         self.ready = threading.Event()
         self.ended = threading.Event()
         self.base_mb = 0.0
@@ -112,11 +111,6 @@ class _Worker:
                     break
                 if message["type"] == "ready" and not self.ready.is_set():
                     self.base_mb = self.rss_mb() or 0.0
-                    if self.on_ready is not None:
-                        try:
-                            self.on_ready()
-                        except Exception:  # the spare could not start (no process left, say): this one still serves
-                            log.exception("could not start another evaluation worker")
                     self.ready.set()
                 else:
                     self.messages.put(message)
@@ -211,24 +205,16 @@ class WorkerPool:
         while it runs (a cold start takes about a second, far too long for the second call to wait)."""
         return min(2, self.settings.workers)
 
-    def start(self, now: int | None = None) -> "WorkerPool":
-        """Start `now` of the warm workers (all of them by default) and the idle reaper; the rest start as soon
-        as a worker is ready (`fill`). The spare starts before any call, not with the first one: a cold start
-        takes about half a second, and a call that comes while the first evaluation runs must not wait that
-        long (it costs an idle process's ~80 MB). The server starts one while it is itself starting: the two
-        cold starts then run one after the other on the core its own start-up leaves free."""
+    def start(self) -> "WorkerPool":
+        """Start the warm workers and the idle reaper. The spare starts now too, not with the first call:
+        a cold start takes about a second, and a call that comes while the first evaluation runs must not
+        wait that long (it costs an idle process's ~80 MB)."""
         with self._changed:
-            for _ in range(self.warm if now is None else min(now, self.warm)):
+            for _ in range(self.warm):
                 self._spawn()
         self._keeper = threading.Thread(target=self._keep, name="worker-keeper", daemon=True)
         self._keeper.start()
         return self
-
-    def fill(self) -> None:
-        """Start workers until the warm ones run (a no-op once they do); called whenever a worker gets ready."""
-        with self._changed:
-            while not self._closed and len(self._workers) < self.warm:
-                self._spawn()
 
     def close(self) -> None:
         """Stop every worker (a call still running in one is abandoned: it wrote nothing uncommitted)."""
@@ -264,7 +250,7 @@ class WorkerPool:
 
     def _spawn(self) -> _Worker:
         """A new worker (the caller holds the lock)."""
-        worker = _Worker(self.start_message, self.fill)
+        worker = _Worker(self.start_message)
         self._workers.append(worker)
         return worker
 
