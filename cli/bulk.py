@@ -7,24 +7,28 @@ would block forever and a device has no end. Numbers must be finite, as `remembe
 from __future__ import annotations
 
 import csv
-import io
 import json
 import math
 import os
 import re
 import stat
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 from memory.errors import InvalidArguments
-from memory.knowledge.parsing import parse_fact
+from memory.knowledge.parsing import parse_fact, plain_fact
 from memory.terms import Compound, Float, String, Term, format_term
 from memory.terms.codec import from_json
+from memory.terms.lexer import MAX_INTEGER_DIGITS
 
 OBSERVATION_FIELDS = {"members", "event_ts", "weight", "formation"}
 
 _INT = re.compile(r"^-?\d+$")
 _FLOAT = re.compile(r"^-?\d+\.\d+([eE][-+]?\d+)?$")
+_LONE_CR = re.compile(r"(?<=\r)(?=[^\n])")  # just after a `\r` that another character follows, `\n` excepted
+# A bound on what one line may hold in memory: many times what a fact's text (at most 65,536 characters) takes
+# in UTF-8 even escaped, so only a file that is not a table of facts meets it.
+MAX_LINE_BYTES = 16 * 2 ** 20
 
 
 def _refuse(path: Path, reason: str, line: int | None = None) -> InvalidArguments:
@@ -32,8 +36,8 @@ def _refuse(path: Path, reason: str, line: int | None = None) -> InvalidArgument
     return InvalidArguments(f"{where}: {reason}", file=str(path), **({"line": line} if line is not None else {}))
 
 
-def read_text(path: Path) -> str:
-    """A whole UTF-8 text file, if it is a regular file (checked on the opened file, without blocking)."""
+def _open_regular(path: Path) -> BinaryIO:
+    """The file opened for reading, if it is a regular file (checked on the opened file, without blocking)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
@@ -44,18 +48,56 @@ def read_text(path: Path) -> str:
         kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
         raise _refuse(path, f"{kind}; only regular files can be imported")
     os.set_blocking(fd, True)
-    with os.fdopen(fd, "rb") as handle:
+    return os.fdopen(fd, "rb")
+
+
+def _not_utf8(path: Path, data: bytes, exc: UnicodeDecodeError, line: int) -> InvalidArguments:
+    return _refuse(path, f"not UTF-8 text (byte 0x{data[exc.start]:02x} cannot be decoded)", line)
+
+
+def read_text(path: Path) -> str:
+    """A whole UTF-8 text file, if it is a regular file."""
+    with _open_regular(path) as handle:
         data = handle.read()
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise _refuse(path, f"not UTF-8 text (byte 0x{data[exc.start]:02x} cannot be decoded)", line) from None
+        raise _not_utf8(path, data, exc, data.count(b"\n", 0, exc.start) + 1) from None
+
+
+def read_lines(path: Path) -> Iterator[str]:
+    """The lines of a UTF-8 text file one at a time, each with its `\n` (only `\n` ends a line here, so line
+    numbers are those of read_text's errors): a file of any size is read in bounded memory. A line longer
+    than MAX_LINE_BYTES is refused without being read whole (no fact is that long)."""
+    with _open_regular(path) as handle:
+        number = 0
+        while True:
+            raw = handle.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
+            number += 1
+            if len(raw) > MAX_LINE_BYTES:
+                raise _refuse(path, f"a line longer than {MAX_LINE_BYTES:,} bytes", number)
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise _not_utf8(path, raw, exc, number) from None
+
+
+def count_lines(path: Path) -> int:
+    """How many lines a file has (what a progress bar counts toward), read in blocks."""
+    ends, last = 0, b"\n"
+    with _open_regular(path) as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            ends, last = ends + block.count(b"\n"), block[-1:]
+    return ends + (last != b"\n")
 
 
 def cell_value(text: str, path: Path, line: int) -> Term:
     """A CSV cell: integers and finite floats as numbers, anything else as the atom with exactly that text."""
     if _INT.match(text):
+        if len(text) - text.startswith("-") > MAX_INTEGER_DIGITS:
+            raise _refuse(path, f"an integer with more than {MAX_INTEGER_DIGITS} digits", line)
         return int(text)
     if _FLOAT.match(text):
         value = float(text)
@@ -68,6 +110,9 @@ def cell_value(text: str, path: Path, line: int) -> Term:
 def _fact(predicate: str | None, args: list, where: str) -> Term:
     if not predicate:
         raise InvalidArguments(f"{where}: rows without a predicate need --predicate")
+    plain = plain_fact(predicate, args)  # most rows: the same fact without printing and parsing it
+    if plain is not None:
+        return plain
     term = Compound(predicate, tuple(args)) if args else predicate
     return parse_fact(format_term(term), where)
 
@@ -76,7 +121,7 @@ def read_csv(path: Path, predicate: str | None, header: bool) -> Iterator[Term]:
     """One fact per row; every row has as many cells as the first (a ragged file would define several
     predicates of different arities)."""
     width = None
-    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    reader = csv.reader(_csv_lines(path))
     try:
         for row in reader:
             line = reader.line_num
@@ -93,15 +138,26 @@ def read_csv(path: Path, predicate: str | None, header: bool) -> Iterator[Term]:
         raise _refuse(path, f"not CSV ({exc})", reader.line_num) from None
 
 
+def _csv_lines(path: Path) -> Iterator[str]:
+    """The file's lines as the csv module reads them (a text file opened with newline=""): a lone `\r` ends
+    a line too."""
+    for line in read_lines(path):
+        if "\r" in line:
+            yield from _LONE_CR.split(line)
+        else:
+            yield line
+
+
 def _json_lines(path: Path) -> Iterator[tuple[str, object]]:
-    """(where, value) for each non-blank line of a JSON Lines file; NaN, Infinity and numbers too large
-    for a float are refused."""
-    for line, raw in enumerate(read_text(path).split("\n"), 1):  # only newlines end a line (as in JSON Lines)
+    """(where, value) for each non-blank line of a JSON Lines file; NaN, Infinity, numbers too large
+    for a float and integers longer than the parser's are refused."""
+    for line, raw in enumerate(read_lines(path), 1):  # only newlines end a line (as in JSON Lines)
         if not raw.strip():
             continue
         where = f"{path}:{line}"
         try:
-            yield where, json.loads(raw, parse_constant=_non_finite(path, line), parse_float=_finite_float(path, line))
+            yield where, json.loads(raw, parse_constant=_non_finite(path, line), parse_float=_finite_float(path, line),
+                                    parse_int=_bounded_int(path, line))
         except json.JSONDecodeError as exc:
             raise InvalidArguments(f"{where}: not JSON ({exc.msg})", file=str(path), line=line) from None
 
@@ -118,6 +174,14 @@ def _finite_float(path: Path, line: int):
         if not math.isfinite(value):
             raise _refuse(path, f"{text} is not a finite number", line)
         return value
+    return parse
+
+
+def _bounded_int(path: Path, line: int):
+    def parse(text: str) -> int:
+        if len(text) - text.startswith("-") > MAX_INTEGER_DIGITS:
+            raise _refuse(path, f"an integer with more than {MAX_INTEGER_DIGITS} digits", line)
+        return int(text)
     return parse
 
 

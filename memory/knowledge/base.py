@@ -9,8 +9,8 @@ from typing import Any
 from ..datalog import Budget, Normalizer, Program, analyze, evaluate_program, explain, solve
 from ..datalog.proofs import map_tree
 from ..errors import Conflict, InvalidArguments, NotFound
-from ..store.repository import Repository, Transaction, Visibility, new_fact
-from typing import Iterable
+from ..store.repository import IMPORT_BATCH, Repository, Transaction, Visibility, new_fact
+from typing import Callable, Iterable
 
 from ..terms import Compound, Term, format_term, indicator, parse_term
 from ..terms.codec import to_json
@@ -154,16 +154,20 @@ class KnowledgeBase:
                             {"fact": text, "removed": removed, "remaining_supports": supports})
         return FactChange(text, segment.name, False, removed=removed, supports=supports)
 
-    def add_facts(self, terms: Iterable[Term], memory: str | None = None, operation: str = "import_facts") -> tuple[int, int]:
-        """Assert many checked facts in one transaction with one audit row; returns (new, already there)."""
-        rows = [new_fact(term) for term in terms]
+    def add_facts(self, terms: Iterable[Term], memory: str | None = None, operation: str = "import_facts",
+                  batch: int = IMPORT_BATCH, progress: Callable[[int], None] | None = None) -> tuple[int, int]:
+        """Assert many checked facts in one transaction with one audit row; returns (new, already there).
+
+        `terms` is read as it is stored, `batch` at a time (memory/store/repository/facts.py assert_all), so a
+        file's rows stream through in bounded memory; an error it raises part-way changes nothing."""
         with self.repository.write() as tx:
             segment = resolve(tx, memory, write=True)
-            added = tx.facts.assert_many(segment.id, rows, self.actor, self.visibility(tx))
+            added, read = tx.facts.assert_all(segment.id, map(new_fact, terms), self.actor, self.visibility(tx),
+                                              batch, progress)
             if added:
                 bump_generation(tx, segment)
-            tx.audit.record(self.actor, operation, segment.name, {"facts": len(rows), "added": added})
-        return added, len(rows) - added
+            tx.audit.record(self.actor, operation, segment.name, {"facts": read, "added": added})
+        return added, read - added
 
     def list_facts(self, memory: str | None = None, functor: str | None = None, arity: int | None = None,
                    limit: int | None = None, offset: int = 0) -> Page:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from ..datalog.program import check_user_predicate
 from ..errors import InvalidArguments, InvalidProgram, TermSyntaxError
 from ..terms import Compound, Term, Var, format_term, map_leaves, parse_term, variables
-from ..validation import require_text
+from ..terms.plain import is_plain_fact, plain_text_bound
+from ..validation import MAX_TEXT_CHARS, require_text
 
 
 def _predicate_term(text: object, argument: str, example: str) -> Term:
@@ -31,6 +32,20 @@ FACT_EXAMPLE = "an atom or compound term such as human(socrates)"
 def parse_fact(text: object, argument: str = "fact") -> Term:
     """A ground atom or compound term that is a user predicate."""
     return check_fact(_predicate_term(text, argument, FACT_EXAMPLE), argument)
+
+
+def plain_fact(name: str, args: list) -> Term | None:
+    """`name(args...)` as a fact when it is plain (memory.terms.plain): exactly what parse_fact gives for its
+    canonical text, built without printing and parsing it. None when it is not plain or not acceptable (the
+    caller then takes the general way, which says why)."""
+    if not is_plain_fact(name, args) or plain_text_bound(name, args) > MAX_TEXT_CHARS:
+        return None
+    term = Compound(name, tuple(args))
+    try:
+        check_user_predicate(term, "fact")
+    except InvalidProgram:
+        return None
+    return term
 
 
 def check_fact(term: Term, argument: str = "fact") -> Term:

@@ -5,16 +5,27 @@ supports is, and what a write reports is computed over visible supports only."""
 
 from __future__ import annotations
 
+from itertools import islice
+from typing import Callable, Iterable
+
 from ...terms import Compound, Term, format_term, indicator
 from ...terms.codec import decode_args, encode_args
+from ...terms.plain import plain_forms
 from ...clock import utc_now
 from ._visibility import seen, visible
 from .records import FactListing, FactRow, NewFact, Visibility
 from .supports import release, visible_supports
 
 
+IMPORT_BATCH = 10_000  # facts per set-based step of a stream (assert_all)
+
+
 def new_fact(term: Term) -> NewFact:
     """A checked ground fact in the form `Facts` stores it."""
+    if type(term) is Compound:  # most bulk facts: their forms without the printer and the codec
+        forms = plain_forms(term.functor, term.args)
+        if forms is not None:
+            return NewFact(term.functor, len(term.args), *forms)
     functor, arity = indicator(term)
     return NewFact(functor, arity, format_term(term), encode_args(term.args if type(term) is Compound else ()))
 
@@ -139,22 +150,56 @@ class Facts:
                            (fact_id, kind, ref, actor, at))
         return fact_id, created, self._conn.changes() > 0
 
-    def assert_many(self, segment_id: int, facts: list[NewFact], actor: str,
-                    visibility: Visibility | None = None) -> int:
-        """Give many facts an `asserted` support; returns how many the caller did not see before."""
+    def assert_all(self, segment_id: int, facts: Iterable[NewFact], actor: str, visibility: Visibility | None = None,
+                   batch: int = IMPORT_BATCH, progress: Callable[[int], None] | None = None) -> tuple[int, int]:
+        """Give a stream of facts an `asserted` support, `batch` facts at a time, all in the caller's transaction
+        and with one creation time: whatever the stream's length, memory holds one batch (an error the stream
+        raises part-way undoes everything with the transaction). `progress` gets each batch's size.
+
+        Returns (how many the caller did not see before, how many were read): a fact read twice counts once
+        as added, as a fact already there the second time."""
         at = utc_now(self._conn.clock)
-        before = self.count(segment_id, visibility)
-        self._conn.executemany(
-            "INSERT INTO facts (segment_id, functor, arity, text, args, created_at) VALUES (?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (segment_id, text) DO NOTHING",
-            [(segment_id, functor, arity, text, args, at) for functor, arity, text, args in facts],
-        )
-        self._conn.executemany(
+        added = read = 0
+        rows = iter(facts)
+        while part := list(islice(rows, batch)):
+            added += self.assert_many(segment_id, part, actor, visibility, at)
+            read += len(part)
+            if progress is not None:
+                progress(len(part))
+        return added, read
+
+    def assert_many(self, segment_id: int, facts: list[NewFact], actor: str,
+                    visibility: Visibility | None = None, at: str | None = None) -> int:
+        """Give many facts an `asserted` support; returns how many the caller did not see before (once each).
+
+        Set-based: the facts go to a temporary table, then one statement each inserts the new fact rows (in
+        the order given), counts the rows already there that only supports hidden from the caller held (new
+        to the caller too), and adds the supports. A fact row that existed is visible afterwards (an
+        asserted support is seen by everyone), so that count plus the rows created is exactly how many more
+        facts the caller sees."""
+        at = at or utc_now(self._conn.clock)
+        conn = self._conn
+        # Connection-private scratch space (TEMP), not part of the database's schema; emptied before and after.
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS fact_import (functor TEXT, arity INTEGER, text TEXT, args TEXT)")
+        conn.execute("DELETE FROM temp.fact_import")
+        conn.executemany("INSERT INTO temp.fact_import (functor, arity, text, args) VALUES (?, ?, ?, ?)", facts)
+        hidden = 0
+        if visibility is not None:  # without one every existing row is visible
+            condition, params = visible(visibility)
+            hidden = conn.execute(
+                f"SELECT count(*) FROM facts AS f WHERE f.segment_id = ? AND f.text IN "
+                f"(SELECT text FROM temp.fact_import) AND NOT {condition}", (segment_id, *params)).fetchone()[0]
+        conn.execute(
+            "INSERT INTO facts (segment_id, functor, arity, text, args, created_at) "
+            "SELECT ?, functor, arity, text, args, ? FROM temp.fact_import WHERE true ORDER BY rowid "
+            "ON CONFLICT (segment_id, text) DO NOTHING", (segment_id, at))
+        created = conn.changes()
+        conn.execute(
             "INSERT OR IGNORE INTO supports (fact_id, kind, ref, actor, created_at) "
-            "SELECT id, 'asserted', '', ?, ? FROM facts WHERE segment_id = ? AND text = ?",
-            [(actor, at, segment_id, fact.text) for fact in facts],
-        )
-        return self.count(segment_id, visibility) - before
+            "SELECT f.id, 'asserted', '', ?, ? FROM temp.fact_import AS i "
+            "JOIN facts AS f ON f.segment_id = ? AND f.text = i.text ORDER BY i.rowid", (actor, at, segment_id))
+        conn.execute("DELETE FROM temp.fact_import")
+        return created + hidden
 
     def release(self, fact_id: int, visibility: Visibility | None = None) -> list[str]:
         """After supports were removed: delete the fact row when none is left at all. Returns the supports the
