@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from memory.errors import InvalidArguments
-from memory.knowledge.parsing import parse_fact, plain_fact
+from memory.knowledge.parsing import parse_fact, plain_fact, plain_row
 from memory.terms import Compound, Float, String, Term, format_term
 from memory.terms.codec import from_json
 from memory.terms.lexer import MAX_INTEGER_DIGITS
@@ -133,7 +133,10 @@ def read_csv(path: Path, predicate: str | None, header: bool) -> Iterator[Term]:
                 raise _refuse(path, f"{len(row)} cell(s) where the first row has {width}", line)
             if header and line == 1:
                 continue
-            yield _fact(predicate, [cell_value(c, path, line) for c in row], f"{path}:{line}")
+            # most rows: the fact the general way gives, without converting each cell, printing and parsing it
+            plain = plain_row(predicate, row) if predicate else None
+            yield plain if plain is not None else _fact(predicate, [cell_value(c, path, line) for c in row],
+                                                        f"{path}:{line}")
     except csv.Error as exc:
         raise _refuse(path, f"not CSV ({exc})", reader.line_num) from None
 

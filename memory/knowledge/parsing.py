@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..datalog.program import check_user_predicate
 from ..errors import InvalidArguments, InvalidProgram, TermSyntaxError
 from ..terms import Compound, Term, Var, format_term, map_leaves, parse_term, variables
-from ..terms.plain import is_plain_fact, plain_text_bound
+from ..terms.plain import is_plain_atom, plain_cells, plain_forms
 from ..validation import MAX_TEXT_CHARS, require_text
 
 
@@ -35,17 +35,40 @@ def parse_fact(text: object, argument: str = "fact") -> Term:
 
 
 def plain_fact(name: str, args: list) -> Term | None:
-    """`name(args...)` as a fact when it is plain (memory.terms.plain): exactly what parse_fact gives for its
-    canonical text, built without printing and parsing it. None when it is not plain or not acceptable (the
-    caller then takes the general way, which says why)."""
-    if not is_plain_fact(name, args) or plain_text_bound(name, args) > MAX_TEXT_CHARS:
-        return None
-    term = Compound(name, tuple(args))
-    try:
-        check_user_predicate(term, "fact")
-    except InvalidProgram:
-        return None
-    return term
+    """`name(args...)` as a fact when the name and the arguments are plain (memory.terms.plain): exactly what
+    parse_fact gives for its canonical text, built without printing and parsing it. None when it is not plain
+    or not acceptable (the caller then takes the general way, which says why)."""
+    forms = plain_forms(name, args) if _plain_predicate(name, len(args)) else None
+    return None if forms is None or len(forms[0]) > MAX_TEXT_CHARS else Compound(name, tuple(args))
+
+
+def plain_row(name: str, cells: list[str]) -> Term | None:
+    """plain_fact for a CSV row's cells as read (plain atoms' names and integers' digits), or None."""
+    if not _plain_predicate(name, len(cells)) or len(name) + 2 * len(cells) + sum(map(len, cells)) > MAX_TEXT_CHARS:
+        return None  # (an integer's text is never longer than its cell)
+    values = plain_cells(cells)
+    return None if values is None else Compound(name, tuple(values))
+
+
+_PLAIN_PREDICATES: dict[tuple[str, int], bool] = {}
+
+
+def _plain_predicate(name: str, arity: int) -> bool:
+    """Whether facts `name/arity` with plain arguments may be built directly: a plain name that
+    check_user_predicate accepts (remembered: an import asks once per row)."""
+    key = (name, arity)
+    known = _PLAIN_PREDICATES.get(key)
+    if known is None:
+        known = arity > 0 and is_plain_atom(name)
+        if known:
+            try:
+                check_user_predicate(Compound(name, (0,) * arity), "fact")
+            except InvalidProgram:
+                known = False
+        if len(_PLAIN_PREDICATES) >= 1024:  # names come from input: keep the memo small
+            _PLAIN_PREDICATES.clear()
+        _PLAIN_PREDICATES[key] = known
+    return known
 
 
 def check_fact(term: Term, argument: str = "fact") -> Term:

@@ -5,7 +5,7 @@ a name applied to small integers and unquoted atoms. For those, the general form
 
 - a plain atom (ASCII letter first lower case, then letters, digits, `_`; not an operator) prints as its
   name in every position and encodes as its name in double quotes (nothing in it needs a JSON escape);
-- an integer with fewer than 19 digits prints and encodes as `str(n)`, and reads back as the same integer;
+- a plain integer (at most 18 digits, so strictly between -10**18 and 10**18) prints and encodes as `str(n)`, and reads back as the same integer;
 - a compound whose functor is a plain atom prints as `f(a1, a2)`, never in operator form.
 
 tests/test_bulk_import.py holds these against format_term, encode_args and the parser for every value
@@ -18,40 +18,37 @@ import re
 
 from .operators import ALL_OPERATORS
 
-_PLAIN_ATOM = re.compile(r"[a-z][A-Za-z0-9_]*")
-PLAIN_INT_LIMIT = 10 ** 18  # integers strictly between -limit and limit are plain
-_PLAIN_INT_CHARS = 19  # the longest text of a plain integer: a sign and 18 digits
+_ATOM = r"[a-z][A-Za-z0-9_]*"
+_INTEGER = r"-?[0-9]{1,18}"
+_PLAIN_ATOM = re.compile(_ATOM)
+_PLAIN_CELLS = re.compile(rf"(?:{_ATOM}|{_INTEGER})(?:,(?:{_ATOM}|{_INTEGER}))*")
+_PLAIN_JSON = re.compile(rf"(?:\"{_ATOM}\"|{_INTEGER})(?:,(?:\"{_ATOM}\"|{_INTEGER}))*")
 
 
 def is_plain_atom(value: object) -> bool:
-    return type(value) is str and _PLAIN_ATOM.fullmatch(value) is not None and value not in ALL_OPERATORS
+    return type(value) is str and value not in ALL_OPERATORS and _PLAIN_ATOM.fullmatch(value) is not None
 
 
-def _plain_args(args: tuple | list) -> bool:
-    for value in args:
-        kind = type(value)
-        if kind is int:
-            if not -PLAIN_INT_LIMIT < value < PLAIN_INT_LIMIT:  # type: ignore[operator]
-                return False
-        elif kind is not str or _PLAIN_ATOM.fullmatch(value) is None or value in ALL_OPERATORS:  # type: ignore[arg-type]
-            return False
-    return True
-
-
-def is_plain_fact(functor: str, args: tuple | list) -> bool:
-    """Whether `functor(args...)` (at least one argument) has the plain forms below."""
-    return bool(args) and is_plain_atom(functor) and _plain_args(args)
-
-
-def plain_text_bound(functor: str, args: tuple | list) -> int:
-    """An upper bound on the length of a plain fact's text, without building it."""
-    return len(functor) + 2 * len(args) + sum(len(a) if type(a) is str else _PLAIN_INT_CHARS for a in args)
+def plain_cells(cells: list[str]) -> list | None:
+    """The values of text cells (a CSV row) when every one is a plain atom's name or a plain integer's decimal
+    digits (leading zeros allowed, as `int` reads them), checked with one match over the row; None otherwise."""
+    joined = ",".join(cells)
+    if (joined.count(",") != len(cells) - 1 or _PLAIN_CELLS.fullmatch(joined) is None
+            or not ALL_OPERATORS.isdisjoint(cells)):
+        return None
+    return [c if "a" <= c[0] <= "z" else int(c) for c in cells]
 
 
 def plain_forms(functor: str, args: tuple | list) -> tuple[str, str] | None:
-    """(canonical text, stored JSON arguments) of a plain fact, or None when it is not plain."""
-    if not is_plain_fact(functor, args):
+    """(canonical text, stored JSON arguments) of `functor(args...)` when the functor and every argument are
+    plain (at least one argument), or None. The JSON is built first and checked with one match: with exactly
+    one comma per separator, each part is a double-quoted atom name (only a `str` is quoted) or an integer's
+    digits (only an `int` is written bare; anything else becomes `?`, which no part matches). The text is then
+    the JSON without its quotes, with `, ` between the arguments."""
+    if not args or not is_plain_atom(functor):
         return None
-    texts = [a if type(a) is str else str(a) for a in args]
-    return (f"{functor}({', '.join(texts)})",
-            "[" + ",".join(f'"{a}"' if type(a) is str else t for a, t in zip(args, texts)) + "]")
+    encoded = ",".join([f'"{a}"' if type(a) is str else str(a) if type(a) is int else "?" for a in args])
+    if (encoded.count(",") != len(args) - 1 or _PLAIN_JSON.fullmatch(encoded) is None
+            or not ALL_OPERATORS.isdisjoint(args)):
+        return None
+    return f"{functor}({encoded.replace(chr(34), '').replace(',', ', ')})", f"[{encoded}]"
