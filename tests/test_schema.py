@@ -17,7 +17,8 @@ def _strip_sql(sql: str | None) -> str:
         return ""
     sql = re.sub(r"--[^\n]*", "", sql)
     sql = re.sub(r"/\*.*?\*/", "", sql, flags=re.S)
-    return re.sub(r"\s+", " ", sql).strip().lower()
+    sql = re.sub(r"\s+", " ", sql).strip().lower()
+    return re.sub(r" ?([(),]) ?", r"\1", sql)  # ALTER TABLE ... ADD COLUMN spaces its commas its own way
 
 
 def describe(conn: apsw.Connection) -> dict:

@@ -143,7 +143,7 @@ def _component_rounds(preds: set, rules: list[Rule], recursive: bool, rels: Rela
                       index_of: dict, budget: Budget, counter: int, work: dict) -> int:
     """`work` names the big containers of the round in progress, for `release` after a failure."""
     for pred in preds:
-        rels.get(pred)
+        rels.writable(pred)
     exit_rules, recursive_rules = [], []
     for rule in rules:
         positions = [i for i, lit in enumerate(rule.body) if isinstance(lit, Lit) and lit.pred in preds]

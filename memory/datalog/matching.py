@@ -24,17 +24,19 @@ from .rows import MISSING, match_pattern, term_getter
 class BodyMatcher:
     """Matches rule bodies against relations {pred: {tuple: provenance code}}."""
 
-    def __init__(self, relations: dict, budget=None) -> None:
+    def __init__(self, relations: dict, budget=None, indexes: dict | None = None) -> None:
+        """`indexes`: pred -> {columns: index} already built over those very relations (an evaluation's, kept
+        warm with a stored relation); indexes built here are filed there too."""
         self.relations = relations
         self.budget = budget  # checked at every step: a search can backtrack a long time
-        self.indexes: dict = {}
+        self.indexes: dict = {} if indexes is None else indexes
         self.ready: dict = {}  # (rule, remaining literals, bound variables) -> the literal to try next
         self.compiled: dict = {}  # builtin steps, per literal and bound variables (see `check_builtin`)
 
     @classmethod
     def over(cls, model, budget=None) -> "BodyMatcher":
         """A matcher over an evaluated model's relations."""
-        return cls(model.relations.rel, budget)
+        return cls(model.relations.rel, budget, model.relations.indexes)
 
     def candidates(self, pred, args: tuple, binding: dict):
         """The tuples of `pred` that agree with the arguments bound under `binding` (a superset for
@@ -52,9 +54,12 @@ class BodyMatcher:
         if not key_cols:
             return relation.keys()  # a view: only the literal chosen is copied, when filtered by stamp
         cols = tuple(key_cols)
-        idx = self.indexes.get((pred, cols))
+        per_pred = self.indexes.get(pred)
+        if per_pred is None:
+            per_pred = self.indexes[pred] = {}
+        idx = per_pred.get(cols)
         if idx is None:
-            idx = self.indexes[(pred, cols)] = build_index(relation, cols)
+            idx = per_pred[cols] = build_index(relation, cols)
         return idx.get(index_key(tuple(key)), [])
 
     def derivation(self, rule: Rule, head: tuple, stamp: int) -> list | None:

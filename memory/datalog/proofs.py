@@ -83,11 +83,12 @@ def flatten_tree(tree: dict) -> list[dict]:
 
 
 class ProofBuilder:
-    def __init__(self, program: Program, rules: list[Rule], relations: dict, budget=None) -> None:
+    def __init__(self, program: Program, rules: list[Rule], relations: dict, budget=None,
+                 indexes: dict | None = None) -> None:
         self.program = program
         self.rules = rules  # evaluated rules; code index i -> rules[i - 1]
         self.relations = relations  # original pred -> {tuple: code}
-        self.matcher = BodyMatcher(relations, budget)
+        self.matcher = BodyMatcher(relations, budget, indexes)  # indexes: as BodyMatcher takes them
         self.nodes = 0
 
     def prove(self, pred: Pred, args: tuple, depth: int, max_depth: int | None) -> ProofNode | None:

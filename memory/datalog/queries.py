@@ -179,11 +179,27 @@ def explain(program: Program, fact: Term, load: EdbLoader, *, max_depth: int | N
     extended, roots, _ = _with_goal(program, fact)
     budget = budget or Budget()
     model, rules = _evaluate_for(extended, roots, load, budget, demand=True, factor=False)
-    merged: dict = {}
-    for key, relation in model.relations.rel.items():
-        target = merged.setdefault(key.original, {})
-        for t, code in relation.items():
-            old = target.get(t)
-            if old is None or (code >> RULE_BITS) < (old >> RULE_BITS):
-                target[t] = code
-    return ProofBuilder(extended, model.rules, merged, budget).prove(pred, args, 1, max_depth)
+    merged, indexes = _by_original(model)
+    return ProofBuilder(extended, model.rules, merged, budget, indexes).prove(pred, args, 1, max_depth)
+
+
+def _by_original(model: Model) -> tuple[dict, dict]:
+    """The model's relations per original predicate, the demand rewrite's adorned copies merged (a tuple keeps its
+    earliest stamp), and the indexes already built over those that needed no merging: a stored relation is read
+    in place, indexes and all, not copied."""
+    keys: dict = {}
+    for key in model.relations.rel:
+        keys.setdefault(key.original, []).append(key)
+    merged, indexes = {}, {}
+    for original, group in keys.items():
+        if group == [original]:
+            merged[original] = model.relations.rel[original]
+            indexes[original] = model.relations.indexes.setdefault(original, {})
+            continue
+        target = merged[original] = {}
+        for key in group:
+            for t, code in model.relations.rel[key].items():
+                old = target.get(t)
+                if old is None or (code >> RULE_BITS) < (old >> RULE_BITS):
+                    target[t] = code
+    return merged, indexes

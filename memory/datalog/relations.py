@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import weakref
 from itertools import islice
 from operator import itemgetter
 from typing import Callable, Iterable
@@ -36,10 +38,63 @@ def index_key(values: tuple):
     return values[0] if len(values) == 1 else values
 
 
+class StoredRelation:
+    """Base tuples kept from one evaluation to the next, with the hash indexes evaluations built over them.
+
+    An evaluation given one reads it in place (no copy) and files the indexes it builds here, so the next
+    evaluation finds them built; it never adds to it (a predicate that rules also derive into gets its own
+    copy). The owner grows it with `grown` when new facts arrive."""
+
+    __slots__ = ("tuples", "indexes", "users")
+
+    def __init__(self, tuples: Iterable[tuple] = EMPTY) -> None:
+        self.tuples: dict = dict.fromkeys(tuples, 0)
+        self.indexes: dict = {}  # columns -> index, as `Relations.index` builds them
+        self.users = 0  # evaluations reading it now (in this process): it is not grown under them
+
+    def __len__(self) -> int:
+        return len(self.tuples)
+
+    def grown(self, new: Iterable[tuple]) -> "StoredRelation":
+        """This relation with the tuples `new` added, its indexes kept current: itself, or a copy when an
+        evaluation is reading it now."""
+        fresh = [t for t in new if t not in self.tuples]
+        if not fresh:
+            return self
+        with _PINS:  # an evaluation pins it (Relations.load) before or after this, never during
+            if not self.users:
+                self._add(fresh)
+                return self
+        copy = StoredRelation()
+        copy.tuples = dict(self.tuples)
+        copy._add(fresh)
+        return copy
+
+    def _add(self, fresh: list) -> None:
+        self.tuples.update(dict.fromkeys(fresh, 0))
+        for columns, idx in self.indexes.items():
+            _file(idx, key_function(columns), fresh)
+
+
+_PINS = threading.Lock()
+
+
+def _unpin(pinned: list) -> None:
+    with _PINS:
+        for stored in pinned:
+            stored.users -= 1
+        pinned.clear()
+
+
 class Relations:
     def __init__(self) -> None:
         self.rel: dict = {}
         self.indexes: dict = {}
+        self.shared: set = set()  # predicates whose relation and indexes are a StoredRelation's: read only
+        # The StoredRelations read in place: their owner does not grow them while anything can still read them
+        # through these relations (until `release`, or until this object is gone).
+        self._pinned: list = []
+        self._unpin = weakref.finalize(self, _unpin, self._pinned)
 
     def get(self, pred) -> dict:
         relation = self.rel.get(pred)
@@ -47,9 +102,28 @@ class Relations:
             relation = self.rel[pred] = {}
         return relation
 
-    def load(self, pred, tuples: Iterable[tuple]) -> None:
-        """Base tuples (provenance code 0); tuples already present keep their code."""
-        relation = self.get(pred)
+    def writable(self, pred) -> dict:
+        """The relation of a predicate that this evaluation adds to: its own copy of a shared one."""
+        if pred in self.shared:
+            self.shared.discard(pred)
+            self.rel[pred] = dict(self.rel[pred])
+            self.indexes[pred] = {}
+        return self.get(pred)
+
+    def load(self, pred, tuples) -> None:
+        """Base tuples (provenance code 0); tuples already present keep their code. A StoredRelation is used in
+        place, indexes and all."""
+        if type(tuples) is StoredRelation:
+            if pred not in self.rel:
+                with _PINS:
+                    tuples.users += 1
+                    self._pinned.append(tuples)
+                self.rel[pred] = tuples.tuples
+                self.indexes[pred] = tuples.indexes
+                self.shared.add(pred)
+                return
+            tuples = tuples.tuples.keys()
+        relation = self.writable(pred)
         if relation:
             for t in tuples:
                 relation.setdefault(t, 0)
@@ -66,14 +140,21 @@ class Relations:
         return idx
 
     def release(self) -> None:
-        """Empty every relation and index gradually (see `release`)."""
-        release(self.indexes, self.rel)
+        """Empty every relation and index of this evaluation's own gradually (see `release`); shared ones stay
+        with their owner."""
+        own = [pred for pred in self.rel if pred not in self.shared]
+        rel, indexes = {p: self.rel[p] for p in own}, {p: self.indexes[p] for p in own if p in self.indexes}
+        self.rel.clear()
+        self.indexes.clear()
+        self.shared.clear()
+        self._unpin()
+        release(indexes, rel)
 
     def add(self, pred, new: dict, budget=None) -> None:
         """Merge newly derived tuples (already known to be new) and keep the indexes current."""
         if not new:
             return
-        relation = self.get(pred)
+        relation = self.writable(pred)
         if len(new) <= RELEASE_SLICE:
             relation.update(new)
         else:  # one big update would hold the interpreter lock throughout

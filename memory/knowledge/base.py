@@ -8,6 +8,7 @@ from typing import Any
 
 from ..datalog import Budget, Normalizer, Program, analyze, evaluate_program, explain, solve
 from ..datalog.proofs import map_tree
+from ..datalog.relations import StoredRelation
 from ..errors import Conflict, InvalidArguments, NotFound
 from ..store.repository import IMPORT_BATCH, Repository, Transaction, Visibility, new_fact
 from typing import Callable, Iterable
@@ -20,6 +21,7 @@ from .collaborators import ComputedRelations, GlobalSource, ProjectionGuard, Sup
 from .proof_edges import model_conclusions, proof_conclusions, record_proof, write_conclusions
 from .segments import DEFAULT, Segment, bump_generation, resolve
 from .undefined import undefined_warnings
+from .warm import WarmRelations
 
 MAX_LIMIT = 10_000
 MATERIALIZE_ATTEMPTS = 3
@@ -112,7 +114,7 @@ class KnowledgeBase:
         self.actor = actor
         self.budget = budget or Budget()
         self._programs: dict = {}  # segment id -> (generation, Program)
-        self._facts: dict = {}  # (segment id, pred) -> (generation, tuples)
+        self.warm = WarmRelations()  # stored predicates kept in memory across calls
         self.global_source = global_source
         self._visibility = visibility
         self.projection_guard = projection_guard
@@ -266,9 +268,9 @@ class KnowledgeBase:
                     if other.scope == "global" and self.global_source is not None:
                         out[pred] = self.global_source().facts_of(other.name, pred.name, pred.arity)
                     else:
-                        out[pred] = self._tuples(conn, other, pred.name, pred.arity)
+                        out[pred] = self._relation(conn, other, pred.name, pred.arity)
                 elif pred.is_stored:
-                    out[pred] = self._tuples(conn, segment, pred.name, pred.arity)
+                    out[pred] = self._relation(conn, segment, pred.name, pred.arity)
             return out
         return load
 
@@ -281,25 +283,22 @@ class KnowledgeBase:
         return load
 
     def facts_of(self, memory: str, functor: str, arity: int) -> list:
-        """Base tuples of one predicate of a segment, read in their own transaction."""
+        """Base tuples of one predicate of a segment, read in their own transaction (a list the caller owns)."""
         with self.repository.read() as tx:
-            return self._tuples(tx, resolve(tx, memory), functor, arity)
+            return list(self._relation(tx, resolve(tx, memory), functor, arity).tuples)
 
     def rules_of(self, memory: str) -> list[tuple[int, str]]:
         """(id, text) of a segment's rules in definition order, read in their own transaction."""
         with self.repository.read() as tx:
             return tx.rules.texts(resolve(tx, memory).id)
 
-    def _tuples(self, tx: Transaction, segment: Segment, functor: str, arity: int) -> list:
-        key = (segment.id, functor, arity)
-        cached = self._facts.get(key)
-        if cached and cached[0] == segment.generation:
-            return cached[1]
-        tuples = self.stored_tuples(tx, segment, functor, arity)
+    def _relation(self, tx: Transaction, segment: Segment, functor: str, arity: int) -> StoredRelation:
+        """A stored predicate's visible facts, warm across calls (`WarmRelations`), with the tuples computed
+        relations add to the default segment."""
+        computed = None
         if self.computed is not None and segment.name == DEFAULT and (functor, arity) in self.computed.preds:
-            tuples += self.computed.tuples(tx, (functor, arity))
-        self._facts[key] = (segment.generation, tuples)
-        return tuples
+            computed = lambda: self.computed.tuples(tx, (functor, arity))  # noqa: E731
+        return self.warm.relation(tx, segment, functor, arity, self.visibility(tx), computed)
 
     def stored_tuples(self, tx: Transaction, segment: Segment, functor: str, arity: int) -> list:
         """The stored facts of one predicate the caller may see, as engine tuples (a new list)."""

@@ -107,9 +107,28 @@ def _fmt_leaf(term: Term, operand: bool, shared: set) -> str:
     raise TypeError(f"not a term: {term!r}")
 
 
+def plain_call(functor: str, arity: int) -> bool:
+    """Whether every compound of this name and arity prints as `name(Arg, ...)`: not as a list, braces or an
+    operator (a prefix minus before a number prints either way, so it counts as an operator here)."""
+    return not ((functor == LIST_FUNCTOR and arity == 2) or (functor == "{}" and arity == 1)
+                or (arity == 2 and functor in INFIX and functor != "|") or (arity == 1 and functor in PREFIX))
+
+
+def call_prefix(functor: str, leading: tuple) -> str:
+    """The text every `functor(...)` whose first arguments are the ground terms `leading` starts with, up to the
+    end of the last of them (`edge(5` for `edge(5, X)`): for a name `plain_call` accepts."""
+    return format_atom(functor) + "(" + ", ".join(_fmt(arg, 999, False) for arg in leading)
+
+
+def _plain_layout(functor: str, args: tuple):
+    return [(a, 999, False) for a in args], lambda texts: format_atom(functor) + "(" + ", ".join(texts) + ")"
+
+
 def _compound_layout(term: Compound, max_prec: int):
     """The parts of a compound's text, each (subterm, max priority, is an operand), and how to join their texts."""
     functor, args = term.functor, term.args
+    if plain_call(functor, len(args)):
+        return _plain_layout(functor, args)
     if functor == LIST_FUNCTOR and len(args) == 2:
         items, tail = list_items(term)
         parts = [(item, 999, False) for item in items]
@@ -143,4 +162,4 @@ def _compound_layout(term: Compound, max_prec: int):
             text = f"{functor} {texts[0]}"
             return f"({text})" if priority > max_prec else text
         return [(args[0], prefix_argument_limit(priority, kind), True)], join_prefix
-    return [(a, 999, False) for a in args], lambda texts: format_atom(functor) + "(" + ", ".join(texts) + ")"
+    return _plain_layout(functor, args)

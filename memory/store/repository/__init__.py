@@ -7,11 +7,12 @@ that take and return plain values, dataclasses and tuples; ids come back from th
 docs/storage.md for the interface and what it needs from a store."""
 
 from .facts import IMPORT_BATCH, new_fact
-from .records import (AuditRow, DerivedRow, EdgeRow, FactListing, FactRow, NewFact, RuleRow, Segment, SegmentRecord,
-                      SnapshotRow, SupportRow, Visibility)
+from .records import (AuditRow, DerivedRow, EdgeRow, FactListing, FactRow, NewFact, PredicateState, RuleRow, Segment,
+                      SegmentRecord, SnapshotRow, SupportRow, Visibility)
 from .transaction import Repository, Transaction
 
 __all__ = [
-    "IMPORT_BATCH", "AuditRow", "DerivedRow", "EdgeRow", "FactListing", "FactRow", "NewFact", "Repository", "RuleRow", "Segment",
+    "IMPORT_BATCH", "AuditRow", "DerivedRow", "EdgeRow", "FactListing", "FactRow", "NewFact", "PredicateState",
+    "Repository", "RuleRow", "Segment",
     "SegmentRecord", "SnapshotRow", "SupportRow", "Transaction", "Visibility", "new_fact",
 ]

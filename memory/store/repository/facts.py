@@ -13,7 +13,7 @@ from ...terms.codec import decode_args, encode_args
 from ...terms.plain import plain_forms
 from ...clock import utc_now
 from ._visibility import seen, visible
-from .records import FactListing, FactRow, NewFact, Visibility
+from .records import FactListing, FactRow, NewFact, PredicateState, Visibility
 from .supports import release, visible_supports
 
 
@@ -35,15 +35,34 @@ class Facts:
         self._conn = conn
 
     # --- reads --------------------------------------------------------------------------------------
-    def tuples(self, segment_id: int, functor: str, arity: int, visibility: Visibility | None = None) -> list[tuple]:
-        """The arguments of one predicate's visible facts, decoded: the load path of every evaluation, so each row
-        becomes its engine tuple and nothing else (no record per fact). A new list the caller owns: the rows are
-        fetched by the store in one call, which measured faster than stepping its cursor from a generator."""
+    def tuples(self, segment_id: int, functor: str, arity: int, visibility: Visibility | None = None,
+               after: int = 0) -> list[tuple]:
+        """The arguments of one predicate's visible facts (those with an id above `after`), decoded: the load path
+        of every evaluation, so each row becomes its engine tuple and nothing else (no record per fact). A new list
+        the caller owns: the rows are fetched by the store in one call, which measured faster than stepping its
+        cursor from a generator."""
         condition, params = visible(visibility)
         rows = self._conn.execute(
-            f"SELECT args FROM facts AS f WHERE segment_id = ? AND functor = ? AND arity = ? AND {condition}",
-            (segment_id, functor, arity, *params)).fetchall()
+            f"SELECT args FROM facts AS f WHERE segment_id = ? AND functor = ? AND arity = ? AND id > ? AND {condition}",
+            (segment_id, functor, arity, after, *params)).fetchall()
         return [decode_args(row[0]) for row in rows]
+
+    def tuples_by_text(self, segment_id: int, prefix: str, visibility: Visibility | None = None) -> list[tuple]:
+        """The arguments of the visible facts whose canonical text is `prefix` or starts with it and then goes on
+        with `, ` (the leading arguments of a goal, printed), read through the (segment, text) index: a bound
+        lookup costs what it finds, not what the predicate holds."""
+        condition, params = visible(visibility)
+        rows = self._conn.execute(
+            f"SELECT args FROM facts AS f WHERE segment_id = ? AND (text = ? OR (text >= ? AND text < ?)) AND {condition}",
+            (segment_id, prefix, prefix + ", ", prefix + ",!", *params)).fetchall()  # "!" follows " " in every order
+        return [decode_args(row[0]) for row in rows]
+
+    def state(self, segment_id: int, functor: str, arity: int) -> PredicateState:
+        """Where one predicate's facts stand in the change feed (see `PredicateState`)."""
+        return PredicateState(*self._conn.execute(
+            "SELECT coalesce((SELECT reshaped FROM predicate_versions WHERE segment_id = ?1 AND functor = ?2 "
+            "AND arity = ?3), 0), (SELECT vacated FROM segments WHERE id = ?1), coalesce((SELECT max(id) FROM facts "
+            "WHERE segment_id = ?1 AND functor = ?2 AND arity = ?3), 0)", (segment_id, functor, arity)).fetchone())
 
     def find(self, segment_id: int, text: str, visibility: Visibility | None = None) -> int | None:
         """The id of the fact with this canonical text if the caller may see it."""

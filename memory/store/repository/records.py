@@ -43,6 +43,15 @@ class NewFact(NamedTuple):
     args: str  # the arguments in the store's encoding
 
 
+class PredicateState(NamedTuple):
+    """Where a predicate's facts stand in the change feed (migration 0008): a copy read in this state is
+    current while all three stay the same; when only `newest` grew, the copy lacks just the rows above the
+    newest id it read."""
+    reshaped: int  # change number of the last change that was more than new rows (0: none yet)
+    vacated: int  # change number of the last time one of the segment's predicates lost its last fact
+    newest: int  # the highest fact id of the predicate (0: no facts)
+
+
 class FactRow(NamedTuple):
     id: int
     text: str

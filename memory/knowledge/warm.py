@@ -1,0 +1,75 @@
+"""Warm relations: each predicate's visible facts kept in memory from one call to the next.
+
+A long-running process (an evaluation worker, a server evaluating in process) reads a predicate once; before
+each use it asks the store's change feed (migration 0008) where the predicate stands. Unchanged: the copy is
+used as it is, indexes and all. Only new rows since: those rows are read and added. Anything else (a fact
+forgotten, a support moved, a predicate emptied): the predicate is read again. A write to one predicate
+leaves every other copy alone, whichever process made it.
+
+Relations computed from other tables (observations, for the default segment) have no feed of their own: they
+are kept per segment generation, as before."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Callable
+
+from ..datalog.relations import StoredRelation
+from ..store.repository import PredicateState, Transaction, Visibility
+from .segments import Segment
+
+# Tuples kept warm at most (all predicates together); the least recently used copies go first. A tuple of
+# two small values with its dict slot and two indexes takes about 200 bytes.
+WARM_TUPLES = 4_000_000
+
+
+@dataclass
+class _Copy:
+    relation: StoredRelation
+    state: PredicateState
+    generation: int | None  # the segment generation it was read at, for predicates joined by computed relations
+
+
+class WarmRelations:
+    def __init__(self, capacity: int = WARM_TUPLES) -> None:
+        self.capacity = capacity
+        self._copies: OrderedDict = OrderedDict()  # (segment id, functor, arity, visibility) -> _Copy
+        self._lock = threading.Lock()
+
+    def relation(self, tx: Transaction, segment: Segment, functor: str, arity: int, visibility: Visibility | None,
+                 computed: Callable[[], list] | None = None) -> StoredRelation:
+        """The predicate's visible facts as of `tx`, from the warm copy when it is current. `computed`: the
+        tuples other tables add to this predicate (kept per segment generation)."""
+        key = (segment.id, functor, arity, visibility)
+        state = tx.facts.state(segment.id, functor, arity)
+        generation = segment.generation if computed is not None else None
+        with self._lock:
+            copy = self._copies.get(key)
+        if copy is not None and copy.generation == generation and copy.state == state:
+            relation = copy.relation
+        elif (copy is not None and copy.generation == generation and copy.state.reshaped == state.reshaped
+              and copy.state.vacated == state.vacated and copy.state.newest < state.newest):
+            relation = copy.relation.grown(tx.facts.tuples(segment.id, functor, arity, visibility,
+                                                           after=copy.state.newest))
+        else:
+            tuples = tx.facts.tuples(segment.id, functor, arity, visibility)
+            if computed is not None:
+                tuples += computed()
+            relation = StoredRelation(tuples)
+        with self._lock:
+            self._copies[key] = _Copy(relation, state, generation)
+            self._copies.move_to_end(key)
+            self._evict()
+        return relation
+
+    def _evict(self) -> None:
+        total = sum(len(copy.relation) for copy in self._copies.values())
+        while total > self.capacity and len(self._copies) > 1:
+            _, copy = self._copies.popitem(last=False)
+            total -= len(copy.relation)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._copies.clear()
