@@ -17,6 +17,7 @@ from typing import BinaryIO, Iterator
 
 from memory.errors import InvalidArguments
 from memory.knowledge.parsing import parse_fact, plain_fact, plain_row
+from memory.store.repository import NewFact
 from memory.terms import Compound, Float, String, Term, format_term
 from memory.terms.codec import from_json
 from memory.terms.lexer import MAX_INTEGER_DIGITS
@@ -117,9 +118,9 @@ def _fact(predicate: str | None, args: list, where: str) -> Term:
     return parse_fact(format_term(term), where)
 
 
-def read_csv(path: Path, predicate: str | None, header: bool) -> Iterator[Term]:
-    """One fact per row; every row has as many cells as the first (a ragged file would define several
-    predicates of different arities)."""
+def read_csv(path: Path, predicate: str | None, header: bool) -> Iterator[Term | NewFact]:
+    """One fact per row (a plain row's already in stored form); every row has as many cells as the first (a
+    ragged file would define several predicates of different arities)."""
     width = None
     reader = csv.reader(_csv_lines(path))
     try:
@@ -133,7 +134,7 @@ def read_csv(path: Path, predicate: str | None, header: bool) -> Iterator[Term]:
                 raise _refuse(path, f"{len(row)} cell(s) where the first row has {width}", line)
             if header and line == 1:
                 continue
-            # most rows: the fact the general way gives, without converting each cell, printing and parsing it
+            # most rows: what the general way gives, stored form included, without converting, printing, parsing
             plain = plain_row(predicate, row) if predicate else None
             yield plain if plain is not None else _fact(predicate, [cell_value(c, path, line) for c in row],
                                                         f"{path}:{line}")

@@ -31,7 +31,7 @@ from memory.store.repository import new_fact
 from memory.terms import Compound, Float, String, format_term, parse_term
 from memory.terms.codec import encode_args
 from memory.terms.operators import ALL_OPERATORS
-from memory.terms.plain import plain_cells, plain_forms
+from memory.terms.plain import plain_forms
 from surfaces import cli, cli_json
 
 # --- the plain forms are the general forms ------------------------------------------------------------------
@@ -105,10 +105,11 @@ def test_a_plain_csv_row_is_the_fact_the_general_way_gives(predicate, cells):
         values = [cell_value(c, path, 1) for c in cells]
     except DatalogMemoryError:
         values = None
-    fact = plain_row(predicate, cells)
-    if fact is not None:
-        assert values is not None and plain_cells(cells) == values
-        assert fact == general_fact(predicate, values)
+    stored = plain_row(predicate, cells)
+    if stored is not None:
+        assert values is not None
+        assert stored == new_fact(general_fact(predicate, values))
+        assert parse_fact(stored.text) == general_fact(predicate, values)
     if values is not None:
         fact = plain_fact(predicate, values)  # the JSON Lines reader's plain way, over values
         if fact is not None:

@@ -10,7 +10,7 @@ from ..datalog import Budget, Normalizer, Program, analyze, evaluate_program, ex
 from ..datalog.proofs import map_tree
 from ..datalog.relations import StoredRelation
 from ..errors import Conflict, InvalidArguments, NotFound
-from ..store.repository import IMPORT_BATCH, Repository, Transaction, Visibility, new_fact
+from ..store.repository import IMPORT_BATCH, NewFact, Repository, Transaction, Visibility, new_fact
 from typing import Callable, Iterable
 
 from ..terms import Compound, Term, format_term, indicator, parse_term
@@ -156,16 +156,17 @@ class KnowledgeBase:
                             {"fact": text, "removed": removed, "remaining_supports": supports})
         return FactChange(text, segment.name, False, removed=removed, supports=supports)
 
-    def add_facts(self, terms: Iterable[Term], memory: str | None = None, operation: str = "import_facts",
+    def add_facts(self, terms: Iterable[Term | NewFact], memory: str | None = None, operation: str = "import_facts",
                   batch: int = IMPORT_BATCH, progress: Callable[[int], None] | None = None) -> tuple[int, int]:
         """Assert many checked facts in one transaction with one audit row; returns (new, already there).
 
-        `terms` is read as it is stored, `batch` at a time (memory/store/repository/facts.py assert_all), so a
+        `terms` are checked facts, as terms or already in stored form (knowledge/parsing.py plain_row). They
+        are read as they are stored, `batch` at a time (memory/store/repository/facts.py assert_all), so a
         file's rows stream through in bounded memory; an error it raises part-way changes nothing."""
         with self.repository.write() as tx:
             segment = resolve(tx, memory, write=True)
-            added, read = tx.facts.assert_all(segment.id, map(new_fact, terms), self.actor, self.visibility(tx),
-                                              batch, progress)
+            rows = (t if type(t) is NewFact else new_fact(t) for t in terms)  # a reader may give stored forms
+            added, read = tx.facts.assert_all(segment.id, rows, self.actor, self.visibility(tx), batch, progress)
             if added:
                 bump_generation(tx, segment)
             tx.audit.record(self.actor, operation, segment.name, {"facts": read, "added": added})

@@ -5,7 +5,8 @@ from __future__ import annotations
 from ..datalog.program import check_user_predicate
 from ..errors import InvalidArguments, InvalidProgram, TermSyntaxError
 from ..terms import Compound, Term, Var, format_term, map_leaves, parse_term, variables
-from ..terms.plain import is_plain_atom, plain_cells, plain_forms
+from ..store.repository import NewFact
+from ..terms.plain import is_plain_atom, plain_cell_forms, plain_forms
 from ..validation import MAX_TEXT_CHARS, require_text
 
 
@@ -42,12 +43,15 @@ def plain_fact(name: str, args: list) -> Term | None:
     return None if forms is None or len(forms[0]) > MAX_TEXT_CHARS else Compound(name, tuple(args))
 
 
-def plain_row(name: str, cells: list[str]) -> Term | None:
-    """plain_fact for a CSV row's cells as read (plain atoms' names and integers' digits), or None."""
-    if not _plain_predicate(name, len(cells)) or len(name) + 2 * len(cells) + sum(map(len, cells)) > MAX_TEXT_CHARS:
-        return None  # (an integer's text is never longer than its cell)
-    values = plain_cells(cells)
-    return None if values is None else Compound(name, tuple(values))
+def plain_row(name: str, cells: list[str]) -> NewFact | None:
+    """The fact `name(cells...)` of a CSV row, already in the form the store keeps (new_fact's), when its
+    cells are plain atoms' names and plain integers' canonical digits: what printing and parsing the fact,
+    then encoding it, give, built straight from the text as read. None otherwise (the general way)."""
+    forms = plain_cell_forms(cells) if _plain_predicate(name, len(cells)) else None
+    if forms is None:
+        return None
+    text = f"{name}({forms[0]})"
+    return NewFact(name, len(cells), text, forms[1]) if len(text) <= MAX_TEXT_CHARS else None
 
 
 _PLAIN_PREDICATES: dict[tuple[str, int], bool] = {}

@@ -19,9 +19,10 @@ import re
 from .operators import ALL_OPERATORS
 
 _ATOM = r"[a-z][A-Za-z0-9_]*"
-_INTEGER = r"-?[0-9]{1,18}"
+_INTEGER = r"-?[0-9]{1,18}"  # as str(n) writes a plain integer
+_CELL = rf"{_ATOM}|0|-?[1-9][0-9]{{0,17}}"  # the same, where the text must already be the canonical one
 _PLAIN_ATOM = re.compile(_ATOM)
-_PLAIN_CELLS = re.compile(rf"(?:{_ATOM}|{_INTEGER})(?:,(?:{_ATOM}|{_INTEGER}))*")
+_PLAIN_CELLS = re.compile(rf"(?:{_CELL})(?:,(?:{_CELL}))*")
 _PLAIN_JSON = re.compile(rf"(?:\"{_ATOM}\"|{_INTEGER})(?:,(?:\"{_ATOM}\"|{_INTEGER}))*")
 
 
@@ -29,14 +30,15 @@ def is_plain_atom(value: object) -> bool:
     return type(value) is str and value not in ALL_OPERATORS and _PLAIN_ATOM.fullmatch(value) is not None
 
 
-def plain_cells(cells: list[str]) -> list | None:
-    """The values of text cells (a CSV row) when every one is a plain atom's name or a plain integer's decimal
-    digits (leading zeros allowed, as `int` reads them), checked with one match over the row; None otherwise."""
+def plain_cell_forms(cells: list[str]) -> tuple[str, str] | None:
+    """(canonical text, stored JSON) of the arguments a CSV row's cells are, when every cell is a plain atom's
+    name or a plain integer's canonical digits (no leading zero, no `-0`), or None. Checked with one match over
+    the row: with exactly one comma per separator, no cell holds a comma, so each cell is matched alone."""
     joined = ",".join(cells)
     if (joined.count(",") != len(cells) - 1 or _PLAIN_CELLS.fullmatch(joined) is None
             or not ALL_OPERATORS.isdisjoint(cells)):
         return None
-    return [c if "a" <= c[0] <= "z" else int(c) for c in cells]
+    return joined.replace(",", ", "), "[" + ",".join([f'"{c}"' if c[0] >= "a" else c for c in cells]) + "]"
 
 
 def plain_forms(functor: str, args: tuple | list) -> tuple[str, str] | None:
