@@ -7,6 +7,7 @@ would block forever and a device has no end. Numbers must be finite, as `remembe
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -26,10 +27,10 @@ OBSERVATION_FIELDS = {"members", "event_ts", "weight", "formation"}
 
 _INT = re.compile(r"^-?\d+$")
 _FLOAT = re.compile(r"^-?\d+\.\d+([eE][-+]?\d+)?$")
-_LONE_CR = re.compile(r"(?<=\r)(?=[^\n])")  # just after a `\r` that another character follows, `\n` excepted
 # A bound on what one line may hold in memory: many times what a fact's text (at most 65,536 characters) takes
 # in UTF-8 even escaped, so only a file that is not a table of facts meets it.
 MAX_LINE_BYTES = 16 * 2 ** 20
+READ_BLOCK = 2 ** 20  # bytes read at a time (a block of lines ends at the last line end in them)
 
 
 def _refuse(path: Path, reason: str, line: int | None = None) -> InvalidArguments:
@@ -66,23 +67,33 @@ def read_text(path: Path) -> str:
         raise _not_utf8(path, data, exc, data.count(b"\n", 0, exc.start) + 1) from None
 
 
-def read_lines(path: Path) -> Iterator[str]:
-    """The lines of a UTF-8 text file one at a time, each with its `\n` (only `\n` ends a line here, so line
-    numbers are those of read_text's errors): a file of any size is read in bounded memory. A line longer
-    than MAX_LINE_BYTES is refused without being read whole (no fact is that long)."""
+def read_blocks(path: Path) -> Iterator[str]:
+    """The text of a UTF-8 file in blocks of whole lines (each block ends with a `\n`, but perhaps the file's
+    last), so a file of any size is read in bounded memory and its lines are split at C speed. Errors name the
+    line as read_text's do (only `\n` ends a line). A line longer than MAX_LINE_BYTES is refused without
+    being read whole."""
     with _open_regular(path) as handle:
-        number = 0
+        line, pending = 1, b""
         while True:
-            raw = handle.readline(MAX_LINE_BYTES + 1)
-            if not raw:
+            data = handle.read(READ_BLOCK)
+            chunk = pending + data if pending else data
+            if not chunk:
                 return
-            number += 1
-            if len(raw) > MAX_LINE_BYTES:
-                raise _refuse(path, f"a line longer than {MAX_LINE_BYTES:,} bytes", number)
+            end = chunk.rfind(b"\n") + 1 if data else len(chunk)
+            block, pending = chunk[:end], chunk[end:]
+            if len(pending) > MAX_LINE_BYTES:
+                raise _refuse(path, f"a line longer than {MAX_LINE_BYTES:,} bytes", line + block.count(b"\n"))
+            if len(block) > MAX_LINE_BYTES:  # only a block that long can hold a line that long
+                for number, piece in enumerate(block.split(b"\n")):
+                    if len(piece) > MAX_LINE_BYTES:
+                        raise _refuse(path, f"a line longer than {MAX_LINE_BYTES:,} bytes", line + number)
             try:
-                yield raw.decode("utf-8")
+                text = block.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise _not_utf8(path, raw, exc, number) from None
+                raise _not_utf8(path, block, exc, line + block.count(b"\n", 0, exc.start)) from None
+            line += block.count(b"\n")
+            if text:
+                yield text
 
 
 def count_lines(path: Path) -> int:
@@ -125,37 +136,44 @@ def read_csv(path: Path, predicate: str | None, header: bool) -> Iterator[Term |
     reader = csv.reader(_csv_lines(path))
     try:
         for row in reader:
-            line = reader.line_num
             if not row:
                 continue
-            if width is None:
+            if len(row) != width:
+                if width is not None:
+                    raise _refuse(path, f"{len(row)} cell(s) where the first row has {width}", reader.line_num)
                 width = len(row)
-            elif len(row) != width:
-                raise _refuse(path, f"{len(row)} cell(s) where the first row has {width}", line)
-            if header and line == 1:
-                continue
+                if header and reader.line_num == 1:
+                    continue
             # most rows: what the general way gives, stored form included, without converting, printing, parsing
-            plain = plain_row(predicate, row) if predicate else None
-            yield plain if plain is not None else _fact(predicate, [cell_value(c, path, line) for c in row],
-                                                        f"{path}:{line}")
+            fact = plain_row(predicate, row) if predicate else None
+            if fact is None:
+                line = reader.line_num
+                fact = _fact(predicate, [cell_value(c, path, line) for c in row], f"{path}:{line}")
+            yield fact
     except csv.Error as exc:
         raise _refuse(path, f"not CSV ({exc})", reader.line_num) from None
 
 
 def _csv_lines(path: Path) -> Iterator[str]:
-    """The file's lines as the csv module reads them (a text file opened with newline=""): a lone `\r` ends
-    a line too."""
-    for line in read_lines(path):
-        if "\r" in line:
-            yield from _LONE_CR.split(line)
-        else:
-            yield line
+    """The file's lines as the csv module reads them from a file opened with newline="" (a lone `\r` ends a
+    line too): blocks end at a `\n`, so splitting each block alone splits the file the same way."""
+    for block in read_blocks(path):
+        yield from io.StringIO(block, newline="")
+
+
+def _newline_lines(path: Path) -> Iterator[str]:
+    """The file's lines, ended by `\n` only (as in JSON Lines), without it."""
+    for block in read_blocks(path):
+        lines = block.split("\n")
+        if block.endswith("\n"):
+            lines.pop()  # what follows the block's last line end is the next block's
+        yield from lines
 
 
 def _json_lines(path: Path) -> Iterator[tuple[str, object]]:
     """(where, value) for each non-blank line of a JSON Lines file; NaN, Infinity, numbers too large
     for a float and integers longer than the parser's are refused."""
-    for line, raw in enumerate(read_lines(path), 1):  # only newlines end a line (as in JSON Lines)
+    for line, raw in enumerate(_newline_lines(path), 1):
         if not raw.strip():
             continue
         where = f"{path}:{line}"

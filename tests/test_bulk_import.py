@@ -13,6 +13,7 @@ import io
 import json
 import shutil
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -131,8 +132,10 @@ def test_a_fact_longer_than_an_argument_may_be_takes_the_general_way():
 # --- the streaming reader reads what the whole-file reader read ------------------------------------------
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.text(alphabet="ab,\"\r\n 1", max_size=40))
-def test_streamed_csv_lines_are_the_whole_file_s(tmp_path, text):
+@given(st.text(alphabet="ab,\"\r\n 1é", max_size=40), st.integers(1, 9))
+def test_streamed_lines_are_the_whole_file_s(tmp_path, text, block):
+    """Read in blocks of any size, a file splits into the lines the whole-file readers saw: the csv module's
+    (a file opened with newline="") and JSON Lines' (`\n` only)."""
     path = tmp_path / "t.csv"
     path.write_bytes(text.encode("utf-8"))
 
@@ -144,14 +147,28 @@ def test_streamed_csv_lines_are_the_whole_file_s(tmp_path, text):
         except csv.Error as exc:
             out.append(("error", str(exc), reader.line_num))
         return out
-    assert rows(bulk._csv_lines(path)) == rows(io.StringIO(text, newline=""))
+    with mock.patch.object(bulk, "READ_BLOCK", block):
+        assert rows(bulk._csv_lines(path)) == rows(io.StringIO(text, newline=""))
+        assert list(bulk._newline_lines(path)) == (text.split("\n")[:-1] if text.endswith("\n") else
+                                                   text.split("\n") if text else [])
 
 
-def test_a_line_longer_than_the_bound_is_refused_without_reading_it_whole(tmp_path, monkeypatch):
+@pytest.mark.parametrize("block", [1, 3, 1 << 20])
+def test_a_byte_that_is_not_utf8_is_named_by_its_line_whatever_the_block(tmp_path, block):
+    path = tmp_path / "bad.csv"
+    path.write_bytes("a,b\nc,d\né,\xe9\n".encode("utf-8").replace(b"\xc3\xa9,\xc3\xa9", b"\xc3\xa9,\xe9"))
+    with mock.patch.object(bulk, "READ_BLOCK", block), pytest.raises(DatalogMemoryError, match=r"bad\.csv:3: not UTF-8"):
+        list(read_csv(path, "p", False))
+
+
+@pytest.mark.parametrize("block", [16, 1 << 20])
+@pytest.mark.parametrize("ending", ["\n", "", "\nd,e\n"])
+def test_a_line_longer_than_the_bound_is_refused_without_reading_it_whole(tmp_path, monkeypatch, block, ending):
     monkeypatch.setattr(bulk, "MAX_LINE_BYTES", 64)
+    monkeypatch.setattr(bulk, "READ_BLOCK", block)
     path = tmp_path / "long.csv"
-    path.write_text("a,b\n" + "c" * 65 + "\n")
-    with pytest.raises(DatalogMemoryError, match=r"long\.csv:2: a line longer than 64 bytes"):
+    path.write_text("a,b\n" + "c" * 62 + ",c\n" + "c" * 65 + ending)  # 64 bytes pass, 65 do not
+    with pytest.raises(DatalogMemoryError, match=r"long\.csv:3: a line longer than 64 bytes"):
         list(read_csv(path, "p", False))
 
 
