@@ -275,6 +275,19 @@ def test_rows_are_read_one_batch_ahead_of_what_is_stored(mem):
     assert max(ahead) == 0 and len(stored) == 16  # each batch stored before the next is read
 
 
+def test_a_bulk_stream_gives_its_page_cache_back(mem):
+    with mem.store.read() as conn:
+        before = conn.execute("PRAGMA cache_size").fetchone()[0]
+    sizes = []
+
+    def progress(n):
+        sizes.append(mem.store._connection(for_write=True).execute("PRAGMA cache_size").fetchone()[0])
+    mem.add_fact_terms((Compound("n", (i,)) for i in range(30)), chunk=10, progress=progress)
+    assert sizes[0] == before and sizes[1] == -64 * 1024  # grown from the second batch on
+    with mem.store.read() as conn:
+        assert conn.execute("PRAGMA cache_size").fetchone()[0] == before
+
+
 def test_hidden_facts_count_as_new_once(start_state, tmp_path):
     path = tmp_path / "s.db"
     shutil.copy(start_state, path)
