@@ -88,10 +88,17 @@ def test_same_answers_as_pydatalog(extra_rules, edb):
         assert ours == expected[(name, arity)], (name, rules)
 
 
+# Stored facts of predicates that rules also define (a fact asserted by hand next to its rules).
+idb_facts = st.fixed_dictionaries({
+    pred: st.lists(st.tuples(*[st.sampled_from(DOMAIN)] * arity), max_size=3, unique=True) for pred, arity in IDB
+})
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(st.lists(rule(negation=True), min_size=1, max_size=5), facts, st.sampled_from(DOMAIN), st.sampled_from(DOMAIN),
-       st.sampled_from(["bf", "fb", "bb"]))
-def test_demand_equals_full_evaluation(extra_rules, edb, a, b, pattern):
+       st.sampled_from(["bf", "fb", "bb"]), idb_facts)
+def test_demand_equals_full_evaluation(extra_rules, edb, a, b, pattern, mixed):
+    edb = {**edb, **mixed}
     rules = BASE_RULES + extra_rules
     try:
         prog = our_program(rules)
@@ -148,3 +155,17 @@ def test_demand_into_aggregates_equals_full_evaluation(extra_rules, edb, a, patt
 def our_rule_text(rule):
     name, head, body, *_ = rule
     return f"{_text(name, head)} :- {', '.join(_text(n, a) for n, a in body)}."
+
+
+@pytest.mark.parametrize("rules", [
+    "p0(X, Y) :- e0(X, Y).",
+    "p0(X, Y) :- e0(X, Y).\np0(X, Z) :- e0(X, Y), p0(Y, Z).",  # right-linear: the factored rewrite
+    "p0(X, Y) :- e0(X, Y).\np0(X, Z) :- p0(X, Y), e0(Y, Z).",  # left-linear
+])
+@pytest.mark.parametrize("goal", ["p0(1, Y)", "p0(X, 3)", "p0(2, Y)"])
+def test_stored_facts_of_a_defined_predicate_answer_a_bound_goal(rules, goal):
+    """p0 has rules and facts of its own: a bound goal's answers include the facts (the factored rewrite
+    once answered from its exit rules alone)."""
+    edb = {("e0", 2): [(1, 2)], ("p0", 2): [(1, 3), (2, 3), (3, 4)]}
+    prog = program(rules)
+    assert answers(prog, goal, edb, demand=True) == answers(prog, goal, edb, demand=False)

@@ -303,3 +303,14 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_a_worker_keeps_what_it_holds_warm_after_a_successful_call(runaway):
+    """Any growth counts here (retire_mb=0): the relations a successful call left warm stay with the worker,
+    and the same process answers the next call (replacement after failures: the tests above)."""
+    with WorkerPool.for_memory(runaway, WorkerSettings(workers=1, retire_mb=0)) as pool:
+        assert pool.wait_ready()
+        first = pool.pids
+        assert pool.call("query_logic", {"goal": "edge(X, Y), Y > 10"}).result.structured["total"] == 2990
+        assert pool.call("query_logic", {"goal": "edge(X, Y), Y > 20"}).result.structured["total"] == 2980
+        assert pool.pids == first

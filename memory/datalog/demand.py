@@ -18,7 +18,7 @@ falls back to computing aggregated goals in full.
 
 from __future__ import annotations
 
-from ..terms import variables
+from ..terms import Var, variables
 from dataclasses import replace
 
 from .planner import binds, order_body
@@ -198,7 +198,12 @@ def _try_factor(rw: _Rewriter, root: Rule, pred, adornment: str) -> None:
     magic_key = Pred.magic(pred, adornment)
     answer_key = Pred.answer(pred, adornment)
     free = [i for i, c in enumerate(adornment) if c == "f"]
-    new_rules = []
+    # The predicate's stored facts answer too, like an exit rule: answer(Free) :- magic(Bound), pred(All).
+    every = tuple(Var(f"A{i}") for i in range(pred.arity))
+    stored = Rule(Lit(answer_key, tuple(every[i] for i in free)),
+                  (Lit(magic_key, tuple(v for v, c in zip(every, adornment) if c == "b")), Lit(pred, every)),
+                  originals[0].source)
+    new_rules = [stored]
     for rule in rw.rules:
         if rule.head.pred == key:
             source_rule = rule.origin

@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Iterator
+from typing import Callable, Iterator
 
 from ..errors import InvalidArguments, InvalidProgram
 from ..terms import Compound, Term, Var, format_term, is_ground, variables
@@ -123,12 +123,42 @@ def _evaluate_for(extended: Program, roots: list[Rule], load: EdbLoader, budget:
     return model, rules
 
 
+PointLookup = Callable[[Pred, tuple], "list[tuple] | None"]  # (stored predicate, leading ground arguments) -> tuples
+
+
+def _lookup_edb(program: Program, roots: list[Rule], lookup: PointLookup | None) -> dict | None:
+    """For a goal that is one call of a stored predicate no rule defines, with its first arguments ground
+    (`edge(a, X)`, `edge(a, b)`, `done`): the only tuples it can match, from `lookup` (the store's indexes),
+    instead of the whole relation. None when the goal is anything else or the store cannot say."""
+    if lookup is None or len(roots) != 1 or len(roots[0].body) != 1 or type(roots[0].body[0]) is not Lit:
+        return None
+    literal = roots[0].body[0]
+    pred = literal.pred
+    if not pred.is_stored or any(rule.head.pred is pred for rule in program.rules):
+        return None
+    leading = []
+    for arg in literal.args:
+        if not is_ground(arg):
+            break
+        leading.append(arg)
+    if pred.arity and not leading:
+        return None
+    tuples = lookup(pred, tuple(leading))
+    return None if tuples is None else {pred: tuples}
+
+
 def solve(program: Program, goal: Term, load: EdbLoader, *, limit: int | None = None, offset: int = 0,
-          budget: Budget | None = None, demand: bool = True) -> Answers:
+          budget: Budget | None = None, demand: bool = True, lookup: PointLookup | None = None) -> Answers:
+    """The answers to `goal`, a page of them in the standard order of terms. `lookup`, when given, answers a
+    single call of a stored predicate with bound first arguments from the store's indexes (`_lookup_edb`)."""
     extended, roots, names = _with_goal(program, goal)
     if not roots:
         return Answers([v.name for v in names], [], 0, False, 0, 0)
-    model, _ = _evaluate_for(extended, roots, load, budget, demand, factor=True)
+    edb = _lookup_edb(program, roots, lookup)
+    if edb is not None:
+        model = evaluate(extended, edb, rules=roots, budget=budget)
+    else:
+        model, _ = _evaluate_for(extended, roots, load, budget, demand, factor=True)
     tuples = sort_standard(list(model.tuples(roots[0].head.pred)))
     total = len(tuples)
     end = total if limit is None else offset + limit

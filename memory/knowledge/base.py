@@ -13,7 +13,7 @@ from ..errors import Conflict, InvalidArguments, NotFound
 from ..store.repository import IMPORT_BATCH, NewFact, Repository, Transaction, Visibility, new_fact
 from typing import Callable, Iterable
 
-from ..terms import Compound, Term, format_term, indicator, parse_term
+from ..terms import Compound, Term, call_prefix, format_term, indicator, parse_term, plain_call
 from ..terms.codec import to_json
 from ..validation import require_name
 from .parsing import parse_fact, parse_goal, parse_rule
@@ -283,6 +283,21 @@ class KnowledgeBase:
                 return self.loader(tx, segment)(preds)
         return load
 
+    def _point_lookup(self, segment: Segment):
+        """The store's answer to one call of a stored predicate of this segment with its first arguments bound:
+        the facts whose text starts with those arguments, through the text index (None where that cannot
+        answer: another segment's predicate, one that computed relations join, a name printed as an operator)."""
+        def lookup(pred, leading: tuple):
+            if pred.segment is not None or not plain_call(pred.name, pred.arity) \
+                    or pred.indicator in self._computed_preds(segment):
+                return None
+            whole = len(leading) == pred.arity
+            text = format_term(Compound(pred.name, leading) if pred.arity and whole else pred.name) if whole \
+                else call_prefix(pred.name, leading)
+            with self.repository.read() as tx:
+                return tx.facts.tuples_by_text(segment.id, pred.name, pred.arity, text, not whole, self.visibility(tx))
+        return lookup
+
     def facts_of(self, memory: str, functor: str, arity: int) -> list:
         """Base tuples of one predicate of a segment, read in their own transaction (a list the caller owns)."""
         with self.repository.read() as tx:
@@ -313,7 +328,7 @@ class KnowledgeBase:
             program = self.program(tx, segment)
             warnings = self.undefined_calls(tx, segment, term)
         answers = solve(program, term, self.detached_loader(segment), limit=limit, offset=offset,
-                        budget=self.new_budget())
+                        budget=self.new_budget(), lookup=self._point_lookup(segment))
         answers.warnings = warnings
         answers.memory = segment.name
         answers.goal = format_term(term)

@@ -13,8 +13,9 @@ evaluates, the calling thread watches it every 10 ms:
 - cancellation: the worker is told; one that has not stopped within a moment is killed;
 - a worker that dies (kill -9, a crash) fails the call in flight with a typed evaluation_error.
 
-A killed worker, or one whose memory stays up after a call, is replaced by a fresh process: the
-system takes the memory back at once, and the next call finds a worker."""
+A killed worker, or one whose memory stays up after a failed call, is replaced by a fresh process: the
+system takes the memory back at once, and the next call finds a worker. After a successful call a worker
+keeps what it holds warm (the relations it read, with their indexes) up to half the memory budget."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from typing import Any, Mapping
 from ..datalog.budget import CURRENT_CANCELLATION, Cancellation, resident_mb
 from ..errors import Cancelled, EvaluationError, InvalidConfiguration
 from ..store import IN_MEMORY
-from .calls import Outcome
+from .calls import OK, Outcome
 from .protocol import Call, ProtocolError, Start, cancel_message, decode, encode, outcome_of
 
 log = logging.getLogger("datalog-memory")
@@ -57,7 +58,8 @@ PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # where `memory` is imp
 class WorkerSettings:
     """How many worker processes at most (0: evaluate in the server process, as the CLI does), how long an
     extra one may stay idle, how long a cancelled call's worker gets to stop, and how much memory above its
-    start-up size a worker may keep after a call before it is replaced."""
+    start-up size a worker may keep after a failed call before it is replaced (after a successful one, what it
+    keeps is warm relations, kept up to half the memory budget)."""
 
     workers: int = DEFAULT_WORKERS
     idle_s: float = 60.0
@@ -277,10 +279,14 @@ class WorkerPool:
                 self._spawn()
             self._changed.notify_all()
 
-    def _release(self, worker: _Worker) -> None:
+    def _release(self, worker: _Worker, outcome: Outcome) -> None:
+        """Back to the idle ones; or replaced, when a failed evaluation left it large (a new process is smaller at
+        once), or when what it keeps warm (relations kept across calls) has grown past half the memory budget,
+        leaving too little room to evaluate in."""
         used = worker.rss_mb()
-        if used is None or used > worker.base_mb + self.settings.retire_mb:
-            self._discard(worker)  # a failed evaluation left it large: a new process is smaller at once
+        grown = used is None or used > worker.base_mb + self.settings.retire_mb
+        if grown and (outcome.kind != OK or used is None or used > self.budget.max_memory_mb / 2):
+            self._discard(worker)
             return
         with self._changed:
             worker.busy = False
@@ -330,7 +336,7 @@ class WorkerPool:
                 except ProtocolError as exc:
                     self._discard(worker)
                     return self._lost(name, f"broke the protocol ({exc})", worker)
-                self._release(worker)
+                self._release(worker, outcome)
                 return outcome
             now = time.monotonic()
             if now >= hard:

@@ -52,14 +52,19 @@ class Facts:
             (segment_id, functor, arity, after, *params)).fetchall()
         return [decode_args(row[0]) for row in rows]
 
-    def tuples_by_text(self, segment_id: int, prefix: str, visibility: Visibility | None = None) -> list[tuple]:
-        """The arguments of the visible facts whose canonical text is `prefix` or starts with it and then goes on
-        with `, ` (the leading arguments of a goal, printed), read through the (segment, text) index: a bound
-        lookup costs what it finds, not what the predicate holds."""
+    def tuples_by_text(self, segment_id: int, functor: str, arity: int, text: str, prefix: bool,
+                       visibility: Visibility | None = None) -> list[tuple]:
+        """The arguments of one predicate's visible facts whose canonical text is `text` or, with `prefix`,
+        starts with it and goes on with `, ` (`edge(5` finds `edge(5, X)`): read through the (segment, text)
+        index, so a bound lookup costs what it finds, not what the predicate holds."""
         condition, params = visible(visibility)
+        if prefix:  # every text that starts with `edge(5, ` lies in ["edge(5, ", "edge(5,!"): "!" follows " "
+            where, texts = "text >= ? AND text < ?", (text + ", ", text + ",!")
+        else:
+            where, texts = "text = ?", (text,)
         rows = self._conn.execute(
-            f"SELECT args FROM facts AS f WHERE segment_id = ? AND (text = ? OR (text >= ? AND text < ?)) AND {condition}",
-            (segment_id, prefix, prefix + ", ", prefix + ",!", *params)).fetchall()  # "!" follows " " in every order
+            f"SELECT args FROM facts AS f WHERE segment_id = ? AND {where} AND functor = ? AND arity = ? AND {condition}",
+            (segment_id, *texts, functor, arity, *params)).fetchall()
         return [decode_args(row[0]) for row in rows]
 
     def state(self, segment_id: int, functor: str, arity: int) -> PredicateState:

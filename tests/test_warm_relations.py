@@ -1,0 +1,207 @@
+"""Warm relations: stored predicates kept in memory across calls, current through the store's change feed.
+
+The law: after any sequence of writes (by this process, by another one, by a caller in another project
+whose projections this one may not see, by hand in sqlite3), a long-lived service answers every query
+exactly as a service opened fresh on the file does."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import apsw
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from memory import Memory
+from memory.datalog.predicates import Pred
+from memory.errors import DatalogMemoryError
+from memory.datalog.relations import Relations, StoredRelation
+from memory.sources import CallerContext
+from memory.sources.context import KNOWN_CAPABILITIES
+
+ME = CallerContext(principal="me", session_id="s1", project_remote="https://example.org/mine",
+                   capabilities=KNOWN_CAPABILITIES)
+STRANGER = CallerContext(principal="stranger", session_id="s9", project_remote="https://example.org/theirs",
+                         capabilities=KNOWN_CAPABILITIES)
+RULES = [("r(X, Y)", "p(X, Y), q(Y)"), ("t(X, Y)", "p(X, Y)"), ("t(X, Z)", "t(X, Y), p(Y, Z)"),
+         ("u(X)", "q(X), \\+ p(X, X)")]
+QUERIES = ["p(X, Y)", "q(X)", "r(X, Y)", "t(a, X)", "u(X)", "p(a, X)", "p(a, b)", "aggregate_all(count, p(X, Y), N)"]
+VALUES = ["a", "b", "c", "1"]
+
+value = st.sampled_from(VALUES)
+p_fact = st.builds(lambda x, y: f"p({x}, {y})", value, value)
+q_fact = st.builds(lambda x: f"q({x})", value)
+fact = st.one_of(p_fact, q_fact)
+operation = st.one_of(
+    st.tuples(st.just("remember"), st.sampled_from(["warm", "other"]), fact),
+    st.tuples(st.just("forget"), st.sampled_from(["warm", "other"]), fact),
+    st.tuples(st.just("assume"), fact, st.sampled_from(["h1", "h2"])),
+    st.tuples(st.just("retract"), st.sampled_from(["h1", "h2"])),
+    st.tuples(st.just("project"), st.sampled_from(["warm", "stranger"]), value, value),
+    st.tuples(st.just("erase_projections"), st.sampled_from(["warm", "stranger"])),
+    st.tuples(st.just("update"), p_fact, p_fact),
+    st.tuples(st.just("rename_away_and_back")),
+    st.tuples(st.just("delete_newest_by_hand")),
+    st.tuples(st.just("insert_in_a_hole_by_hand"), value, value),
+    st.tuples(st.just("snapshot_restore"), st.lists(fact, max_size=3)),
+)
+
+
+@contextmanager
+def by_hand(path: str):
+    """sqlite3 as a person at a prompt would use it: one transaction, foreign keys on."""
+    conn = apsw.Connection(path)
+    try:
+        conn.execute("PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000")
+        with conn:
+            yield conn
+    finally:
+        conn.close()
+
+
+def answers(m: Memory) -> dict:
+    return {q: m.query_logic(q).bindings for q in QUERIES}
+
+
+def apply(op: tuple, path: str, warm: Memory, other: Memory, stranger: Memory) -> None:
+    try:
+        _apply(op, path, warm, other, stranger)
+    except DatalogMemoryError:  # refused (a fact that is not there, an unknown assumption): nothing changed
+        pass
+
+
+def _apply(op: tuple, path: str, warm: Memory, other: Memory, stranger: Memory) -> None:
+    kind = op[0]
+    by = {"warm": warm, "other": other, "stranger": stranger}
+    if kind == "remember":
+        by[op[1]].remember_fact(op[2])
+    elif kind == "forget":
+        by[op[1]].forget_fact(op[2])
+    elif kind == "assume":
+        other.assume_fact(op[1], op[2])
+    elif kind == "retract":
+        other.retract_assumption(op[1])
+    elif kind == "project":
+        by[op[1]].memory_remember(f"{op[2]} relates to {op[3]}", projections=[
+            {"predicate": "p", "arguments": [op[2], op[3]], "statement": "relates"}])
+    elif kind == "erase_projections":
+        who = by[op[1]]
+        found = who.memory_search("relates", limit=50)
+        ids = [item["id"] for item in found.get("results", found.get("memories", []))]
+        if ids:
+            who.memory_forget(ids=ids, erase=True)
+    elif kind == "update":
+        other.update_fact(op[1], op[2])
+    elif kind == "rename_away_and_back":
+        other.rename_predicate("q", "q_moved", 1)
+        other.rename_predicate("q_moved", "q", 1)
+    elif kind == "delete_newest_by_hand":
+        with by_hand(path) as conn:
+            conn.execute("DELETE FROM facts WHERE id = (SELECT max(id) FROM facts WHERE functor = 'p')")
+    elif kind == "insert_in_a_hole_by_hand":
+        with by_hand(path) as conn:
+            hole = conn.execute("SELECT min(id) + 1 FROM facts WHERE id + 1 NOT IN (SELECT id FROM facts) "
+                                "AND id + 1 < (SELECT max(id) FROM facts)").fetchone()[0]
+            text = f"p({op[1]}, {op[2]})"
+            if hole is None or conn.execute("SELECT 1 FROM facts WHERE text = ?", (text,)).fetchone():
+                return
+            conn.execute("INSERT INTO facts (id, segment_id, functor, arity, text, args, created_at) VALUES "
+                         "(?, 1, 'p', 2, ?, json_array(?, ?), '2026-01-01T00:00:00Z')",
+                         (hole, text, *[v if v != "1" else 1 for v in op[1:3]]))
+            conn.execute("INSERT INTO supports (fact_id, kind, ref, actor, created_at) VALUES "
+                         "(?, 'asserted', '', 'me', '2026-01-01T00:00:00Z')", (hole,))
+    elif kind == "snapshot_restore":
+        other.save_snapshot("s")
+        for text in op[1]:
+            other.remember_fact(text)
+        other.restore_snapshot("s")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=st.lists(operation, min_size=1, max_size=12))
+def test_warm_answers_equal_a_fresh_service_after_any_writes(tmp_path_factory, ops):
+    path = str(tmp_path_factory.mktemp("warm") / "memory.db")
+    with Memory(path, context=ME) as warm, Memory(path, context=ME) as other, \
+            Memory(path, context=STRANGER) as stranger:
+        for fact_text in ("p(a, b)", "p(b, c)", "q(b)", "q(c)"):
+            warm.remember_fact(fact_text)
+        for head, body in RULES:
+            warm.define_rule(head, body)
+        answers(warm)  # every predicate warm from here on
+        for op in ops:
+            apply(op, path, warm, other, stranger)
+            with Memory(path, context=ME) as fresh:
+                assert answers(warm) == answers(fresh), op
+                assert warm.explain_why("t(a, c)").proof_tree == fresh.explain_why("t(a, c)").proof_tree
+
+
+def test_a_write_to_one_predicate_leaves_the_others_warm(tmp_path):
+    with Memory(str(tmp_path / "m.db")) as m:
+        m.add_facts([f"edge({i}, {i + 1})" for i in range(200)])
+        m.define_rule("path(X, Y)", "edge(X, Y)")
+        m.define_rule("path(X, Z)", "path(X, Y), edge(Y, Z)")
+        assert m.query_logic("path(5, X)").total == 195
+        warm = m.knowledge.warm
+        edge = next(c.relation for k, c in warm._copies.items() if k[1] == "edge")
+        assert edge.indexes, "the evaluation filed its index with the stored relation"
+        m.remember_fact("note(1)")
+        assert m.query_logic("path(5, X)").total == 195
+        assert next(c.relation for k, c in warm._copies.items() if k[1] == "edge") is edge  # not read again
+        m.remember_fact("edge(200, 201)")  # new rows: added in place, indexes kept current
+        assert m.query_logic("path(5, X)").total == 196
+        grown = next(c.relation for k, c in warm._copies.items() if k[1] == "edge")
+        assert grown is edge and len(edge) == 201
+        columns, index = next(iter(edge.indexes.items()))
+        assert sum(len(bucket) for bucket in index.values()) == 201
+        m.forget_fact("edge(0, 1)")  # a removal: read again
+        assert m.query_logic("path(0, X)").total == 0
+        assert next(c.relation for k, c in warm._copies.items() if k[1] == "edge") is not edge
+
+
+def test_a_relation_an_evaluation_reads_is_copied_not_grown_under_it():
+    stored = StoredRelation([(1, 2), (2, 3)])
+    stored.indexes[(0,)] = {1: [(1, 2)], 2: [(2, 3)]}
+    rels = Relations()
+    pred = Pred.stored("e", 2)
+    rels.load(pred, stored)
+    assert rels.rel[pred] is stored.tuples and stored.users == 1
+    copy = stored.grown([(3, 4)])
+    assert copy is not stored and (3, 4) in copy.tuples and (3, 4) not in stored.tuples
+    assert rels.writable(pred) is not stored.tuples  # an evaluation that derives into it works on its own copy
+    rels.release()
+    assert stored.users == 0
+    assert stored.grown([(3, 4)]) is stored and stored.indexes[(0,)][3] == [(3, 4)]
+
+
+def test_pins_end_with_the_evaluation_that_took_them():
+    stored = StoredRelation([(1,)])
+    rels = Relations()
+    rels.load(Pred.stored("e", 1), stored)
+    assert stored.users == 1
+    del rels
+    assert stored.users == 0
+
+
+def test_the_change_feed_announces_everything_but_new_rows(tmp_path):
+    path = str(tmp_path / "m.db")
+    with Memory(path) as m:
+        m.remember_fact("p(a)")
+        with m.repository.read() as tx:
+            first = tx.facts.state(1, "p", 1)
+        m.remember_fact("p(b)")
+        with m.repository.read() as tx:
+            grown = tx.facts.state(1, "p", 1)
+        assert grown.reshaped == first.reshaped and grown.newest > first.newest
+        m.assume_fact("p(b)", "h")  # a second support on an existing row
+        with m.repository.read() as tx:
+            supported = tx.facts.state(1, "p", 1)
+        assert supported.reshaped > grown.reshaped
+        m.forget_fact("p(a)")
+        with m.repository.read() as tx:
+            removed = tx.facts.state(1, "p", 1)
+        assert removed.reshaped > supported.reshaped
+        m.retract_assumption("h")
+        m.forget_fact("p(b)")
+        with m.repository.read() as tx:
+            empty = tx.facts.state(1, "p", 1)
+            names = tx.connection.execute("SELECT count(*) FROM predicate_versions WHERE functor = 'p'").fetchone()
+        assert empty.newest == 0 and empty.vacated > removed.reshaped and names == (0,)
