@@ -205,3 +205,31 @@ def test_the_change_feed_announces_everything_but_new_rows(tmp_path):
             empty = tx.facts.state(1, "p", 1)
             names = tx.connection.execute("SELECT count(*) FROM predicate_versions WHERE functor = 'p'").fetchone()
         assert empty.newest == 0 and empty.vacated > removed.reshaped and names == (0,)
+
+
+def test_answers_are_kept_while_nothing_they_read_changes(tmp_path, monkeypatch):
+    import memory.knowledge.base as base
+    evaluations = []
+    real = base.solve_all
+    monkeypatch.setattr(base, "solve_all", lambda *a, **k: evaluations.append(a[1]) or real(*a, **k))
+    with Memory(str(tmp_path / "m.db")) as m:
+        m.add_facts([f"edge({i}, {i + 1})" for i in range(50)])
+        m.define_rule("path(X, Y)", "edge(X, Y)")
+        m.define_rule("path(X, Z)", "path(X, Y), edge(Y, Z)")
+        assert m.query_logic("path(5, X)").total == 45
+        assert m.query_logic("path(5, X)", limit=3, offset=2).bindings == [{"X": "8"}, {"X": "9"}, {"X": "10"}]
+        assert len(evaluations) == 1  # the second page came from the kept answers
+        m.remember_fact("note(1)")  # another predicate: the answers stand
+        assert m.query_logic("path(5, X)").total == 45 and len(evaluations) == 1
+        m.remember_fact("edge(50, 51)")  # an input grew: evaluated again
+        assert m.query_logic("path(5, X)").total == 46 and len(evaluations) == 2
+        m.define_rule("path(X, X)", "edge(X, _)")  # the rules changed: evaluated again
+        assert m.query_logic("path(5, X)").total == 47 and len(evaluations) == 3
+        m.forget_fact("edge(10, 11)")
+        assert m.query_logic("path(5, X)").total == 6 and len(evaluations) == 4
+        m.create_memory("other")
+        m.mount_memory("other")
+        m.remember_fact("edge(1, 2)", memory="other")
+        for _ in range(2):  # another segment's facts: that name can be mounted elsewhere, not kept
+            assert m.query_logic("other:edge(X, Y)").total == 1
+        assert len(evaluations) == 6

@@ -15,8 +15,8 @@ from .matching import BodyMatcher, goal_text
 from .predicates import Pred
 from .program import Normalizer, Program, Rule, parse_program
 from .proofs import ProofNode
-from .queries import Answers, explain, solve
+from .queries import AllAnswers, Answers, explain, solve, solve_all
 
-__all__ = ["Answers", "BodyMatcher", "Budget", "EdbLoader", "Model", "Normalizer", "Pred", "Program", "ProofNode",
+__all__ = ["AllAnswers", "Answers", "BodyMatcher", "Budget", "EdbLoader", "Model", "Normalizer", "Pred", "Program", "ProofNode",
            "Provenance", "Rule", "analyze", "evaluate", "evaluate_program", "explain", "goal_text", "parse_program",
-           "solve", "stratify"]
+           "solve", "solve_all", "stratify"]

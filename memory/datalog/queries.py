@@ -147,25 +147,45 @@ def _lookup_edb(program: Program, roots: list[Rule], lookup: PointLookup | None)
     return None if tuples is None else {pred: tuples}
 
 
-def solve(program: Program, goal: Term, load: EdbLoader, *, limit: int | None = None, offset: int = 0,
-          budget: Budget | None = None, demand: bool = True, lookup: PointLookup | None = None) -> Answers:
-    """The answers to `goal`, a page of them in the standard order of terms. `lookup`, when given, answers a
-    single call of a stored predicate with bound first arguments from the store's indexes (`_lookup_edb`)."""
+@dataclass
+class AllAnswers:
+    """Every answer to a goal, in the standard order of terms, and what computing them took."""
+
+    variables: list[str]
+    rows: list[tuple]
+    iterations: int
+    derived: int
+
+    def page(self, limit: int | None = None, offset: int = 0) -> Answers:
+        total = len(self.rows)
+        end = total if limit is None else offset + limit
+        return Answers(self.variables, self.rows[offset:end], total, end < total, self.iterations, self.derived)
+
+
+def solve_all(program: Program, goal: Term, load: EdbLoader, *, budget: Budget | None = None, demand: bool = True,
+              lookup: PointLookup | None = None) -> AllAnswers:
+    """Every answer to `goal`. `lookup`, when given, answers a single call of a stored predicate with bound first
+    arguments from the store's indexes (`_lookup_edb`)."""
     extended, roots, names = _with_goal(program, goal)
     if not roots:
-        return Answers([v.name for v in names], [], 0, False, 0, 0)
+        return AllAnswers([v.name for v in names], [], 0, 0)
     edb = _lookup_edb(program, roots, lookup)
     if edb is not None:
         model = evaluate(extended, edb, rules=roots, budget=budget)
     else:
         model, _ = _evaluate_for(extended, roots, load, budget, demand, factor=True)
     tuples = sort_standard(list(model.tuples(roots[0].head.pred)))
-    total = len(tuples)
-    end = total if limit is None else offset + limit
-    page = tuples[offset:end]
     model.release()  # a big model freed gradually, not in one stall of the other threads
-    release(tuples)
-    return Answers([v.name for v in names], page, total, end < total, model.iterations, model.derived)
+    return AllAnswers([v.name for v in names], tuples, model.iterations, model.derived)
+
+
+def solve(program: Program, goal: Term, load: EdbLoader, *, limit: int | None = None, offset: int = 0,
+          budget: Budget | None = None, demand: bool = True, lookup: PointLookup | None = None) -> Answers:
+    """A page of the answers to `goal` in the standard order of terms (see `solve_all`)."""
+    everything = solve_all(program, goal, load, budget=budget, demand=demand, lookup=lookup)
+    answers = everything.page(limit, offset)
+    release(everything.rows)
+    return answers
 
 
 def sort_standard(tuples: list) -> list:

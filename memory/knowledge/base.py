@@ -6,9 +6,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..datalog import Budget, Normalizer, Program, analyze, evaluate_program, explain, solve
+from ..datalog import Budget, Normalizer, Program, analyze, evaluate_program, explain, solve_all
 from ..datalog.proofs import map_tree
-from ..datalog.relations import StoredRelation
+from ..datalog.relations import StoredRelation, release
 from ..errors import Conflict, InvalidArguments, NotFound
 from ..store.repository import IMPORT_BATCH, NewFact, Repository, Transaction, Visibility, new_fact
 from typing import Callable, Iterable
@@ -21,6 +21,7 @@ from .collaborators import ComputedRelations, GlobalSource, ProjectionGuard, Sup
 from .proof_edges import model_conclusions, proof_conclusions, record_proof, write_conclusions
 from .segments import DEFAULT, Segment, bump_generation, resolve
 from .undefined import undefined_warnings
+from .memo import AnswerMemo
 from .warm import WarmRelations
 
 MAX_LIMIT = 10_000
@@ -113,7 +114,8 @@ class KnowledgeBase:
         self.store = repository.store
         self.actor = actor
         self.budget = budget or Budget()
-        self._programs: dict = {}  # segment id -> (generation, Program)
+        self._programs: dict = {}  # segment id -> (generation, rule ids and texts, Program)
+        self.memo = AnswerMemo()  # answers of queries asked again while nothing they read changed
         self.warm = WarmRelations()  # stored predicates kept in memory across calls
         self.global_source = global_source
         self._visibility = visibility
@@ -248,42 +250,49 @@ class KnowledgeBase:
         return program
 
     def program(self, tx: Transaction, segment: Segment) -> Program:
-        """The segment's analyzed program, cached per generation (callers must not change it)."""
+        """The segment's analyzed program (callers must not change it): the same object while its rules stay the
+        same, whatever else changes (kept answers are tied to it)."""
         cached = self._programs.get(segment.id)
         if cached and cached[0] == segment.generation:
-            return cached[1]
+            return cached[2]
+        texts = tx.rules.texts(segment.id)
+        if cached and cached[1] == texts:
+            self._programs[segment.id] = (segment.generation, texts, cached[2])
+            return cached[2]
         program = self.build_program(tx, segment)
         analyze(program)
-        self._programs[segment.id] = (segment.generation, program)
+        self._programs[segment.id] = (segment.generation, texts, program)
         return program
 
-    def loader(self, conn: Transaction, segment: Segment):
+    def loader(self, conn: Transaction, segment: Segment, inputs: dict | None = None):
         """The engine's loader for a segment's program, reading inside the transaction `conn`: each stored
         predicate's visible tuples (another mounted segment's for `seg:pred`, the computed relations for the
-        default segment)."""
+        default segment). `inputs`, when given, records where each stood (see `memo`)."""
         def load(preds: set) -> dict:
             out = {}
             for pred in preds:
                 if pred.segment is not None:  # segment:name(...) reads another mounted segment
                     other = resolve(conn, pred.segment)
+                    if inputs is not None:  # which segment a name mounts can change: such answers are not kept
+                        inputs[None] = None
                     if other.scope == "global" and self.global_source is not None:
                         out[pred] = self.global_source().facts_of(other.name, pred.name, pred.arity)
                     else:
-                        out[pred] = self._relation(conn, other, pred.name, pred.arity)
+                        out[pred] = self._relation(conn, other, pred.name, pred.arity, inputs)
                 elif pred.is_stored:
-                    out[pred] = self._relation(conn, segment, pred.name, pred.arity)
+                    out[pred] = self._relation(conn, segment, pred.name, pred.arity, inputs)
             return out
         return load
 
-    def detached_loader(self, segment: Segment):
+    def detached_loader(self, segment: Segment, inputs: dict | None = None):
         """A loader that reads in its own short transaction: evaluations run outside any transaction,
         so a long one never keeps the store (and the other calls on it) waiting."""
         def load(preds: set) -> dict:
             with self.repository.read() as tx:
-                return self.loader(tx, segment)(preds)
+                return self.loader(tx, segment, inputs)(preds)
         return load
 
-    def _point_lookup(self, segment: Segment):
+    def _point_lookup(self, segment: Segment, inputs: dict | None = None):
         """The store's answer to one call of a stored predicate of this segment with its first arguments bound:
         the facts whose text starts with those arguments, through the text index (None where that cannot
         answer: another segment's predicate, one that computed relations join, a name printed as an operator)."""
@@ -295,7 +304,11 @@ class KnowledgeBase:
             text = format_term(Compound(pred.name, leading) if pred.arity and whole else pred.name) if whole \
                 else call_prefix(pred.name, leading)
             with self.repository.read() as tx:
-                return tx.facts.tuples_by_text(segment.id, pred.name, pred.arity, text, not whole, self.visibility(tx))
+                seen = self.visibility(tx)
+                if inputs is not None:
+                    inputs[(segment.id, pred.name, pred.arity, seen)] = (tx.facts.state(segment.id, pred.name,
+                                                                                      pred.arity), None)
+                return tx.facts.tuples_by_text(segment.id, pred.name, pred.arity, text, not whole, seen)
         return lookup
 
     def facts_of(self, memory: str, functor: str, arity: int) -> list:
@@ -308,13 +321,14 @@ class KnowledgeBase:
         with self.repository.read() as tx:
             return tx.rules.texts(resolve(tx, memory).id)
 
-    def _relation(self, tx: Transaction, segment: Segment, functor: str, arity: int) -> StoredRelation:
+    def _relation(self, tx: Transaction, segment: Segment, functor: str, arity: int,
+                  inputs: dict | None = None) -> StoredRelation:
         """A stored predicate's visible facts, warm across calls (`WarmRelations`), with the tuples computed
         relations add to the default segment."""
         computed = None
         if self.computed is not None and segment.name == DEFAULT and (functor, arity) in self.computed.preds:
             computed = lambda: self.computed.tuples(tx, (functor, arity))  # noqa: E731
-        return self.warm.relation(tx, segment, functor, arity, self.visibility(tx), computed)
+        return self.warm.relation(tx, segment, functor, arity, self.visibility(tx), computed, inputs)
 
     def stored_tuples(self, tx: Transaction, segment: Segment, functor: str, arity: int) -> list:
         """The stored facts of one predicate the caller may see, as engine tuples (a new list)."""
@@ -323,15 +337,25 @@ class KnowledgeBase:
     def query_terms(self, goal: str, memory: str | None = None, limit: int | None = None, offset: int = 0):
         """Answers as engine tuples, with the segment they came from."""
         term = parse_goal(goal)
+        text = format_term(term)
         with self.repository.read() as tx:
             segment = resolve(tx, memory)
             program = self.program(tx, segment)
             warnings = self.undefined_calls(tx, segment, term)
-        answers = solve(program, term, self.detached_loader(segment), limit=limit, offset=offset,
-                        budget=self.new_budget(), lookup=self._point_lookup(segment))
+            key = (segment.id, text, self.visibility(tx))
+            everything = self.memo.get(key, program, tx, segment.generation)
+        if everything is None:
+            inputs: dict = {}
+            everything = solve_all(program, term, self.detached_loader(segment, inputs), budget=self.new_budget(),
+                                   lookup=self._point_lookup(segment, inputs))
+            if not self.memo.put(key, program, inputs, everything):
+                answers = everything.page(limit, offset)
+                release(everything.rows)  # many answers freed a slice at a time, not in one stall
+                everything = None
+        answers = everything.page(limit, offset) if everything is not None else answers
         answers.warnings = warnings
         answers.memory = segment.name
-        answers.goal = format_term(term)
+        answers.goal = text
         return answers
 
     def query_logic(self, goal: str, memory: str | None = None, limit: int | None = None, offset: int = 0) -> QueryResult:

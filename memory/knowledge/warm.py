@@ -39,12 +39,15 @@ class WarmRelations:
         self._lock = threading.Lock()
 
     def relation(self, tx: Transaction, segment: Segment, functor: str, arity: int, visibility: Visibility | None,
-                 computed: Callable[[], list] | None = None) -> StoredRelation:
+                 computed: Callable[[], list] | None = None, inputs: dict | None = None) -> StoredRelation:
         """The predicate's visible facts as of `tx`, from the warm copy when it is current. `computed`: the
-        tuples other tables add to this predicate (kept per segment generation)."""
+        tuples other tables add to this predicate (kept per segment generation). `inputs`, when given, records
+        where the predicate stood (see `memo`)."""
         key = (segment.id, functor, arity, visibility)
         state = tx.facts.state(segment.id, functor, arity)
         generation = segment.generation if computed is not None else None
+        if inputs is not None:
+            inputs[key] = (state, generation)
         with self._lock:
             copy = self._copies.get(key)
         if copy is not None and copy.generation == generation and copy.state == state:

@@ -54,6 +54,8 @@ def format_float(value: float) -> str:
 
 def format_term(term: Term) -> str:
     """The canonical text of a term (variables print by name, anonymous ones as `_`)."""
+    if type(term) is not Compound:  # the common case (an answer's value): no walk needed
+        return _fmt_leaf(term, False, frozenset())
     seen: set = set()
     shared: set = set()
     for v in variables(term):
