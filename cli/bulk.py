@@ -13,11 +13,12 @@ import math
 import os
 import re
 import stat
+from itertools import chain
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from memory.errors import InvalidArguments
-from memory.knowledge.parsing import parse_fact, plain_fact, plain_row
+from memory.knowledge.parsing import parse_fact, plain_fact, plain_row, plain_rows
 from memory.store.repository import NewFact
 from memory.terms import Compound, Float, String, Term, format_term
 from memory.terms.codec import from_json
@@ -130,34 +131,75 @@ def _fact(predicate: str | None, args: list, where: str) -> Term:
 
 
 def read_csv(path: Path, predicate: str | None, header: bool) -> Iterator[Term | NewFact]:
-    """One fact per row (a plain row's already in stored form); every row has as many cells as the first (a
-    ragged file would define several predicates of different arities)."""
-    width = None
-    reader = csv.reader(_csv_lines(path))
+    """One fact per row (plain rows already in stored form); every row has as many cells as the first (a
+    ragged file would define several predicates of different arities).
+
+    Blocks of plain rows, the usual bulk data, are turned into facts a block at a time (knowledge/parsing.py
+    plain_rows); from the first block that is not all plain, the csv module reads the rest row by row."""
+    blocks = read_blocks(path)
+    width, lines = None, 0  # the row width once known; the file's lines read so far
+    if predicate:
+        for block in blocks:
+            plain = _plain_block(predicate, block, width, header and not lines)
+            if plain is None:
+                blocks = chain([block], blocks)
+                break
+            facts, width = plain
+            lines += block.count("\n")
+            yield from facts
+        else:
+            return
+    yield from _csv_rows(path, predicate, header, blocks, lines, width)
+
+
+def _plain_block(predicate: str, block: str, width: int | None, with_header: bool) -> tuple[list, int] | None:
+    """(facts, width) of a block whose lines are all plain rows (after the header line when `with_header`),
+    or None. Without quotes or `\r`, the csv module splits a line at every comma: so does this."""
+    if '"' in block or "\r" in block:
+        return None
+    body = block[:-1] if block.endswith("\n") else block
+    if with_header:
+        first, newline, body = body.partition("\n")
+        if not first:
+            return None
+        width = first.count(",") + 1
+        if not newline:  # the header line was all the block held
+            return [], width
+    if width is None:
+        width = body.partition("\n")[0].count(",") + 1
+    facts = plain_rows(predicate, width, body)
+    return None if facts is None else (facts, width)
+
+
+def _csv_rows(path: Path, predicate: str | None, header: bool, blocks: Iterator[str], offset: int,
+              width: int | None) -> Iterator[Term | NewFact]:
+    """The facts of rows the csv module reads from `blocks`, which start after `offset` lines of the file."""
+    reader = csv.reader(_csv_lines(blocks))
     try:
         for row in reader:
             if not row:
                 continue
             if len(row) != width:
                 if width is not None:
-                    raise _refuse(path, f"{len(row)} cell(s) where the first row has {width}", reader.line_num)
+                    raise _refuse(path, f"{len(row)} cell(s) where the first row has {width}",
+                                  offset + reader.line_num)
                 width = len(row)
-                if header and reader.line_num == 1:
+                if header and offset + reader.line_num == 1:
                     continue
             # most rows: what the general way gives, stored form included, without converting, printing, parsing
             fact = plain_row(predicate, row) if predicate else None
             if fact is None:
-                line = reader.line_num
+                line = offset + reader.line_num
                 fact = _fact(predicate, [cell_value(c, path, line) for c in row], f"{path}:{line}")
             yield fact
     except csv.Error as exc:
-        raise _refuse(path, f"not CSV ({exc})", reader.line_num) from None
+        raise _refuse(path, f"not CSV ({exc})", offset + reader.line_num) from None
 
 
-def _csv_lines(path: Path) -> Iterator[str]:
-    """The file's lines as the csv module reads them from a file opened with newline="" (a lone `\r` ends a
-    line too): blocks end at a `\n`, so splitting each block alone splits the file the same way."""
-    for block in read_blocks(path):
+def _csv_lines(blocks: Iterator[str]) -> Iterator[str]:
+    """The lines of a file's blocks as the csv module reads them from a file opened with newline="" (a lone
+    `\r` ends a line too): blocks end at a `\n`, so splitting each block alone splits the file the same way."""
+    for block in blocks:
         yield from io.StringIO(block, newline="")
 
 

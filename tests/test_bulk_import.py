@@ -32,7 +32,7 @@ from memory.store.repository import new_fact
 from memory.terms import Compound, Float, String, format_term, parse_term
 from memory.terms.codec import encode_args
 from memory.terms.operators import ALL_OPERATORS
-from memory.terms.plain import plain_forms
+from memory.terms.plain import plain_block_forms, plain_cell_forms, plain_forms
 from surfaces import cli, cli_json
 
 # --- the plain forms are the general forms ------------------------------------------------------------------
@@ -123,6 +123,14 @@ def test_csv_rows_of_plain_cells_take_the_plain_way(cells):
     assert plain_row("edge", cells) is not None
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 3).flatmap(lambda width: st.lists(st.lists(
+    st.one_of(PLAIN_ATOMS, PLAIN_INTS.map(str)), min_size=width, max_size=width), min_size=1, max_size=6)))
+def test_a_block_of_plain_rows_has_each_row_s_forms(rows):
+    texts, encoded = plain_block_forms("edge", "\n".join(",".join(r) for r in rows), len(rows[0]))
+    assert list(zip(texts, encoded)) == [(f"edge({t})", j) for t, j in map(plain_cell_forms, rows)]
+
+
 def test_a_fact_longer_than_an_argument_may_be_takes_the_general_way():
     cells = ["a" * 40_000, "b" * 40_000]
     assert plain_row("edge", cells) is None and plain_fact("edge", cells) is None
@@ -148,7 +156,7 @@ def test_streamed_lines_are_the_whole_file_s(tmp_path, text, block):
             out.append(("error", str(exc), reader.line_num))
         return out
     with mock.patch.object(bulk, "READ_BLOCK", block):
-        assert rows(bulk._csv_lines(path)) == rows(io.StringIO(text, newline=""))
+        assert rows(bulk._csv_lines(bulk.read_blocks(path))) == rows(io.StringIO(text, newline=""))
         assert list(bulk._newline_lines(path)) == (text.split("\n")[:-1] if text.endswith("\n") else
                                                    text.split("\n") if text else [])
 
@@ -159,6 +167,41 @@ def test_a_byte_that_is_not_utf8_is_named_by_its_line_whatever_the_block(tmp_pat
     path.write_bytes("a,b\nc,d\né,\xe9\n".encode("utf-8").replace(b"\xc3\xa9,\xc3\xa9", b"\xc3\xa9,\xe9"))
     with mock.patch.object(bulk, "READ_BLOCK", block), pytest.raises(DatalogMemoryError, match=r"bad\.csv:3: not UTF-8"):
         list(read_csv(path, "p", False))
+
+
+CSV_CELLS = st.sampled_from(["a", "b1", "n42", "x_Y", "0", "7", "-12", "123456789012345678", "is", "007", "-0",
+                              "1.5", "x y", "", '"q"', '"a,b"', "é"])
+CSV_ROWS = st.lists(st.lists(CSV_CELLS, min_size=1, max_size=3).map(",".join), max_size=12)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(CSV_ROWS, st.sampled_from(["\n", "\r\n"]), st.booleans(), st.booleans(), st.integers(1, 40),
+       st.sampled_from(["edge", "is", "p_2"]))
+def test_plain_blocks_read_as_the_row_by_row_reader_reads(tmp_path, rows, ending, last_ending, header, block,
+                                                          predicate):
+    """Whole blocks of plain rows taken at once give the facts, and the errors, the csv module's row-by-row
+    reading gives, wherever the blocks fall."""
+    path = tmp_path / "rows.csv"
+    path.write_bytes((ending.join(rows) + (ending if last_ending and rows else "")).encode("utf-8"))
+
+    def read(facts):
+        try:
+            return list(facts)
+        except DatalogMemoryError as error:
+            return error.message
+    with mock.patch.object(bulk, "READ_BLOCK", block):
+        by_row = read(bulk._csv_rows(path, predicate, header, bulk.read_blocks(path), 0, None))
+        assert read(read_csv(path, predicate, header)) == by_row
+
+
+def test_a_plain_file_is_read_in_blocks(tmp_path, monkeypatch):
+    """Not vacuous: a file of plain rows never reaches the row-by-row reader."""
+    path = tmp_path / "plain.csv"
+    path.write_text("src,dst\n" + "".join(f"n{i},{i}\n" for i in range(100)))
+    monkeypatch.setattr(bulk, "READ_BLOCK", 64)
+    monkeypatch.setattr(bulk, "_csv_rows", None)
+    facts = list(read_csv(path, "edge", True))
+    assert len(facts) == 100 and facts[7] == ("edge", 2, "edge(n7, 7)", '["n7",7]')
 
 
 @pytest.mark.parametrize("block", [16, 1 << 20])

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from itertools import repeat
+
 from ..datalog.program import check_user_predicate
 from ..errors import InvalidArguments, InvalidProgram, TermSyntaxError
 from ..terms import Compound, Term, Var, format_term, map_leaves, parse_term, variables
 from ..store.repository import NewFact
-from ..terms.plain import is_plain_atom, plain_cell_forms, plain_forms
+from ..terms.plain import is_plain_atom, plain_block_forms, plain_cell_forms, plain_forms
 from ..validation import MAX_TEXT_CHARS, require_text
 
 
@@ -52,6 +54,16 @@ def plain_row(name: str, cells: list[str]) -> NewFact | None:
         return None
     text = f"{name}({forms[0]})"
     return NewFact(name, len(cells), text, forms[1]) if len(text) <= MAX_TEXT_CHARS else None
+
+
+def plain_rows(name: str, width: int, body: str) -> list[NewFact] | None:
+    """plain_row for each line of `body` (CSV lines of `width` cells joined by `\n`, none after the last) at
+    once, or None unless every line is plain."""
+    forms = plain_block_forms(name, body, width) if _plain_predicate(name, width) else None
+    if forms is None or max(map(len, forms[0])) > MAX_TEXT_CHARS:
+        return None
+    # tuple.__new__ builds each NewFact without a Python-level call (what NewFact._make does, minus the frame)
+    return list(map(tuple.__new__, repeat(NewFact), zip(repeat(name), repeat(width), *forms)))
 
 
 _PLAIN_PREDICATES: dict[tuple[str, int], bool] = {}

@@ -23,6 +23,9 @@ _INTEGER = r"-?[0-9]{1,18}"  # as str(n) writes a plain integer
 _CELL = rf"{_ATOM}|0|-?[1-9][0-9]{{0,17}}"  # the same, where the text must already be the canonical one
 _PLAIN_ATOM = re.compile(_ATOM)
 _PLAIN_CELLS = re.compile(rf"(?:{_CELL})(?:,(?:{_CELL}))*")
+_INTEGER_CELL = re.compile(r"(?:\A|[,\n])[-0-9]")  # in a block of plain cells: one that is an integer
+_ATOM_START = re.compile("[a-z]")  # ... and one that is an atom
+_PLAIN_ROWS: dict[int, re.Pattern] = {}  # width -> a block of lines of that many plain cells
 _PLAIN_JSON = re.compile(rf"(?:\"{_ATOM}\"|{_INTEGER})(?:,(?:\"{_ATOM}\"|{_INTEGER}))*")
 
 
@@ -39,6 +42,36 @@ def plain_cell_forms(cells: list[str]) -> tuple[str, str] | None:
             or not ALL_OPERATORS.isdisjoint(cells)):
         return None
     return joined.replace(",", ", "), "[" + ",".join([f'"{c}"' if c[0] >= "a" else c for c in cells]) + "]"
+
+
+def plain_block_forms(functor: str, body: str, width: int) -> tuple[list[str], list[str]] | None:
+    """plain_cell_forms for many CSV lines at once: (canonical texts, stored JSON) of `functor(cells...)` for
+    each line of `body` (lines joined by `\n`, no line end after the last) when every line is `width` cells
+    as plain_cell_forms takes them; None otherwise. One match checks the whole block, and the forms are made
+    from it with string operations over the block: the JSON quotes each atom, a run of letters, digits and
+    `_` from a lower-case letter on, which no integer cell holds."""
+    if not is_plain_atom(functor):
+        return None
+    rows = _PLAIN_ROWS.get(width)
+    if rows is None:
+        if len(_PLAIN_ROWS) >= 64:  # widths come from input: keep the compiled patterns few
+            _PLAIN_ROWS.clear()
+        row = rf"(?:{_CELL})" + rf"(?:,(?:{_CELL}))" * (width - 1)
+        rows = _PLAIN_ROWS[width] = re.compile(rf"{row}(?:\n{row})*")
+    if rows.fullmatch(body) is None or not ALL_OPERATORS.isdisjoint(body.replace("\n", ",").split(",")):
+        return None
+    opened = f"{functor}("
+    texts = (opened + body.replace(",", ", ").replace("\n", ")\n" + opened) + ")").split("\n")
+    if _INTEGER_CELL.search(body) is None:  # atoms only (the usual case): quote around every separator
+        encoded = '["' + body.replace(",", '","').replace("\n", '"]\n["') + '"]'
+    else:
+        quoted = body if _ATOM_START.search(body) is None else _PLAIN_ATOM.sub(_quoted, body)
+        encoded = "[" + quoted.replace("\n", "]\n[") + "]"
+    return texts, encoded.split("\n")
+
+
+def _quoted(atom: re.Match) -> str:
+    return f'"{atom.group()}"'
 
 
 def plain_forms(functor: str, args: tuple | list) -> tuple[str, str] | None:
