@@ -31,7 +31,7 @@ _FLOAT = re.compile(r"^-?\d+\.\d+([eE][-+]?\d+)?$")
 # A bound on what one line may hold in memory: many times what a fact's text (at most 65,536 characters) takes
 # in UTF-8 even escaped, so only a file that is not a table of facts meets it.
 MAX_LINE_BYTES = 16 * 2 ** 20
-READ_BLOCK = 2 ** 20  # bytes read at a time (a block of lines ends at the last line end in them)
+READ_BLOCK = 2 ** 18  # bytes read at a time (a block of lines ends at the last line end in them)
 
 
 def _refuse(path: Path, reason: str, line: int | None = None) -> InvalidArguments:

@@ -16,7 +16,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import snapshot_counts
@@ -281,6 +281,7 @@ def fact_by_fact(path: Path, texts: list[str]) -> tuple[int, int]:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(POOL), max_size=30), st.integers(1, 8))
+@example(["p(a2)", "p(n0)", "p(n1)", "q(2, y)", "s(f(g(1)))", "p(a0)", "p(n0)"], 3)  # all new, then some not
 def test_a_streamed_import_leaves_the_database_a_fact_by_fact_import_leaves(start_state, tmp_path, texts, batch):
     streamed, model = tmp_path / f"streamed-{batch}.db", tmp_path / f"model-{batch}.db"
     for target in (streamed, model):

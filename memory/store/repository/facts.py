@@ -218,7 +218,8 @@ class Facts:
 
         Set-based: the facts go to a temporary table, then one statement each inserts the new fact rows (in
         the order given), counts the rows already there that only supports hidden from the caller held (new
-        to the caller too), and adds the supports. A fact row that existed is visible afterwards (an
+        to the caller too), and adds the supports (when every fact was new, by id: SQLite gives a new row the
+        id after the largest, so they are the rows above the newest before; otherwise by text). A fact row that existed is visible afterwards (an
         asserted support is seen by everyone), so that count plus the rows created is exactly how many more
         facts the caller sees."""
         at = at or utc_now(self._conn.clock)
@@ -233,15 +234,22 @@ class Facts:
             hidden = conn.execute(
                 f"SELECT count(*) FROM facts AS f WHERE f.segment_id = ? AND f.text IN "
                 f"(SELECT text FROM temp.fact_import) AND NOT {condition}", (segment_id, *params)).fetchone()[0]
+        newest = conn.execute("SELECT max(id) FROM facts").fetchone()[0] or 0
         conn.execute(
             "INSERT INTO facts (segment_id, functor, arity, text, args, created_at) "
             "SELECT ?, functor, arity, text, args, ? FROM temp.fact_import WHERE true ORDER BY rowid "
             "ON CONFLICT (segment_id, text) DO NOTHING", (segment_id, at))
         created = conn.changes()
-        conn.execute(
-            "INSERT OR IGNORE INTO supports (fact_id, kind, ref, actor, created_at) "
-            "SELECT f.id, 'asserted', '', ?, ? FROM temp.fact_import AS i "
-            "JOIN facts AS f ON f.segment_id = ? AND f.text = i.text ORDER BY i.rowid", (actor, at, segment_id))
+        supported = 0
+        if created == len(facts):  # all new: their rows are those above the newest before, in the order given
+            conn.execute("INSERT INTO supports (fact_id, kind, ref, actor, created_at) "
+                         "SELECT id, 'asserted', '', ?, ? FROM facts WHERE id > ? ORDER BY id", (actor, at, newest))
+            supported = conn.changes()
+        if supported < len(facts):  # facts met again (or ids that did not grow): each one found by its text
+            conn.execute(
+                "INSERT OR IGNORE INTO supports (fact_id, kind, ref, actor, created_at) "
+                "SELECT f.id, 'asserted', '', ?, ? FROM temp.fact_import AS i "
+                "JOIN facts AS f ON f.segment_id = ? AND f.text = i.text ORDER BY i.rowid", (actor, at, segment_id))
         conn.execute("DELETE FROM temp.fact_import")
         return created + hidden
 
