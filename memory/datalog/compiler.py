@@ -89,6 +89,14 @@ def compile_positive(lit: Lit, varmap: dict, width: int, rels: Relations, needed
 
     relation = rels.get(lit.pred)
     introduces = any(v in needed for v in fresh)
+    if check is None and arity > 1 and columns == tuple(range(arity)):
+        # Every argument bound: a row's key is the tuple itself, so the relation answers membership; an index on
+        # every column would only copy it (and, for a warm stored relation, be kept).
+        row_key = _row_key(keys)
+        if row_key is None:
+            whole = _const_key(keys)
+            return Step(lambda rows, _d=None: rows if whole in relation else [], varmap, width)
+        return Step(lambda rows, _d=None: [r for r in rows if row_key(r) in relation], varmap, width)
     if not columns:
         def scan(rows, _delta=None):
             cands = relation if check is None else [u for u in relation if check(u)]
