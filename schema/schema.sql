@@ -252,7 +252,9 @@ CREATE TABLE memory_projections (
     UNIQUE (memory_id, position)
 );
 
-CREATE INDEX memory_projections_by_predicate ON memory_projections (predicate);
+-- (0009) recall reads a pattern's projections by fact text: mentions(item42, _) reads the
+-- facts that start with `mentions(item42, `.
+CREATE INDEX memory_projections_by_fact ON memory_projections (predicate, fact);
 
 -- Full-text index (rowid = source_memories.seq) over the source text and the
 -- projection statements. Queries are built from quoted tokens, never spliced.

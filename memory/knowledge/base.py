@@ -301,8 +301,10 @@ class KnowledgeBase:
                     or pred.indicator in self._computed_preds(segment):
                 return None
             whole = len(leading) == pred.arity
-            text = format_term(Compound(pred.name, leading) if pred.arity and whole else pred.name) if whole \
-                else call_prefix(pred.name, leading)
+            if not whole:
+                text = call_prefix(pred.name, leading)
+            else:
+                text = format_term(Compound(pred.name, leading) if pred.arity else pred.name)
             with self.repository.read() as tx:
                 seen = self.visibility(tx)
                 if inputs is not None:
@@ -344,15 +346,15 @@ class KnowledgeBase:
             warnings = self.undefined_calls(tx, segment, term)
             key = (segment.id, text, self.visibility(tx))
             everything = self.memo.get(key, program, tx, segment.generation)
-        if everything is None:
+        if everything is not None:
+            answers = everything.page(limit, offset)
+        else:
             inputs: dict = {}
             everything = solve_all(program, term, self.detached_loader(segment, inputs), budget=self.new_budget(),
                                    lookup=self._point_lookup(segment, inputs))
+            answers = everything.page(limit, offset)
             if not self.memo.put(key, program, inputs, everything):
-                answers = everything.page(limit, offset)
-                release(everything.rows)  # many answers freed a slice at a time, not in one stall
-                everything = None
-        answers = everything.page(limit, offset) if everything is not None else answers
+                release(everything.rows)  # not kept: many answers freed a slice at a time, not in one stall
         answers.warnings = warnings
         answers.memory = segment.name
         answers.goal = text

@@ -13,6 +13,7 @@ import unicodedata
 from typing import Any
 
 from ..errors import InvalidArguments
+from ..terms import call_prefix, plain_call
 from ..validation import require_text
 from .memories import COLUMNS, FROM, KINDS, MemoryRecord, SourceMemories, check_instant, current_filter
 from .namespaces import Namespace, readable_namespaces
@@ -114,7 +115,10 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
 
 def _folded_words(text: str | None) -> list[str]:
     """Words as the index sees them (unicode61 with diacritics removed): case and accents folded."""
-    decomposed = unicodedata.normalize("NFKD", (text or "").casefold())
+    folded = (text or "").casefold()
+    if folded.isascii():  # nothing to decompose (the common case, and per character the costly part)
+        return _WORD.findall(folded)
+    decomposed = unicodedata.normalize("NFKD", folded)
     return _WORD.findall("".join(c for c in decomposed if not unicodedata.combining(c)))
 
 
@@ -160,10 +164,12 @@ def recall(service: SourceMemories, predicate: str, arguments: list | None = Non
     with service.store.read() as conn:
         spaces = readable_namespaces(conn, service.context, scope)
         where, params = current_filter(at, False, conn.clock)
+        facts, fact_params = _fact_range(predicate, arguments)
         rows = conn.execute(
             f"SELECT {COLUMNS}, p.id, p.arguments, p.statement, p.quality, p.fact FROM {FROM} "
-            f"JOIN memory_projections AS p ON p.memory_id = m.id WHERE p.predicate = ? AND m.namespace IN ({_in(spaces)}) AND {where} "
-            f"ORDER BY m.seq DESC, p.position", [predicate, *spaces, *params]).fetchall() if spaces else []
+            f"JOIN memory_projections AS p ON p.memory_id = m.id WHERE p.predicate = ? AND {facts} "
+            f"AND m.namespace IN ({_in(spaces)}) AND {where} ORDER BY m.seq DESC, p.position",
+            [predicate, *fact_params, *spaces, *params]).fetchall() if spaces else []
         matches = []
         for row in rows:
             record, (projection_id, args_json, statement, quality, fact) = MemoryRecord(*row[:-5]), row[-5:]
@@ -188,6 +194,24 @@ def recall(service: SourceMemories, predicate: str, arguments: list | None = Non
     return {"content": render_recall(memories, pattern), "predicate": predicate, "arguments": arguments,
             "pattern": pattern, "memories": memories, "total": len(matches), "limit": limit,
             "truncated": len(matches) > limit, "as_of": at, "derived": [], "model_calls": 0}
+
+
+def _fact_range(predicate: str, arguments: list | None) -> tuple[str, list]:
+    """SQL over a projection `p` narrowing it to facts that start with the pattern's leading string arguments,
+    through the (predicate, fact) index (a superset: the arguments are still compared one by one). A string
+    prints the same whichever value it came from, so every match starts with that text; numbers are left to
+    the comparison (1 matches 1.0, which prints otherwise)."""
+    leading = []
+    for value in arguments or ():
+        if type(value) is not str:
+            break
+        leading.append(value)
+    if not leading or not plain_call(predicate, len(arguments)):
+        return "1", []
+    prefix = call_prefix(predicate, tuple(leading))
+    if len(leading) == len(arguments):
+        return "p.fact = ?", [prefix + ")"]
+    return "p.fact >= ? AND p.fact < ?", [prefix + ", ", prefix + ",!"]  # "!" follows " " in byte order
 
 
 def render_recall(memories: list[dict], pattern: str, derived: list[dict] | None = None) -> str:
