@@ -31,7 +31,7 @@ try:  # recent typer carries its own copy of click, whose exceptions are these
 except ImportError:  # pragma: no cover - typer on top of click
     from click import exceptions as parser_errors  # type: ignore[no-redef]
 
-from .bulk import read_csv, read_jsonl, read_observations, read_text
+from .bulk import count_lines, read_csv, read_jsonl, read_observations, read_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -244,9 +244,9 @@ def import_(
     try:
         m.require_for("add_fact_terms" if kind in ("csv", "jsonl") else "import_program", memory)  # before reading
         if kind in ("csv", "jsonl"):
-            terms = list(read_csv(file, predicate, header) if kind == "csv" else read_jsonl(file, predicate))
-            added = _bulk_add(m, terms, memory)
-            result = {"file": str(file), "facts_read": len(terms), "facts_added": added}
+            terms = read_csv(file, predicate, header) if kind == "csv" else read_jsonl(file, predicate)
+            added, kept = _bulk_add(m, terms, memory, count_lines(file))
+            result = {"file": str(file), "facts_read": added + kept, "facts_added": added}
         else:
             loaded = m.import_program(read_text(file), memory)
             result = {"file": str(file), "facts_added": loaded["facts_added"], "rules_added": loaded["rules_added"],
@@ -265,14 +265,13 @@ def _in_file(error: DatalogMemoryError, file: Path) -> DatalogMemoryError:
     return error
 
 
-def _bulk_add(m: Memory, terms: list, memory: Optional[str]) -> int:
-    """One transaction for the whole file; the progress bar advances per written chunk."""
+def _bulk_add(m: Memory, terms, memory: Optional[str], lines: int) -> tuple[int, int]:
+    """One transaction for the whole file, read as it is written; the progress bar counts toward its lines."""
     from rich.progress import Progress
 
-    with Progress(console=err.console, transient=True, disable=len(terms) < 2 * BULK_CHUNK) as progress:
-        task = progress.add_task("importing", total=len(terms))
-        added, _ = m.add_fact_terms(terms, memory, BULK_CHUNK, lambda n: progress.advance(task, n))
-    return added
+    with Progress(console=err.console, transient=True, disable=lines < 2 * BULK_CHUNK) as progress:
+        task = progress.add_task("importing", total=lines)
+        return m.add_fact_terms(terms, memory, BULK_CHUNK, lambda n: progress.advance(task, n))
 
 
 @app.command("import-observations", rich_help_panel=EVIDENCE)

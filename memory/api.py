@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from .clock import SYSTEM_CLOCK, Clock
 from .datalog import Budget
@@ -20,7 +20,7 @@ from .sources import CallerContext, CallerVisibility, SourceMemories, recall, se
 from .sources.derived import derived_recall
 from .sources.search import render_recall
 from .store import IN_MEMORY, DatabaseLocation, Store, global_db_path, resolve_location
-from .store.repository import Repository
+from .store.repository import IMPORT_BATCH, Repository
 
 # The bulk operations surfaces run without a registry tool (the CLI's import and export commands), declared
 # once: operation -> (capability, what it is called in a refusal, whether it writes the target segment).
@@ -146,18 +146,12 @@ class Memory:
         """Assert many facts (text) in one transaction; returns (new, already there)."""
         return self.add_fact_terms([parse_fact(f) for f in facts], memory)
 
-    def add_fact_terms(self, terms: list, memory: str | None = None, chunk: int = 10_000,
+    def add_fact_terms(self, terms: Iterable, memory: str | None = None, chunk: int = IMPORT_BATCH,
                        progress: Callable[[int], None] | None = None) -> tuple[int, int]:
-        """Assert parsed facts in one transaction, in chunks (progress gets each chunk's size)."""
-        kb = self.require_for("add_fact_terms", memory)
-        added = 0
-        with kb.repository.write():
-            for start in range(0, len(terms), chunk):
-                part = terms[start:start + chunk]
-                added += kb.add_facts(part, memory)[0]
-                if progress is not None:
-                    progress(len(part))
-        return added, len(terms) - added
+        """Assert parsed facts in one transaction with one audit row; returns (new, already there). `terms` may
+        be any iterable (a file's rows as they are read): it is stored `chunk` at a time, and `progress` gets
+        each chunk's size."""
+        return self.require_for("add_fact_terms", memory).add_facts(terms, memory, batch=chunk, progress=progress)
 
     def import_program(self, text: str, memory: str | None = None) -> dict:
         return programs.import_program(self.require_for("import_program", memory), text, memory)

@@ -10,8 +10,8 @@ from ..datalog import Budget, Normalizer, Program, analyze, evaluate_program, ex
 from ..datalog.proofs import map_tree
 from ..datalog.relations import StoredRelation, release
 from ..errors import Conflict, InvalidArguments, NotFound
-from ..store.repository import Repository, Transaction, Visibility, new_fact
-from typing import Iterable
+from ..store.repository import IMPORT_BATCH, NewFact, Repository, Transaction, Visibility, new_fact
+from typing import Callable, Iterable
 
 from ..terms import Compound, Term, call_prefix, format_term, indicator, parse_term, plain_call
 from ..terms.codec import to_json
@@ -158,16 +158,21 @@ class KnowledgeBase:
                             {"fact": text, "removed": removed, "remaining_supports": supports})
         return FactChange(text, segment.name, False, removed=removed, supports=supports)
 
-    def add_facts(self, terms: Iterable[Term], memory: str | None = None, operation: str = "import_facts") -> tuple[int, int]:
-        """Assert many checked facts in one transaction with one audit row; returns (new, already there)."""
-        rows = [new_fact(term) for term in terms]
+    def add_facts(self, terms: Iterable[Term | NewFact], memory: str | None = None, operation: str = "import_facts",
+                  batch: int = IMPORT_BATCH, progress: Callable[[int], None] | None = None) -> tuple[int, int]:
+        """Assert many checked facts in one transaction with one audit row; returns (new, already there).
+
+        `terms` are checked facts, as terms or already in stored form (knowledge/parsing.py plain_row). They
+        are read as they are stored, `batch` at a time (memory/store/repository/facts.py assert_all), so a
+        file's rows stream through in bounded memory; an error it raises part-way changes nothing."""
         with self.repository.write() as tx:
             segment = resolve(tx, memory, write=True)
-            added = tx.facts.assert_many(segment.id, rows, self.actor, self.visibility(tx))
+            rows = (t if type(t) is NewFact else new_fact(t) for t in terms)  # a reader may give stored forms
+            added, read = tx.facts.assert_all(segment.id, rows, self.actor, self.visibility(tx), batch, progress)
             if added:
                 bump_generation(tx, segment)
-            tx.audit.record(self.actor, operation, segment.name, {"facts": len(rows), "added": added})
-        return added, len(rows) - added
+            tx.audit.record(self.actor, operation, segment.name, {"facts": read, "added": added})
+        return added, read - added
 
     def list_facts(self, memory: str | None = None, functor: str | None = None, arity: int | None = None,
                    limit: int | None = None, offset: int = 0) -> Page:
@@ -296,8 +301,10 @@ class KnowledgeBase:
                     or pred.indicator in self._computed_preds(segment):
                 return None
             whole = len(leading) == pred.arity
-            text = format_term(Compound(pred.name, leading) if pred.arity and whole else pred.name) if whole \
-                else call_prefix(pred.name, leading)
+            if not whole:
+                text = call_prefix(pred.name, leading)
+            else:
+                text = format_term(Compound(pred.name, leading) if pred.arity else pred.name)
             with self.repository.read() as tx:
                 seen = self.visibility(tx)
                 if inputs is not None:
@@ -339,15 +346,15 @@ class KnowledgeBase:
             warnings = self.undefined_calls(tx, segment, term)
             key = (segment.id, text, self.visibility(tx))
             everything = self.memo.get(key, program, tx, segment.generation)
-        if everything is None:
+        if everything is not None:
+            answers = everything.page(limit, offset)
+        else:
             inputs: dict = {}
             everything = solve_all(program, term, self.detached_loader(segment, inputs), budget=self.new_budget(),
                                    lookup=self._point_lookup(segment, inputs))
+            answers = everything.page(limit, offset)
             if not self.memo.put(key, program, inputs, everything):
-                answers = everything.page(limit, offset)
-                release(everything.rows)  # many answers freed a slice at a time, not in one stall
-                everything = None
-        answers = everything.page(limit, offset) if everything is not None else answers
+                release(everything.rows)  # not kept: many answers freed a slice at a time, not in one stall
         answers.warnings = warnings
         answers.memory = segment.name
         answers.goal = text

@@ -6,13 +6,13 @@ derived, proof_edges, materializations and snapshots. Domain code opens a `Trans
 that take and return plain values, dataclasses and tuples; ids come back from the repository. See
 docs/storage.md for the interface and what it needs from a store."""
 
-from .facts import new_fact
+from .facts import IMPORT_BATCH, new_fact
 from .records import (AuditRow, DerivedRow, EdgeRow, FactListing, FactRow, NewFact, PredicateState, RuleRow, Segment,
                       SegmentRecord, SnapshotRow, SupportRow, Visibility)
 from .transaction import Repository, Transaction
 
 __all__ = [
-    "AuditRow", "DerivedRow", "EdgeRow", "FactListing", "FactRow", "NewFact", "PredicateState", "Repository", "RuleRow",
-    "Segment",
+    "IMPORT_BATCH", "AuditRow", "DerivedRow", "EdgeRow", "FactListing", "FactRow", "NewFact", "PredicateState",
+    "Repository", "RuleRow", "Segment",
     "SegmentRecord", "SnapshotRow", "SupportRow", "Transaction", "Visibility", "new_fact",
 ]

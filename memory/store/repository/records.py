@@ -35,8 +35,8 @@ class Visibility:
 
 
 class NewFact(NamedTuple):
-    """A fact ready to store: `new_fact(term)` builds it (outside any transaction, so a bulk insert holds the
-    write lock only for the inserts)."""
+    """A fact ready to store: `new_fact(term)` builds it (a CSV import's plain rows come straight from their
+    cells: memory/knowledge/parsing.py plain_row)."""
     functor: str
     arity: int
     text: str
