@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .lazy import lazy_exports
+
 if TYPE_CHECKING:
     from .api import Memory
     from .errors import DatalogMemoryError
@@ -16,18 +18,7 @@ __all__ = ["DatalogMemoryError", "Memory", "__version__"]
 _LAZY = {"Memory": ".api", "DatalogMemoryError": ".errors"}
 
 
-def __getattr__(name: str) -> object:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-    globals()[name] = value  # later lookups find it without coming back here
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
 
 
 def _checkout_cli() -> None:

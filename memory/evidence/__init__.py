@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..lazy import lazy_exports
+
 if TYPE_CHECKING:
     from .observations import ObservationRelations, Observations
     from .reasoning import prove, reason
@@ -21,15 +23,4 @@ _LAZY = {"ObservationRelations": ".observations", "Observations": ".observations
          "reason": ".reasoning"}
 
 
-def __getattr__(name: str) -> object:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-    globals()[name] = value  # later lookups find it without coming back here
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
