@@ -233,3 +233,19 @@ def test_answers_are_kept_while_nothing_they_read_changes(tmp_path, monkeypatch)
         for _ in range(2):  # another segment's facts: that name can be mounted elsewhere, not kept
             assert m.query_logic("other:edge(X, Y)").total == 1
         assert len(evaluations) == 6
+
+
+def test_the_caches_let_the_least_recently_used_go_by_size():
+    from memory.knowledge.lru import SizedLRU
+    cache = SizedLRU(5, len)
+    cache.put("a", [1, 2])
+    cache.put("b", [1, 2, 3])
+    assert cache.get("a") == [1, 2]  # now the most recently used
+    cache.put("c", [1])  # 6 > 5: b, the least recently used, goes
+    assert [key for key, _ in cache.items()] == ["a", "c"]
+    cache.put("a", [1, 2, 3, 4])  # a grew: measured again when put back (4 + 1: still within 5)
+    assert [key for key, _ in cache.items()] == ["c", "a"]
+    cache.put("a", [1, 2, 3, 4, 5])  # 5 + 1: c goes
+    assert [key for key, _ in cache.items()] == ["a"] and cache.get("c") is None
+    cache.put("d", list(range(9)))  # bigger than the whole: kept alone, the newest always stays
+    assert [key for key, _ in cache.items()] == ["d"]

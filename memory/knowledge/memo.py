@@ -7,17 +7,16 @@ change). Anything else evaluates again, over the warm relations."""
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
 from ..datalog import AllAnswers
 from ..store.repository import Transaction
+from .lru import SizedLRU
 
 # Answer tuples kept at most (all entries together); the least recently used go first.
 MEMO_TUPLES = 1_000_000
 
-Inputs = dict  # (segment id, functor, arity, visibility) -> (PredicateState, generation or None); None -> False
+Inputs = dict  # (segment id, functor, arity, visibility) -> (PredicateState, generation or None); None -> None
 
 
 @dataclass
@@ -30,22 +29,17 @@ class _Entry:
 class AnswerMemo:
     def __init__(self, capacity: int = MEMO_TUPLES) -> None:
         self.capacity = capacity
-        self._entries: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
+        self._entries = SizedLRU(capacity, lambda entry: len(entry.answers.rows))
 
     def get(self, key: tuple, program: object, tx: Transaction, generation: int) -> AllAnswers | None:
         """The kept answers for `key` if the program is the same and every input still stands where it did
         (read in `tx`); `generation`: the queried segment's, for inputs that computed relations join."""
-        with self._lock:
-            entry = self._entries.get(key)
+        entry = self._entries.get(key)
         if entry is None or entry.program is not program:
             return None
         for (segment_id, functor, arity, _), (state, joined) in entry.inputs.items():
             if (joined is not None and joined != generation) or tx.facts.state(segment_id, functor, arity) != state:
                 return None
-        with self._lock:
-            if key in self._entries:
-                self._entries.move_to_end(key)
         return entry.answers
 
     def put(self, key: tuple, program: object, inputs: Inputs, answers: AllAnswers) -> bool:
@@ -53,11 +47,5 @@ class AnswerMemo:
         segment, marks the inputs with a None key: those answers are not kept); whether they were kept."""
         if None in inputs or len(answers.rows) > self.capacity // 4:
             return False
-        with self._lock:
-            self._entries[key] = _Entry(program, inputs, answers)
-            self._entries.move_to_end(key)
-            total = sum(len(e.answers.rows) for e in self._entries.values())
-            while total > self.capacity and len(self._entries) > 1:
-                _, gone = self._entries.popitem(last=False)
-                total -= len(gone.answers.rows)
+        self._entries.put(key, _Entry(program, inputs, answers))
         return True

@@ -11,13 +11,12 @@ are kept per segment generation, as before."""
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable
 
 from ..datalog.relations import StoredRelation
 from ..store.repository import PredicateState, Transaction, Visibility
+from .lru import SizedLRU
 from .segments import Segment
 
 # Tuples kept warm at most (all predicates together); the least recently used copies go first. A tuple of
@@ -34,9 +33,8 @@ class _Copy:
 
 class WarmRelations:
     def __init__(self, capacity: int = WARM_TUPLES) -> None:
-        self.capacity = capacity
-        self._copies: OrderedDict = OrderedDict()  # (segment id, functor, arity, visibility) -> _Copy
-        self._lock = threading.Lock()
+        # (segment id, functor, arity, visibility) -> _Copy
+        self._copies = SizedLRU(capacity, lambda copy: len(copy.relation))
 
     def relation(self, tx: Transaction, segment: Segment, functor: str, arity: int, visibility: Visibility | None,
                  computed: Callable[[], list] | None = None, inputs: dict | None = None) -> StoredRelation:
@@ -48,8 +46,7 @@ class WarmRelations:
         generation = segment.generation if computed is not None else None
         if inputs is not None:
             inputs[key] = (state, generation)
-        with self._lock:
-            copy = self._copies.get(key)
+        copy = self._copies.get(key)
         if copy is not None and copy.generation == generation and copy.state == state:
             relation = copy.relation
         elif (copy is not None and copy.generation == generation and copy.state.reshaped == state.reshaped
@@ -61,18 +58,5 @@ class WarmRelations:
             if computed is not None:
                 tuples += computed()
             relation = StoredRelation(tuples)
-        with self._lock:
-            self._copies[key] = _Copy(relation, state, generation)
-            self._copies.move_to_end(key)
-            self._evict()
+        self._copies.put(key, _Copy(relation, state, generation))
         return relation
-
-    def _evict(self) -> None:
-        total = sum(len(copy.relation) for copy in self._copies.values())
-        while total > self.capacity and len(self._copies) > 1:
-            _, copy = self._copies.popitem(last=False)
-            total -= len(copy.relation)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._copies.clear()
