@@ -13,7 +13,7 @@ import unicodedata
 from typing import Any
 
 from ..errors import InvalidArguments
-from ..terms import call_prefix, plain_call
+from ..terms import call_prefix, continued_range, plain_call
 from ..validation import require_text
 from .memories import COLUMNS, FROM, KINDS, MemoryRecord, SourceMemories, check_instant, current_filter
 from .namespaces import Namespace, readable_namespaces
@@ -211,7 +211,7 @@ def _fact_range(predicate: str, arguments: list | None) -> tuple[str, list]:
     prefix = call_prefix(predicate, tuple(leading))
     if len(leading) == len(arguments):
         return "p.fact = ?", [prefix + ")"]
-    return "p.fact >= ? AND p.fact < ?", [prefix + ", ", prefix + ",!"]  # "!" follows " " in byte order
+    return "p.fact >= ? AND p.fact < ?", list(continued_range(prefix))
 
 
 def render_recall(memories: list[dict], pattern: str, derived: list[dict] | None = None) -> str:

@@ -30,10 +30,10 @@ from .model import (
     variant,
 )
 from .parser import parse_clauses, parse_term
-from .printer import call_prefix, format_atom, format_term, plain_call
+from .printer import call_prefix, continued_range, format_atom, format_term, plain_call
 
 __all__ = [
-    "LIST_FUNCTOR", "NIL", "Compound", "Float", "String", "Term", "Var", "call_prefix", "format_atom",
+    "LIST_FUNCTOR", "NIL", "Compound", "Float", "String", "Term", "Var", "call_prefix", "continued_range", "format_atom",
     "format_term", "indicator", "is_atom", "is_callable", "is_ground", "is_number",
     "list_items", "make_list", "map_leaves", "parse_clauses", "parse_term", "plain_call", "variables", "variant",
 ]

@@ -122,6 +122,13 @@ def call_prefix(functor: str, leading: tuple) -> str:
     return format_atom(functor) + "(" + ", ".join(_fmt(arg, 999, False) for arg in leading)
 
 
+def continued_range(prefix: str) -> tuple[str, str]:
+    """The half-open range [low, high) of texts that go on from a `call_prefix` with more arguments: every
+    text starting with `edge(5, ` lies in ["edge(5, ", "edge(5,!"), since "!" follows " " in byte order and
+    nothing lies between them. For a store's ordered text index."""
+    return prefix + ", ", prefix + ",!"
+
+
 def _plain_layout(functor: str, args: tuple):
     return [(a, 999, False) for a in args], lambda texts: format_atom(functor) + "(" + ", ".join(texts) + ")"
 

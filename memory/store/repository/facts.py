@@ -8,7 +8,7 @@ from __future__ import annotations
 from itertools import islice
 from typing import Callable, Iterable
 
-from ...terms import Compound, Term, format_term, indicator
+from ...terms import Compound, Term, continued_range, format_term, indicator
 from ...terms.codec import decode_args, encode_args
 from ...terms.plain import plain_forms
 from ...clock import utc_now
@@ -58,8 +58,8 @@ class Facts:
         starts with it and goes on with `, ` (`edge(5` finds `edge(5, X)`): read through the (segment, text)
         index, so a bound lookup costs what it finds, not what the predicate holds."""
         condition, params = visible(visibility)
-        if prefix:  # every text that starts with `edge(5, ` lies in ["edge(5, ", "edge(5,!"): "!" follows " "
-            where, texts = "text >= ? AND text < ?", (text + ", ", text + ",!")
+        if prefix:
+            where, texts = "text >= ? AND text < ?", continued_range(text)
         else:
             where, texts = "text = ?", (text,)
         rows = self._conn.execute(
