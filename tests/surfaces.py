@@ -176,3 +176,12 @@ def run_in_process(db: str, era: str, scenario):
             async with Client(build_server(memory), mode=era) as client:
                 return await scenario(client)
     return anyio.run(main)
+
+
+def alive(pid: int) -> bool:
+    """Whether a process is running (not gone, not a zombie waiting to be reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

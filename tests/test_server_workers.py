@@ -18,6 +18,7 @@ import pytest
 
 from memory import Memory
 from test_server_budgets import PING_LIMIT_S, TIMEOUT_S, Wire, assert_next_call_works
+from surfaces import alive
 
 # The cross product of 1,000 facts, with the time as the only limit that can stop it: in 4 s it builds
 # a few million tuples in sets and dicts resized past a million entries, one C call each, which held the
@@ -70,14 +71,6 @@ def children(pid: int) -> list[int]:
             if int(fields[1]) == pid and fields[0] != "Z":
                 found.append(int(entry))
     return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def pinged_until_answered(wire: Wire, rid, timeout: float) -> tuple[float, dict, list[float]]:

@@ -22,6 +22,7 @@ from memory.sources.context import ADMIN, DEFAULT_CAPABILITIES
 from memory.tools import REGISTRY
 from memory.workers import WorkerPool, WorkerSettings, run_call
 from memory.workers.protocol import Call, ProtocolError, Start, decode
+from surfaces import alive
 from test_tool_fuzz import _arguments
 
 # A representative call of every tool that evaluates, on the store `fill` builds.
@@ -200,7 +201,7 @@ def test_a_worker_past_the_time_limit_is_killed_and_replaced(runaway):
         assert error["code"] == "budget_exceeded" and error["limit_kind"] == "seconds", error
         assert "DATALOG_MEMORY_TIMEOUT_S" in outcome.result.text
         assert elapsed < 0.5 * 1.1 + 0.1, elapsed  # the constant: thread and process scheduling
-        assert not _alive(first[0])
+        assert not alive(first[0])
         assert pool.call("query_logic", {"goal": "edge(1, X)"}).result.structured["total"] == 1
         assert pool.pids != first
 
@@ -268,7 +269,7 @@ def test_a_second_call_does_not_wait_behind_a_long_one_and_idle_extras_exit(runa
             time.sleep(0.1)
         assert len(pool.pids) == pool.warm == 2
         pids = pool.pids
-    assert not any(_alive(pid) for pid in pids)  # closing the pool stops every worker
+    assert not any(alive(pid) for pid in pids)  # closing the pool stops every worker
 
 
 def test_the_protocol_refuses_what_is_not_a_message():
@@ -295,14 +296,6 @@ def test_worker_settings_come_from_the_environment():
         with pytest.raises(ValueError, match="DATALOG_MEMORY_WORKERS"):
             WorkerSettings.from_env({"DATALOG_MEMORY_WORKERS": bad})
     assert WorkerPool.for_memory(Memory(":memory:")) is None  # no other process can open it
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test_a_worker_keeps_what_it_holds_warm_after_a_successful_call(runaway):
