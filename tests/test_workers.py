@@ -307,3 +307,14 @@ def test_a_worker_keeps_what_it_holds_warm_after_a_successful_call(runaway):
         assert pool.call("query_logic", {"goal": "edge(X, Y), Y > 10"}).result.structured["total"] == 2990
         assert pool.call("query_logic", {"goal": "edge(X, Y), Y > 20"}).result.structured["total"] == 2980
         assert pool.pids == first
+
+
+def test_workers_evaluate_at_a_lower_priority_than_the_server(runaway):
+    """A busy machine gives the server's protocol loop the CPU before an evaluation."""
+    from memory.workers.worker import WORKER_NICENESS
+    with WorkerPool.for_memory(runaway, WorkerSettings(workers=1)) as pool:
+        assert pool.wait_ready()
+        (pid,) = pool.pids
+        with open(f"/proc/{pid}/stat") as f:
+            niceness = int(f.read().rsplit(")", 1)[1].split()[16])
+        assert niceness == min(19, os.nice(0) + WORKER_NICENESS)

@@ -26,6 +26,8 @@ from .protocol import Call, ProtocolError, Start, decode, encode, result_message
 
 log = logging.getLogger("datalog-memory")
 
+WORKER_NICENESS = 5  # added to the server's niceness: about a third of the CPU weight of the server's loop
+
 
 class Worker:
     def __init__(self, out) -> None:
@@ -79,6 +81,12 @@ def main() -> int:
     # when it stops (after answering the calls in flight), by closing its input, or kills it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # Evaluating is background work next to the server's protocol loop: on a busy machine the scheduler gives
+    # the server the CPU first, so a ping or a listing is answered promptly while an evaluation runs.
+    try:
+        os.nice(WORKER_NICENESS)
+    except OSError:  # not permitted here: evaluate at the server's priority
+        pass
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                         format="%(asctime)s %(name)s[worker %(process)d] %(levelname)s %(message)s")
     inp, out = _protocol_streams()
