@@ -9,6 +9,7 @@ from typing import Callable, Iterator
 from .analysis import Strata, stratify
 from ..errors import BudgetExceeded, Cancelled
 from .budget import Budget, give_back_memory
+from . import columnar
 from .compiler import CompiledRule
 from .predicates import Pred
 from .program import Lit, Program, Rule, body_preds, rules_by_head
@@ -126,6 +127,7 @@ def _evaluate(program: Program, edb: dict, rules: list[Rule] | None, budget: Bud
     except BaseException:
         rels.release()  # a failed model is dropped: free it without stalling the other threads
         raise
+    rels.columnar = None  # the columnar mirrors served the evaluation; the model keeps only the relations
     return Model(rels, rules, counter, budget.derived)
 
 
@@ -154,7 +156,7 @@ def _component_rounds(preds: set, rules: list[Rule], recursive: bool, rels: Rela
     work["first"] = first
     for rule, _ in exit_rules:
         head = rule.head.pred
-        added = CompiledRule(rule, rels, None, budget).fire(
+        added = _firing(rule, rels, None, budget)(
             known=(rels.rel[head],), into=first[head], code=(counter << RULE_BITS) | index_of[id(rule)])
         budget.tick(added)
     for pred in preds:
@@ -168,7 +170,8 @@ def _component_rounds(preds: set, rules: list[Rule], recursive: bool, rels: Rela
     for rule, positions in recursive_rules:
         for position in positions:
             compiled = CompiledRule(rule, rels, position, budget)
-            variants.append((compiled, rule.body[position].pred, rule.head.pred, index_of[id(rule)]))
+            variants.append((compiled, rule.body[position].pred, rule.head.pred, index_of[id(rule)],
+                             _firing(rule, rels, position, budget, compiled)))
     if len(preds) == 1 and len(variants) == 1:
         return _single_variant_loop(variants[0], delta, rels, budget, counter, work)
     while any(delta.values()):
@@ -176,14 +179,20 @@ def _component_rounds(preds: set, rules: list[Rule], recursive: bool, rels: Rela
         stamp = counter << RULE_BITS
         acc: dict = {pred: {} for pred in preds}
         work["acc"] = acc
-        for compiled, seed_pred, head, rule_index in variants:
+        for _, seed_pred, head, rule_index, fire in variants:
             seeds = delta[seed_pred]
             if seeds:
-                budget.tick(compiled.fire(seeds, known=(rels.rel[head],), into=acc[head], code=stamp | rule_index))
+                budget.tick(fire(seeds, known=(rels.rel[head],), into=acc[head], code=stamp | rule_index))
         for pred in preds:
             rels.add(pred, acc[pred], budget)
         delta = work["delta"] = acc
     return counter
+
+
+def _firing(rule: Rule, rels: Relations, seed: int | None, budget: Budget, compiled: CompiledRule | None = None):
+    """The rule's fire(delta, known, into, code): per call, tuple-at-a-time for small deltas, columnar for
+    large ones when the rule allows it (see columnar.py)."""
+    return columnar.firing(rule, rels, seed, budget, compiled or CompiledRule(rule, rels, seed, budget))
 
 
 SMALL_ROUND = 4096  # tuples one seed may yield that a round takes without slicing
@@ -192,8 +201,7 @@ SMALL_ROUND = 4096  # tuples one seed may yield that a round takes without slici
 def _single_variant_loop(variant, delta: dict, rels: Relations, budget: Budget, counter: int, work: dict) -> int:
     """The same fixpoint for one predicate with one recursive rule, without the bookkeeping
     for several heads: long chains run many small iterations, so per-iteration cost matters."""
-    compiled, _, head, rule_index = variant
-    fire = compiled.fire
+    compiled, _, head, rule_index, fire = variant
     relation = rels.rel[head]
     indexed = bool(rels.indexes.get(head))
     seeds = delta[head]

@@ -91,6 +91,7 @@ class Relations:
         self.rel: dict = {}
         self.indexes: dict = {}
         self.shared: set = set()  # predicates whose relation and indexes are a StoredRelation's: read only
+        self.columnar = None  # the columnar evaluator's mirrors (columnar.ColumnarState), while evaluating
         # The StoredRelations read in place: their owner does not grow them while anything can still read them
         # through these relations (until `release`, or until this object is gone).
         self._pinned: list = []
@@ -147,6 +148,7 @@ class Relations:
         self.rel.clear()
         self.indexes.clear()
         self.shared.clear()
+        self.columnar = None
         self._unpin()
         release(indexes, rel)
 

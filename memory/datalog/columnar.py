@@ -1,0 +1,489 @@
+"""Columnar evaluation of a rule over a large delta: terms interned to integers, relations mirrored as integer
+columns, each join a vectorized gather over a sorted index, and deduplication against the head relation done on
+integer keys, with no Python work per joined row.
+
+The engine fires a rule through `firing`, which picks per call: the tuple-at-a-time `CompiledRule` for small
+deltas (a bound query's few seeds, a chain's single tuple), this path for deltas of `THRESHOLD` tuples or more.
+Both have one contract (`CompiledRule.fire`): new head tuples go into `into` with the same provenance code, so
+proofs and materialization read the same relations whichever path derived a tuple.
+
+Rules this path takes: every body literal a positive relational literal whose arguments are variables or ground
+terms, the head's arguments likewise. Anything else (negation, builtins, aggregates, patterns) stays on the
+tuple path.
+
+The mirrors are kept in step with the engine's dict relations by position: relations only grow, by appending
+(dict insertion order), so a mirror catches up by reading the tail it has not seen. The tail a firing of this path
+produced is taken from the columns it kept (`_Pending`) instead of interning those tuples again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Callable
+
+import numpy as np
+
+from ..terms import Var, is_ground
+from .compiler import CompiledRule
+from .planner import order_body
+from .program import Lit, Rule, literal_vars
+from .relations import Relations
+
+# Deltas of at least this many tuples go columnar: below it the fixed cost of a few dozen numpy calls per
+# round exceeds what the tuple path spends (about 1.3 µs a derived tuple). Measured with
+# benchmarks/engine.py --threshold (the 1,000-edge chain's rounds shrink from 1,000 seeds to 1).
+THRESHOLD = 256
+CHUNK_ROWS = 1 << 20  # joined rows built at once: bounds the arrays of one step between budget checks
+KEY_BITS = 63  # a key packs the ids of its columns into one non-negative int64
+
+I64 = np.int64
+
+
+class Unsupported(Exception):
+    """This firing cannot run columnar (ids too wide to pack into one key): the tuple path takes it."""
+
+
+class Interner:
+    """Terms <-> dense integer ids, for one evaluation. Equality is the relations' own (dict keys), so two terms
+    the engine keeps apart (1 and 1.0) get different ids."""
+
+    def __init__(self) -> None:
+        self.ids: dict = {}
+        self.terms = np.empty(1024, dtype=object)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def column(self, values: list) -> np.ndarray:
+        """The ids of a list of terms, interning the new ones."""
+        ids = self.ids
+        missing = set(values).difference(ids)
+        if missing:
+            start = len(ids)
+            fresh = list(missing)
+            ids.update(zip(fresh, range(start, start + len(fresh))))
+            end = start + len(fresh)
+            if end > len(self.terms):
+                grown = np.empty(max(end, 2 * len(self.terms)), dtype=object)
+                grown[:start] = self.terms[:start]
+                self.terms = grown
+            self.terms[start:end] = fresh
+        return np.fromiter(map(ids.__getitem__, values), dtype=I64, count=len(values))
+
+    def one(self, term) -> int:
+        return int(self.column([term])[0])
+
+    def decode(self, ids: np.ndarray) -> list:
+        return self.terms[ids].tolist()
+
+
+def pack(columns: list, bits: int) -> np.ndarray:
+    """One int64 key per row from its columns' ids (each below 2**bits)."""
+    key = columns[0].astype(I64, copy=True) if len(columns) > 1 else columns[0]
+    for i, column in enumerate(columns[1:], 1):
+        key |= column << (bits * i)
+    return key
+
+
+def key_bits(width: int) -> int:
+    return KEY_BITS // max(width, 1)
+
+
+class KeySet:
+    """A set of int64 keys as a few sorted levels (sizes halving, as in a log-structured merge): adding a round's
+    keys costs their sort plus amortized merges, and a membership test one binary search per level."""
+
+    def __init__(self) -> None:
+        self.levels: list[np.ndarray] = []
+
+    def contains(self, keys: np.ndarray) -> np.ndarray:
+        found = np.zeros(len(keys), dtype=bool)
+        for level in self.levels:
+            at = np.searchsorted(level, keys)
+            at[at == len(level)] = 0
+            found |= level[at] == keys
+        return found
+
+    def add(self, keys: np.ndarray) -> None:
+        """Add sorted keys none of which are in the set."""
+        if not len(keys):
+            return
+        levels = self.levels
+        levels.append(keys)
+        while len(levels) > 1 and len(levels[-2]) <= 2 * len(levels[-1]):
+            top = levels.pop()
+            merged = np.concatenate((levels.pop(), top))
+            merged.sort(kind="stable")  # two sorted runs: a merge
+            levels.append(merged)
+
+
+@dataclass
+class _Pending:
+    """The columns of the tuples one firing put into `into`, in the order it put them (when nothing else did)."""
+
+    into: dict
+    columns: list = field(default_factory=list)  # per chunk: list of id columns
+    keys: list = field(default_factory=list)  # per chunk: their packed keys, sorted
+    count: int = 0
+
+
+class Mirror:
+    """A relation's integer columns in the dict's order, with the sorted indexes and key set built over them."""
+
+    def __init__(self, relation: dict, arity: int) -> None:
+        self.relation = relation
+        self.arity = arity
+        self.n = 0
+        self.capacity = 0
+        self.buffers = [np.empty(0, dtype=I64) for _ in range(arity)]
+        self.indexes: dict = {}  # positions -> (rows covered, bits, sorted keys, row numbers)
+        self.keyset: KeySet | None = None
+        self.keyset_bits = 0
+
+    def columns(self, start: int = 0, end: int | None = None) -> list:
+        end = self.n if end is None else end
+        return [b[start:end] for b in self.buffers]
+
+    def append(self, columns: list, keys: np.ndarray | None = None) -> None:
+        m = len(columns[0]) if columns else 0
+        if not m:
+            return
+        need = self.n + m
+        if need > self.capacity:
+            capacity = max(need, 2 * self.capacity, 1024)
+            for i, b in enumerate(self.buffers):
+                grown = np.empty(capacity, dtype=I64)
+                grown[:self.n] = b[:self.n]
+                self.buffers[i] = grown
+            self.capacity = capacity
+        for b, c in zip(self.buffers, columns):
+            b[self.n:need] = c
+        start, self.n = self.n, need
+        if self.keyset is not None:
+            if keys is None:
+                keys = np.sort(pack(self.columns(start), self.keyset_bits))
+            self.keyset.add(keys)
+
+    def ensure_keyset(self, bits: int) -> KeySet:
+        if self.keyset is None or self.keyset_bits != bits:
+            self.keyset, self.keyset_bits = KeySet(), bits
+            if self.n:
+                self.keyset.add(np.sort(pack(self.columns(), bits)))
+        return self.keyset
+
+    def index(self, positions: tuple, bits: int) -> tuple:
+        """(sorted keys, row numbers) of the rows on `positions`, rebuilt when the relation has grown."""
+        entry = self.indexes.get(positions)
+        if entry is not None and entry[0] == self.n and entry[1] == bits:
+            return entry[2], entry[3]
+        keys = pack([self.buffers[p][:self.n] for p in positions], bits)
+        order = np.argsort(keys, kind="stable")
+        entry = (self.n, bits, keys[order], order)
+        self.indexes[positions] = entry
+        return entry[2], entry[3]
+
+
+class ColumnarState:
+    """One evaluation's interner and mirrors (hung on its `Relations`, dropped with them)."""
+
+    def __init__(self, rels: Relations) -> None:
+        self.rels = rels
+        self.interner = Interner()
+        self.mirrors: dict = {}
+        self.pending: dict = {}  # head pred -> _Pending of the last columnar firing into it
+
+    def mirror(self, pred) -> Mirror:
+        """The pred's mirror, caught up with its relation."""
+        relation = self.rels.get(pred)
+        mirror = self.mirrors.get(pred)
+        if mirror is None or mirror.relation is not relation:
+            mirror = self.mirrors[pred] = Mirror(relation, pred.arity)
+        missing = len(relation) - mirror.n
+        if missing > 0:
+            pending = self.pending.pop(pred, None)
+            if (pending is not None and pending.count == missing == len(pending.into) and pending.into is not relation
+                    and next(reversed(pending.into)) == next(reversed(relation))):
+                # The tail is what a columnar firing produced (the engine merged its `into` whole): reuse its ids.
+                for columns, keys in zip(pending.columns, pending.keys):
+                    mirror.append(columns, keys)  # packed as the head's key set packs them
+            else:
+                tail = list(islice(relation, mirror.n, None))
+                mirror.append(self.intern(tail, mirror.arity))
+        return mirror
+
+    def intern(self, tuples: list, arity: int) -> list:
+        if not tuples:
+            return [np.empty(0, dtype=I64) for _ in range(arity)]
+        return [self.interner.column(list(values)) for values in zip(*tuples)]
+
+    def seed_columns(self, pred, seeds) -> list:
+        """The delta's id columns: a slice of the mirror when the delta is the relation's tail (as the engine's
+        rounds make it), else interned."""
+        mirror = self.mirror(pred)
+        size = len(seeds)
+        if type(seeds) is dict and 0 < size <= mirror.n and seeds is not mirror.relation:
+            start = mirror.n - size
+            first = tuple(self.interner.terms[c[start]] for c in mirror.buffers)
+            if next(reversed(seeds)) == next(reversed(mirror.relation)) and next(iter(seeds)) == first:
+                return mirror.columns(start)
+        if seeds is mirror.relation:
+            return mirror.columns()
+        return self.intern(list(seeds), pred.arity)
+
+
+def supports(rule: Rule) -> bool:
+    """Whether the columnar path can evaluate this rule: positive relational literals over variables and ground
+    terms, and a head of variables and ground terms with at least one argument."""
+    if not rule.body or not rule.head.args or not all(type(a) is Var or is_ground(a) for a in rule.head.args):
+        return False
+    for lit in rule.body:
+        if type(lit) is not Lit or not lit.args:
+            return False
+        if not all(type(a) is Var or is_ground(a) for a in lit.args):
+            return False
+    return True
+
+
+@dataclass
+class _Step:
+    pred: object
+    keys: list  # (position, ('var', Var) | ('const', term))
+    fresh: list  # (position, Var) bound here (the first occurrence of each)
+    equal: list  # (position, position) within the literal that must hold the same id (a repeated fresh var)
+    keep: set  # variables still needed after this step
+
+
+class ColumnarRule:
+    """One rule, optionally seeded at a body position, evaluated over integer columns."""
+
+    def __init__(self, rule: Rule, rels: Relations, seed: int | None, budget) -> None:
+        self.rule = rule
+        self.seed = seed
+        self.budget = budget
+        self.state = state_of(rels)
+        bound = set() if seed is None else literal_vars(rule.body[seed])
+        order = order_body(rule, bound, lambda pred: len(rels.get(pred)), skip=seed)
+        if seed is not None:
+            order = [seed] + order
+        self.order = order
+        self.steps: list[_Step] = []
+        known: set = set()
+        head_vars = literal_vars(rule.head)
+        for k, i in enumerate(order):
+            lit = rule.body[i]
+            later = set(head_vars)
+            for j in order[k + 1:]:
+                later |= literal_vars(rule.body[j])
+            keys, fresh, equal, first_at = [], [], [], {}
+            for position, a in enumerate(lit.args):
+                if type(a) is Var:
+                    if a.anonymous:
+                        continue
+                    if a in known:
+                        keys.append((position, ("var", a)))
+                    elif a in first_at:
+                        equal.append((first_at[a], position))
+                    else:
+                        first_at[a] = position
+                        fresh.append((position, a))
+                else:
+                    keys.append((position, ("const", a)))
+            known |= {v for _, v in fresh}
+            self.steps.append(_Step(lit.pred, keys, fresh, equal, later))
+        self.widths = [len(s.keys) for s in self.steps] + [len(rule.head.args)]
+
+    def fire(self, delta=None, known: tuple = (), into: dict | None = None, code: int = 0) -> int:
+        """`CompiledRule.fire`'s contract: the new head tuples (in none of `known`, not in `into` yet) go into
+        `into` with provenance `code`; the number added is returned. Raises Unsupported before deriving
+        anything when ids are too many to pack."""
+        into = {} if into is None else into
+        state = self.state
+        head = self.rule.head.pred
+        head_mirror = state.mirror(head)
+        if len(known) != 1 or known[0] is not head_mirror.relation:
+            raise Unsupported("known relations other than the head's")
+        body = [state.mirror(step.pred) for step in self.steps]
+        seed_columns = state.seed_columns(self.steps[0].pred, delta) if self.seed is not None else None
+        if len(state.interner) >= 1 << key_bits(max(self.widths)):
+            raise Unsupported("too many distinct terms to pack a key")
+        interner = state.interner
+        self.consts = {}
+        for step in self.steps:
+            for _, (kind, value) in step.keys:
+                if kind == "const" and value not in self.consts:
+                    self.consts[value] = interner.one(value)
+        for a in self.rule.head.args:
+            if type(a) is not Var and a not in self.consts:
+                self.consts[a] = interner.one(a)
+        if len(interner) >= 1 << key_bits(max(self.widths)):
+            raise Unsupported("too many distinct terms to pack a key")
+        self.body = body
+        self.head_bits = key_bits(len(self.rule.head.args))
+        self.keyset = head_mirror.ensure_keyset(self.head_bits)
+        self.into = into
+        self.code = code
+        pending = state.pending.get(head)
+        if into:
+            self.pending = pending if pending is not None and pending.into is into and pending.count == len(into) else None
+        else:
+            self.pending = state.pending[head] = _Pending(into)
+        self.added = 0
+        self.produced = 0
+        self.room = self.budget.max_tuples - self.budget.derived
+        try:
+            if seed_columns is not None:
+                self._first(seed_columns)
+            else:
+                self._join(0, {}, 1)
+        finally:
+            self.into = self.body = self.keyset = None  # type: ignore[assignment]
+            if self.pending is None:
+                state.pending.pop(head, None)
+        return self.added
+
+    def _first(self, columns: list) -> None:
+        """The seed literal over the delta's columns: constants and repeated variables filter it."""
+        step = self.steps[0]
+        mask = None
+        for position, (kind, value) in step.keys:
+            test = columns[position] == self.consts[value]
+            mask = test if mask is None else mask & test
+        for a, b in step.equal:
+            test = columns[a] == columns[b]
+            mask = test if mask is None else mask & test
+        env = {v: (columns[p] if mask is None else columns[p][mask]) for p, v in step.fresh if v in step.keep}
+        rows = len(columns[0]) if mask is None else int(mask.sum())
+        if rows:
+            self._join(1, env, rows)
+
+    def _probe(self, k: int, env: dict, rows: int):
+        """Step k's matches for each row: (first position in the sorted index, count, row numbers order)."""
+        step = self.steps[k]
+        mirror = self.body[k]
+        if not step.keys:
+            return None, np.full(rows, mirror.n, dtype=I64), None
+        bits = key_bits(len(step.keys))
+        positions = tuple(p for p, _ in step.keys)
+        keys, order = mirror.index(positions, bits)
+        parts = [env[value] if kind == "var" else np.full(rows, self.consts[value], dtype=I64)
+                 for _, (kind, value) in step.keys]
+        probe = pack(parts, bits)
+        lo = np.searchsorted(keys, probe, "left")
+        hi = np.searchsorted(keys, probe, "right")
+        return lo, hi - lo, order
+
+    def _join(self, k: int, env: dict, rows: int) -> None:
+        if k == len(self.steps):
+            self._sink(env, rows)
+            return
+        step = self.steps[k]
+        mirror = self.body[k]
+        lo, counts, order = self._probe(k, env, rows)
+        introduces = [(p, v) for p, v in step.fresh if v in step.keep]
+        if not introduces and not step.equal:
+            # Only existence matters: a semi-join keeps the rows that have a match.
+            has = counts > 0
+            if not has.all():
+                env = {v: c[has] for v, c in env.items() if v in step.keep}
+                rows = int(has.sum())
+            else:
+                env = {v: c for v, c in env.items() if v in step.keep}
+            if rows:
+                self._join(k + 1, env, rows)
+            return
+        ends = np.cumsum(counts)
+        start_row = 0
+        while start_row < rows:
+            # Rows whose matches fit in one chunk (at least one row, however many matches it has).
+            base = int(ends[start_row - 1]) if start_row else 0
+            stop = int(np.searchsorted(ends, base + CHUNK_ROWS, "right"))
+            stop = max(stop, start_row + 1)
+            chunk_counts = counts[start_row:stop]
+            size = int(ends[stop - 1]) - base
+            self.produced += size
+            self.budget.rows(self.produced)
+            if size:
+                left = np.repeat(np.arange(start_row, stop, dtype=I64), chunk_counts)
+                offsets = np.arange(size, dtype=I64) - np.repeat(
+                    np.cumsum(chunk_counts) - chunk_counts, chunk_counts)
+                if order is None:  # no bound argument: every row of the relation matches
+                    right = offsets
+                else:
+                    right = order[np.repeat(lo[start_row:stop], chunk_counts) + offsets]
+                out = {v: c[left] for v, c in env.items() if v in step.keep}
+                columns = mirror.buffers
+                keep = None
+                for a, b in step.equal:
+                    test = columns[a][right] == columns[b][right]
+                    keep = test if keep is None else keep & test
+                if keep is not None:
+                    right = right[keep]
+                    out = {v: c[keep] for v, c in out.items()}
+                for p, v in introduces:
+                    out[v] = columns[p][right]
+                if len(right):
+                    self._join(k + 1, out, len(right))
+            start_row = stop
+
+    def _sink(self, env: dict, rows: int) -> None:
+        """One chunk's head tuples: keep those in neither the head relation nor `into`."""
+        columns = [env[a] if type(a) is Var else np.full(rows, self.consts[a], dtype=I64) for a in self.rule.head.args]
+        keys = pack(columns, self.head_bits)
+        keys, first = np.unique(keys, return_index=True)
+        fresh = ~self.keyset.contains(keys)
+        pending = self.pending
+        if pending is not None:
+            for earlier in pending.keys:
+                at = np.searchsorted(earlier, keys)
+                at[at == len(earlier)] = 0
+                fresh &= earlier[at] != keys
+        keys, rows_at = keys[fresh], first[fresh]
+        if not len(keys):
+            self.budget.check()
+            return
+        columns = [c[rows_at] for c in columns]
+        decode = self.state.interner.decode
+        tuples = zip(*[decode(c) for c in columns])
+        into = self.into
+        if pending is None and into:
+            found = [t for t in tuples if t not in into]
+        else:
+            found = list(tuples)
+        if len(found) > self.room - self.added:
+            budget = self.budget
+            raise budget.exceeded("tuples", f"evaluation derived more than {budget.max_tuples} tuples",
+                                  budget.derived + self.room + 1)
+        into.update(dict.fromkeys(found, self.code))
+        self.added += len(found)
+        if pending is not None:
+            pending.columns.append(columns)
+            pending.keys.append(keys)
+            pending.count += len(found)
+        self.budget.check()
+
+
+def state_of(rels: Relations) -> ColumnarState:
+    state = rels.columnar
+    if state is None:
+        state = rels.columnar = ColumnarState(rels)
+    return state
+
+
+def firing(rule: Rule, rels: Relations, seed: int | None, budget, compiled: CompiledRule) -> Callable:
+    """The rule's `fire`: tuple-at-a-time below THRESHOLD seeds (or, unseeded, when its first relation is
+    smaller), columnar from there when the rule allows it."""
+    if THRESHOLD is None or not supports(rule):
+        return compiled.fire
+    columnar = ColumnarRule(rule, rels, seed, budget)
+    first = rule.body[columnar.order[0]].pred
+
+    def fire(delta=None, known: tuple = (), into: dict | None = None, code: int = 0) -> int:
+        size = len(delta) if seed is not None else len(rels.get(first))
+        if size >= THRESHOLD and size:
+            try:
+                return columnar.fire(delta, known, into, code)
+            except Unsupported:
+                pass
+        return compiled.fire(delta, known, into, code)
+    return fire
