@@ -1,11 +1,21 @@
-"""Engine benchmark: our semi-naive engine vs pyDatalog on the same data, in one run.
+"""Engine benchmark: our semi-naive engine vs pyDatalog and SWI-Prolog on the same data, in one run.
 
-    python benchmarks/engine.py [--repeat 3] [--pydatalog-limit 60] [--skip-pydatalog]
+    python benchmarks/engine.py [--repeat 3] [--pydatalog-limit 60] [--skip-pydatalog] [--skip-swipl]
+                                [--thresholds 0,64,256,1024]
 
 Prints a table of median seconds per workload, the target from issue 3, and the
 ratio to pyDatalog (or "> limit" when pyDatalog did not finish in time). Every
 measurement of ours runs with provenance on (it always is). Peak memory of the
 1.29 M-tuple closure is measured in a separate process (ru_maxrss).
+
+A second table compares CPU seconds (ours: process time; SWI-Prolog 9 with tabling:
+`statistics(cputime)` around the goal, tables abolished before each run) on the
+bulk-evaluation workloads, with the ratio beside its target: ours with the columnar
+path for large deltas (the default) and with the tuple-at-a-time path alone, in the
+same run. When `swipl` is not installed, the figures measured when the workloads were
+set (another machine) are printed as the reference, marked so.
+`--thresholds` times the columnar rows at other switch-over delta sizes
+(columnar.THRESHOLD), which is how the constant was chosen.
 """
 
 from __future__ import annotations
@@ -14,16 +24,18 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memory.datalog import Budget, Pred, Program, analyze, evaluate, explain, parse_program, solve  # noqa: E402
+from memory.datalog import Budget, Pred, Program, analyze, columnar, evaluate, explain, parse_program, solve  # noqa: E402
 from memory.terms import parse_term  # noqa: E402
 
 LEFT = "path(X,Y) :- edge(X,Y). path(X,Z) :- path(X,Y), edge(Y,Z)."
@@ -87,6 +99,99 @@ def run_ours(rules: str, facts: dict, kind: str, goal) -> tuple[float, int]:
     return time.perf_counter() - started, size
 
 
+COUNTED = LEFT + " reach(N) :- aggregate_all(count, path(X,Y), N)."
+
+
+def bulk_workloads():
+    """The bulk-evaluation table: name, rules, facts, what to measure, SWI-Prolog goal, reference figures for
+    SWI-Prolog (seconds; None: it failed) when it is not installed, target ratio."""
+    tree = random_tree(4000)
+    rnd = random_graph(2000, 3000)
+    return [
+        ("TC, 1,000-edge chain, aggregate_all count in a rule", COUNTED, {Pred.stored("edge", 2): chain(1000)},
+         ("full", Pred.stored("reach", 1)), "reach(N)", 0.29, 0.5),
+        ("TC, 2,000 nodes / 3,000 random edges", LEFT, {Pred.stored("edge", 2): rnd},
+         ("full", Pred.stored("path", 2)), "aggregate_all(count, path(_,_), N)", 1.25, 0.5),
+        ("same generation, 4,000-node random tree", SG, {Pred.stored("par", 2): tree},
+         ("full", Pred.stored("sg", 2)), "aggregate_all(count, sg(_,_), N)", 0.97, 0.5),
+        ("path(0, Y), 100,000-edge chain, left-recursive", LEFT, {Pred.stored("edge", 2): chain(100_000)},
+         ("goal", "path(0, Y)"), "aggregate_all(count, path(0,_), N)", 0.10, 1.0),
+        ("path(0, Y), 100,000-edge chain, right-recursive", RIGHT, {Pred.stored("edge", 2): chain(100_000)},
+         ("goal", "path(0, Y)"), "aggregate_all(count, path(0,_), N)", None, 1.0),
+    ]
+
+
+def run_bulk(rules: str, facts: dict, measure: tuple) -> tuple[float, int]:
+    """CPU seconds of one evaluation, and its answer (the count, or the number of tuples or answers)."""
+    p = program(rules)
+    kind, goal = measure
+    started = time.process_time()
+    if kind == "full":
+        model = evaluate(p, facts, budget=BIG.copy())
+        tuples = model.tuples(goal)
+        size = next(iter(tuples))[0] if goal.arity == 1 else len(tuples)
+    else:
+        load = lambda preds: {pred: facts.get(pred, []) for pred in preds}  # noqa: E731
+        size = solve(p, parse_term(goal), load, budget=BIG.copy()).total
+    seconds = time.process_time() - started
+    if kind == "full":
+        model.release()
+    return seconds, size
+
+
+def with_threshold(threshold, run, *args):
+    saved = columnar.THRESHOLD
+    columnar.THRESHOLD = threshold
+    try:
+        return run(*args)
+    finally:
+        columnar.THRESHOLD = saved
+
+
+SWIPL_DRIVER = """
+:- initialization(main, main).
+main :- current_prolog_flag(argv, [File, GoalText, RepeatText]),
+    consult(File), term_to_atom(Goal, GoalText), atom_number(RepeatText, Repeat),
+    forall(between(1, Repeat, _),
+           ( abolish_all_tables, garbage_collect,
+             statistics(cputime, T0),
+             catch((call(Goal) -> Result = ok ; Result = failed), E, (print_message(error, E), Result = failed)),
+             statistics(cputime, T1), T is T1 - T0,
+             ( Result == ok -> format("~w ~q~n", [T, Goal]) ; format("failed ~w~n", [T]) ) )).
+"""
+
+
+def swipl_program(rules: str, facts: dict) -> str:
+    tabled = sorted({clause.split("(")[0].strip() for clause in rules.split(".") if ":-" in clause})
+    lines = [f":- table {name}/2." for name in tabled if name != "reach"]
+    lines += [clause.strip() + "." for clause in rules.replace("aggregate_all(count, path(X,Y), N)",
+                                                               "aggregate_all(count, path(_,_), N)").split(".")
+              if clause.strip()]
+    for pred, tuples in facts.items():
+        lines += [f"{pred.name}({a},{b})." for a, b in tuples]
+    return "\n".join(lines) + "\n"
+
+
+def run_swipl(rules: str, facts: dict, goal: str, repeat: int, limit: float) -> tuple[float | None, str]:
+    """Median CPU seconds of SWI-Prolog on the goal (tabled), or None and why not."""
+    with tempfile.TemporaryDirectory() as tmp:
+        source, driver = Path(tmp, "program.pl"), Path(tmp, "driver.pl")
+        source.write_text(swipl_program(rules, facts))
+        driver.write_text(SWIPL_DRIVER)
+        try:
+            done = subprocess.run(["swipl", str(driver), "--", str(source), goal, str(repeat)], capture_output=True,
+                                  text=True, timeout=limit)
+        except subprocess.TimeoutExpired:
+            return None, f"> {limit:g} s"
+    lines = done.stdout.split("\n")
+    failed = [line for line in lines if line.startswith("failed")]
+    times = [float(line.split()[0]) for line in lines if line and not line.startswith("failed")]
+    if failed or not times:
+        reason = "table space" if "table" in done.stderr.lower() or "resource" in done.stderr.lower() else "error"
+        return None, f"fails ({reason})"
+    return statistics.median(times), ""
+
+
 PYDATALOG_WORKER = r"""
 import json, sys, time
 from pyDatalog import pyDatalog
@@ -133,7 +238,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--pydatalog-limit", type=float, default=60.0)
     parser.add_argument("--skip-pydatalog", action="store_true")
+    parser.add_argument("--skip-swipl", action="store_true")
+    parser.add_argument("--skip-issue3", action="store_true", help="only the bulk table")
+    parser.add_argument("--thresholds", default="", help="comma-separated columnar thresholds to time as well")
+    parser.add_argument("--swipl-limit", type=float, default=120.0)
     args = parser.parse_args()
+    bulk_table(args)
+    if args.skip_issue3:
+        return
     rows = []
     for name, rules, facts, kind, goal, target, query in workloads():
         times = []
@@ -165,6 +277,52 @@ def main() -> None:
     print()
     print(f"peak memory, TC of 2,000 nodes / 3,000 edges ({int(tuples):,} tuples): {int(kb) / 1024:,.0f} MB (target <= 1,024 MB)")
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; medians of {args.repeat} runs")
+
+
+
+def bulk_table(args) -> None:
+    swipl = None if args.skip_swipl else shutil.which("swipl")
+    thresholds = [int(t) for t in args.thresholds.split(",") if t.strip()]
+    rows = []
+    for name, rules, facts, measure, goal, reference, target in bulk_workloads():
+        ours, size = [], None
+        tuple_path, sizes = [], set()
+        per_threshold: dict = {t: [] for t in thresholds}
+        for _ in range(args.repeat):  # interleaved, so a noisy minute hits every column alike
+            seconds, size = run_bulk(rules, facts, measure)
+            ours.append(seconds)
+            seconds, other = with_threshold(None, run_bulk, rules, facts, measure)
+            tuple_path.append(seconds)
+            sizes.add(other)
+            for t in thresholds:
+                per_threshold[t].append(with_threshold(t, run_bulk, rules, facts, measure)[0])
+        if sizes != {size}:
+            print(f"warning: the tuple path found {sizes}, the columnar path {size} ({name})", file=sys.stderr)
+        if swipl:
+            theirs, note = run_swipl(rules, facts, goal, args.repeat, args.swipl_limit)
+        else:
+            theirs, note = reference, "reference" if reference is not None else "fails (table space), reference"
+        rows.append((name, size, statistics.median(ours), statistics.median(tuple_path), theirs, note, target,
+                     {t: statistics.median(v) for t, v in per_threshold.items()}))
+        print(f"... {name}: {statistics.median(ours):.3f} s CPU", file=sys.stderr)
+    print()
+    where = "measured in this run" if swipl else "NOT installed here: the figures of issue 20 (another machine)"
+    print(f"Bulk evaluation, CPU seconds (medians of {args.repeat}); SWI-Prolog {where}")
+    print(f"{'workload':52} {'answer':>9} {'columnar':>9} {'tuple path':>11} {'SWI-Prolog':>16} {'ratio':>6} "
+          f"{'target':>7} {'met':>4}")
+    print("-" * 120)
+    for name, size, ours, tuple_path, theirs, note, target, per_threshold in rows:
+        if theirs is None:
+            their_text, ratio, met = note, "—", "—"
+        else:
+            their_text = f"{theirs:.3f}" + (" (ref)" if note == "reference" else "")
+            ratio = f"{ours / theirs:.2f}x"
+            met = "yes" if ours <= target * theirs else "no"
+        print(f"{name:52} {size:>9,} {ours:>9.3f} {tuple_path:>11.3f} {their_text:>16} {ratio:>6} "
+              f"{'<= ' + format(target, '.1f') + 'x':>7} {met:>4}")
+        for t, seconds in per_threshold.items():
+            print(f"{'  threshold ' + str(t):52} {'':>9} {seconds:>9.3f}")
+    print()
 
 
 if __name__ == "__main__":

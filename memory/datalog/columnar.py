@@ -172,16 +172,25 @@ class Mirror:
                 self.keyset.add(np.sort(pack(self.columns(), bits)))
         return self.keyset
 
-    def index(self, positions: tuple, bits: int) -> tuple:
-        """(sorted keys, row numbers) of the rows on `positions`, rebuilt when the relation has grown."""
+    def index(self, positions: tuple, bits: int, ids: int) -> tuple:
+        """An index of the rows on `positions`, rebuilt when the relation has grown: ("dense", starts, row
+        numbers) for one column over an id space not much larger than the relation (a row's matches are
+        rows[starts[id]:starts[id + 1]], found by a gather), else ("sorted", sorted keys, row numbers) (found by
+        binary search). `ids` is the interner's size: every id in the relation is below it."""
         entry = self.indexes.get(positions)
         if entry is not None and entry[0] == self.n and entry[1] == bits:
-            return entry[2], entry[3]
-        keys = pack([self.buffers[p][:self.n] for p in positions], bits)
-        order = np.argsort(keys, kind="stable")
-        entry = (self.n, bits, keys[order], order)
-        self.indexes[positions] = entry
-        return entry[2], entry[3]
+            return entry[2]
+        if len(positions) == 1 and ids <= 4 * self.n + (1 << 16):
+            column = self.buffers[positions[0]][:self.n]
+            starts = np.zeros(ids + 1, dtype=I64)
+            np.cumsum(np.bincount(column, minlength=ids), out=starts[1:])
+            found = ("dense", starts, np.argsort(column, kind="stable"))
+        else:
+            keys = pack([self.buffers[p][:self.n] for p in positions], bits)
+            order = np.argsort(keys, kind="stable")
+            found = ("sorted", keys[order], order)
+        self.indexes[positions] = (self.n, bits, found)
+        return found
 
 
 class ColumnarState:
@@ -252,6 +261,10 @@ class _Step:
     fresh: list  # (position, Var) bound here (the first occurrence of each)
     equal: list  # (position, position) within the literal that must hold the same id (a repeated fresh var)
     keep: set  # variables still needed after this step
+
+    @property
+    def positions(self) -> tuple:
+        return tuple(p for p, _ in self.keys)
 
 
 class ColumnarRule:
@@ -358,20 +371,24 @@ class ColumnarRule:
             self._join(1, env, rows)
 
     def _probe(self, k: int, env: dict, rows: int):
-        """Step k's matches for each row: (first position in the sorted index, count, row numbers order)."""
+        """Step k's matches for each row: (first position in the index's row numbers, count, row numbers), or
+        row numbers None when every row of the relation matches."""
         step = self.steps[k]
         mirror = self.body[k]
         if not step.keys:
             return None, np.full(rows, mirror.n, dtype=I64), None
         bits = key_bits(len(step.keys))
-        positions = tuple(p for p, _ in step.keys)
-        keys, order = mirror.index(positions, bits)
-        parts = [env[value] if kind == "var" else np.full(rows, self.consts[value], dtype=I64)
-                 for _, (kind, value) in step.keys]
+        kind, table, order = mirror.index(step.positions, bits, len(self.state.interner))
+        parts = [env[value] if kind_ == "var" else np.full(rows, self.consts[value], dtype=I64)
+                 for _, (kind_, value) in step.keys]
+        if kind == "dense":
+            top = len(table) - 1  # ids interned after the index was built occur nowhere in it
+            at = np.minimum(parts[0], top)
+            lo = table[at]
+            return lo, table[np.minimum(at + 1, top)] - lo, order
         probe = pack(parts, bits)
-        lo = np.searchsorted(keys, probe, "left")
-        hi = np.searchsorted(keys, probe, "right")
-        return lo, hi - lo, order
+        lo = np.searchsorted(table, probe, "left")
+        return lo, np.searchsorted(table, probe, "right") - lo, order
 
     def _join(self, k: int, env: dict, rows: int) -> None:
         if k == len(self.steps):
@@ -397,8 +414,10 @@ class ColumnarRule:
         while start_row < rows:
             # Rows whose matches fit in one chunk (at least one row, however many matches it has).
             base = int(ends[start_row - 1]) if start_row else 0
-            stop = int(np.searchsorted(ends, base + CHUNK_ROWS, "right"))
-            stop = max(stop, start_row + 1)
+            if int(ends[-1]) - base <= CHUNK_ROWS:
+                stop = rows
+            else:
+                stop = max(int(np.searchsorted(ends, base + CHUNK_ROWS, "right")), start_row + 1)
             chunk_counts = counts[start_row:stop]
             size = int(ends[stop - 1]) - base
             self.produced += size
@@ -446,15 +465,18 @@ class ColumnarRule:
         decode = self.state.interner.decode
         tuples = zip(*[decode(c) for c in columns])
         into = self.into
-        if pending is None and into:
-            found = [t for t in tuples if t not in into]
-        else:
-            found = list(tuples)
-        if len(found) > self.room - self.added:
+        room = self.room - self.added
+        if pending is None and into:  # `into` holds tuples another path put there: compare tuples
+            found = dict.fromkeys([t for t in tuples if t not in into], self.code)
+            over = len(found) > room
+        else:  # every key is new: no tuple is compared
+            over = len(keys) > room
+            found = {} if over else dict.fromkeys(tuples, self.code)
+        if over:  # the tuple budget ends inside this chunk, as on the tuple path: nothing of it is kept
             budget = self.budget
             raise budget.exceeded("tuples", f"evaluation derived more than {budget.max_tuples} tuples",
                                   budget.derived + self.room + 1)
-        into.update(dict.fromkeys(found, self.code))
+        into.update(found)
         self.added += len(found)
         if pending is not None:
             pending.columns.append(columns)
