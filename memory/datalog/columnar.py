@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Callable
-
+from operator import is_
 import numpy as np
 
 from ..terms import Var, is_ground
@@ -212,7 +211,7 @@ class ColumnarState:
         if missing > 0:
             pending = self.pending.pop(pred, None)
             if (pending is not None and pending.count == missing == len(pending.into) and pending.into is not relation
-                    and next(reversed(pending.into)) == next(reversed(relation))):
+                    and all(map(is_, islice(reversed(relation), missing), reversed(pending.into)))):
                 # The tail is what a columnar firing produced (the engine merged its `into` whole): reuse its ids.
                 for columns, keys in zip(pending.columns, pending.keys):
                     mirror.append(columns, keys)  # packed as the head's key set packs them
@@ -228,17 +227,21 @@ class ColumnarState:
 
     def seed_columns(self, pred, seeds) -> list:
         """The delta's id columns: a slice of the mirror when the delta is the relation's tail (as the engine's
-        rounds make it), else interned."""
+        rounds make it: a round's new tuples are merged into the relation, then seed the next), else interned.
+        The tail is recognized by identity: merging a dict into another inserts its very key objects."""
         mirror = self.mirror(pred)
         size = len(seeds)
-        if type(seeds) is dict and 0 < size <= mirror.n and seeds is not mirror.relation:
-            start = mirror.n - size
-            first = tuple(self.interner.terms[c[start]] for c in mirror.buffers)
-            if next(reversed(seeds)) == next(reversed(mirror.relation)) and next(iter(seeds)) == first:
-                return mirror.columns(start)
         if seeds is mirror.relation:
             return mirror.columns()
+        if type(seeds) is dict and 0 < size <= mirror.n and all(
+                map(is_, islice(reversed(mirror.relation), size), reversed(seeds))):
+            return mirror.columns(mirror.n - size)
         return self.intern(list(seeds), pred.arity)
+
+    def forget(self, pred) -> None:
+        """Tuples left the pred's relation: its mirror no longer matches it by position."""
+        self.mirrors.pop(pred, None)
+        self.pending.pop(pred, None)
 
 
 def supports(rule: Rule) -> bool:
@@ -492,20 +495,26 @@ def state_of(rels: Relations) -> ColumnarState:
     return state
 
 
-def firing(rule: Rule, rels: Relations, seed: int | None, budget, compiled: CompiledRule) -> Callable:
-    """The rule's `fire`: tuple-at-a-time below THRESHOLD seeds (or, unseeded, when its first relation is
-    smaller), columnar from there when the rule allows it."""
-    if THRESHOLD is None or not supports(rule):
-        return compiled.fire
-    columnar = ColumnarRule(rule, rels, seed, budget)
-    first = rule.body[columnar.order[0]].pred
+class DispatchingRule(CompiledRule):
+    """A compiled rule whose `fire` picks per call: tuple-at-a-time below THRESHOLD seeds (or, unseeded, when its
+    first literal does not scan a relation of that size), columnar from there when the rule allows it."""
 
-    def fire(delta=None, known: tuple = (), into: dict | None = None, code: int = 0) -> int:
-        size = len(delta) if seed is not None else len(rels.get(first))
-        if size >= THRESHOLD and size:
-            try:
-                return columnar.fire(delta, known, into, code)
-            except Unsupported:
-                pass
-        return compiled.fire(delta, known, into, code)
-    return fire
+    def __init__(self, rule: Rule, rels: Relations, seed: int | None, budget) -> None:
+        super().__init__(rule, rels, seed, budget)
+        self.rels = rels
+        self.columnar = ColumnarRule(rule, rels, seed, budget) if supports(rule) else None
+
+    def fire(self, delta=None, known: tuple = (), into: dict | None = None, code: int = 0) -> int:
+        columnar = self.columnar
+        if columnar is not None and THRESHOLD is not None:
+            if self.seed is not None:
+                size = len(delta)
+            else:  # an exit rule: worth it when its first literal scans a big relation (not a lookup by constant)
+                first = columnar.steps[0]
+                size = 0 if first.keys else len(self.rels.get(first.pred))
+            if size and size >= THRESHOLD:
+                try:
+                    return columnar.fire(delta, known, into, code)
+                except Unsupported:
+                    pass
+        return super().fire(delta, known, into, code)
