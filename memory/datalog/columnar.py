@@ -90,11 +90,19 @@ def key_bits(width: int) -> int:
 
 
 class KeySet:
-    """A set of int64 keys as a few sorted levels (sizes halving, as in a log-structured merge): adding a round's
-    keys costs their sort plus amortized merges, and a membership test one binary search per level."""
+    """A set of tuples as int64 keys in a few sorted levels (sizes halving, as in a log-structured merge): adding
+    a round's keys costs their sort plus amortized merges, a membership test one binary search per level. Keys
+    pack each column's id into `bits` bits."""
 
-    def __init__(self) -> None:
+    def __init__(self, bits: int) -> None:
+        self.bits = bits
         self.levels: list[np.ndarray] = []
+
+    def fits(self, ids: int) -> bool:
+        return ids <= 1 << self.bits
+
+    def key(self, columns: list) -> np.ndarray:
+        return pack(columns, self.bits)
 
     def contains(self, keys: np.ndarray) -> np.ndarray:
         found = np.zeros(len(keys), dtype=bool)
@@ -105,7 +113,7 @@ class KeySet:
         return found
 
     def add(self, keys: np.ndarray) -> None:
-        """Add sorted keys none of which are in the set."""
+        """Add keys none of which are in the set (sorted, as `np.unique` gives them)."""
         if not len(keys):
             return
         levels = self.levels
@@ -117,14 +125,55 @@ class KeySet:
             levels.append(merged)
 
 
+class DenseKeySet:
+    """A set of tuples as a table of flags, one per possible tuple over the ids below `radix`: membership and
+    insertion are one gather or scatter. For id spaces whose tuples number at most DENSE_FLAGS."""
+
+    def __init__(self, radix: int, width: int) -> None:
+        self.radix = radix
+        self.width = width
+        self.flags = np.zeros(radix ** width, dtype=bool)  # calloc'd: pages never touched cost nothing
+
+    def fits(self, ids: int) -> bool:
+        return ids <= self.radix
+
+    def key(self, columns: list) -> np.ndarray:
+        key = columns[-1].copy()
+        for column in reversed(columns[:-1]):
+            key *= self.radix
+            key += column
+        return key
+
+    def contains(self, keys: np.ndarray) -> np.ndarray:
+        return self.flags[keys]
+
+    def add(self, keys: np.ndarray) -> None:
+        self.flags[keys] = True
+
+
+DENSE_FLAGS = 1 << 25  # the largest flag table a dense key set takes (32 MB)
+DENSE_INDEX_SLACK = 1 << 16  # a one-column index is a table of offsets over ids up to 4 per row plus this
+
+
+def new_keyset(ids: int, width: int):
+    """The key set for tuples of `width` ids below `ids` (room left for the ids later catch-ups add)."""
+    radix = ids + ids // 4 + 64
+    if radix ** width <= DENSE_FLAGS:
+        return DenseKeySet(radix, width)
+    if ids > 1 << key_bits(width):
+        raise Unsupported("too many distinct terms to pack a key")
+    return KeySet(key_bits(width))
+
+
 @dataclass
 class _Pending:
     """The columns of the tuples one firing put into `into`, in the order it put them (when nothing else did)."""
 
     into: dict
     columns: list = field(default_factory=list)  # per chunk: list of id columns
-    keys: list = field(default_factory=list)  # per chunk: their packed keys, sorted
+    keys: list = field(default_factory=list)  # per chunk: their keys in `keyset`, sorted
     count: int = 0
+    keyset: object = None
 
 
 class Mirror:
@@ -137,14 +186,14 @@ class Mirror:
         self.capacity = 0
         self.buffers = [np.empty(0, dtype=I64) for _ in range(arity)]
         self.indexes: dict = {}  # positions -> (rows covered, bits, sorted keys, row numbers)
-        self.keyset: KeySet | None = None
-        self.keyset_bits = 0
+        self.keyset: KeySet | DenseKeySet | None = None
 
     def columns(self, start: int = 0, end: int | None = None) -> list:
         end = self.n if end is None else end
         return [b[start:end] for b in self.buffers]
 
-    def append(self, columns: list, keys: np.ndarray | None = None) -> None:
+    def append(self, columns: list, keys: np.ndarray | None = None, keyset=None) -> None:
+        """Rows added at the end of the relation; `keys`, when given, are their keys in `keyset`."""
         m = len(columns[0]) if columns else 0
         if not m:
             return
@@ -158,17 +207,21 @@ class Mirror:
             self.capacity = capacity
         for b, c in zip(self.buffers, columns):
             b[self.n:need] = c
-        start, self.n = self.n, need
+        self.n = need
         if self.keyset is not None:
-            if keys is None:
-                keys = np.sort(pack(self.columns(start), self.keyset_bits))
+            if not self.keyset.fits(max(int(c.max()) for c in columns) + 1):
+                self.keyset = None  # ids beyond its reach: built anew when next needed
+                return
+            if keys is None or keyset is not self.keyset:
+                keys = np.sort(self.keyset.key(columns))
             self.keyset.add(keys)
 
-    def ensure_keyset(self, bits: int) -> KeySet:
-        if self.keyset is None or self.keyset_bits != bits:
-            self.keyset, self.keyset_bits = KeySet(), bits
+    def ensure_keyset(self, ids: int):
+        """The key set of the relation's tuples, able to hold tuples of ids below `ids`."""
+        if self.keyset is None or not self.keyset.fits(ids):
+            self.keyset = new_keyset(ids, self.arity)
             if self.n:
-                self.keyset.add(np.sort(pack(self.columns(), bits)))
+                self.keyset.add(np.sort(self.keyset.key(self.columns())))
         return self.keyset
 
     def index(self, positions: tuple, bits: int, ids: int) -> tuple:
@@ -179,7 +232,7 @@ class Mirror:
         entry = self.indexes.get(positions)
         if entry is not None and entry[0] == self.n and entry[1] == bits:
             return entry[2]
-        if len(positions) == 1 and ids <= 4 * self.n + (1 << 16):
+        if len(positions) == 1 and ids <= 4 * self.n + DENSE_INDEX_SLACK:
             column = self.buffers[positions[0]][:self.n]
             starts = np.zeros(ids + 1, dtype=I64)
             np.cumsum(np.bincount(column, minlength=ids), out=starts[1:])
@@ -214,7 +267,7 @@ class ColumnarState:
                     and all(map(is_, islice(reversed(relation), missing), reversed(pending.into)))):
                 # The tail is what a columnar firing produced (the engine merged its `into` whole): reuse its ids.
                 for columns, keys in zip(pending.columns, pending.keys):
-                    mirror.append(columns, keys)  # packed as the head's key set packs them
+                    mirror.append(columns, keys, pending.keyset)
             else:
                 tail = list(islice(relation, mirror.n, None))
                 mirror.append(self.intern(tail, mirror.arity))
@@ -307,7 +360,8 @@ class ColumnarRule:
                     keys.append((position, ("const", a)))
             known |= {v for _, v in fresh}
             self.steps.append(_Step(lit.pred, keys, fresh, equal, later))
-        self.widths = [len(s.keys) for s in self.steps] + [len(rule.head.args)]
+        self.widths = [len(s.keys) for s in self.steps if len(s.keys) > 1]  # packed index keys
+        self.consts: dict | None = None
 
     def fire(self, delta=None, known: tuple = (), into: dict | None = None, code: int = 0) -> int:
         """`CompiledRule.fire`'s contract: the new head tuples (in none of `known`, not in `into` yet) go into
@@ -321,29 +375,22 @@ class ColumnarRule:
             raise Unsupported("known relations other than the head's")
         body = [state.mirror(step.pred) for step in self.steps]
         seed_columns = state.seed_columns(self.steps[0].pred, delta) if self.seed is not None else None
-        if len(state.interner) >= 1 << key_bits(max(self.widths)):
-            raise Unsupported("too many distinct terms to pack a key")
         interner = state.interner
-        self.consts = {}
-        for step in self.steps:
-            for _, (kind, value) in step.keys:
-                if kind == "const" and value not in self.consts:
-                    self.consts[value] = interner.one(value)
-        for a in self.rule.head.args:
-            if type(a) is not Var and a not in self.consts:
-                self.consts[a] = interner.one(a)
-        if len(interner) >= 1 << key_bits(max(self.widths)):
-            raise Unsupported("too many distinct terms to pack a key")
+        if self.consts is None:  # ids never change: the constants' are looked up once
+            self.consts = {a: interner.one(a) for step in self.steps for _, (kind, a) in step.keys if kind == "const"}
+            self.consts.update((a, interner.one(a)) for a in self.rule.head.args if type(a) is not Var)
+        if len(interner) >= 1 << key_bits(max(self.widths, default=1)):
+            raise Unsupported("too many distinct terms to pack an index key")
         self.body = body
-        self.head_bits = key_bits(len(self.rule.head.args))
-        self.keyset = head_mirror.ensure_keyset(self.head_bits)
+        self.keyset = head_mirror.ensure_keyset(len(interner))
         self.into = into
         self.code = code
         pending = state.pending.get(head)
         if into:
-            self.pending = pending if pending is not None and pending.into is into and pending.count == len(into) else None
+            self.pending = pending if (pending is not None and pending.into is into and pending.count == len(into)
+                                       and pending.keyset is self.keyset) else None
         else:
-            self.pending = state.pending[head] = _Pending(into)
+            self.pending = state.pending[head] = _Pending(into, keyset=self.keyset)
         self.added = 0
         self.produced = 0
         self.room = self.budget.max_tuples - self.budget.derived
@@ -451,8 +498,7 @@ class ColumnarRule:
     def _sink(self, env: dict, rows: int) -> None:
         """One chunk's head tuples: keep those in neither the head relation nor `into`."""
         columns = [env[a] if type(a) is Var else np.full(rows, self.consts[a], dtype=I64) for a in self.rule.head.args]
-        keys = pack(columns, self.head_bits)
-        keys, first = np.unique(keys, return_index=True)
+        keys, first = np.unique(self.keyset.key(columns), return_index=True)
         fresh = ~self.keyset.contains(keys)
         pending = self.pending
         if pending is not None:
@@ -502,19 +548,50 @@ class DispatchingRule(CompiledRule):
     def __init__(self, rule: Rule, rels: Relations, seed: int | None, budget) -> None:
         super().__init__(rule, rels, seed, budget)
         self.rels = rels
-        self.columnar = ColumnarRule(rule, rels, seed, budget) if supports(rule) else None
+        self.supported = supports(rule)
+        self.columnar: ColumnarRule | None = None  # made at the first large delta: small queries never pay for it
+        # p(X, Y) :- q(X, Y) (an aggregate's goal, a view): q's tuples themselves, copied in C.
+        body = rule.body
+        self.copies = body[0].pred if (
+            seed is None and len(body) == 1 and type(body[0]) is Lit and body[0].args == rule.head.args
+            and all(type(a) is Var and not a.anonymous for a in body[0].args)
+            and len(set(body[0].args)) == len(body[0].args)) else None
 
     def fire(self, delta=None, known: tuple = (), into: dict | None = None, code: int = 0) -> int:
-        columnar = self.columnar
-        if columnar is not None and THRESHOLD is not None:
+        if self.copies is not None and into is not None and not into and not any(known):
+            return self._copy(into, code)
+        if self.supported and THRESHOLD is not None:
             if self.seed is not None:
                 size = len(delta)
-            else:  # an exit rule: worth it when its first literal scans a big relation (not a lookup by constant)
-                first = columnar.steps[0]
-                size = 0 if first.keys else len(self.rels.get(first.pred))
+            else:  # an exit rule: worth it when it scans a big relation (not when it looks up a constant)
+                size = self._scanned()
             if size and size >= THRESHOLD:
+                if self.columnar is None:
+                    self.columnar = ColumnarRule(self.rule, self.rels, self.seed, self.budget)
                 try:
-                    return columnar.fire(delta, known, into, code)
+                    return self.columnar.fire(delta, known, into, code)
                 except Unsupported:
                     pass
         return super().fire(delta, known, into, code)
+
+    def _copy(self, into: dict, code: int) -> int:
+        """Every tuple of the body's relation, into an empty `into` for a head with no tuples yet: a copy of the
+        dict with the hashes it holds, no tuple built or hashed again."""
+        source = self.rels.get(self.copies)
+        budget = self.budget
+        if len(source) > budget.max_tuples - budget.derived:
+            raise budget.exceeded("tuples", f"evaluation derived more than {budget.max_tuples} tuples",
+                                  budget.max_tuples + 1)
+        into.update(dict.fromkeys(source, code))
+        budget.check()
+        return len(into)
+
+    def _scanned(self) -> int:
+        """The size of the relation an unseeded firing starts from, 0 when its first literal has a constant."""
+        best = None
+        for lit in self.rule.body:
+            if any(type(a) is not Var for a in lit.args):
+                return 0
+            size = len(self.rels.get(lit.pred))
+            best = size if best is None else min(best, size)
+        return best or 0

@@ -211,7 +211,7 @@ class Relations:
         if not new:
             return
         relation = self.writable(pred)
-        if len(new) <= RELEASE_SLICE:
+        if len(new) <= RELEASE_SLICE or not relation:  # into an empty dict, update is a copy of its table
             relation.update(new)
         else:  # one big update would hold the interpreter lock throughout
             items = iter(new.items())
