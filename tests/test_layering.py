@@ -9,7 +9,7 @@ from pathlib import Path
 
 from conftest import ROOT
 
-HEAVY = ("apsw", "typer", "mcp")
+HEAVY = ("apsw", "typer", "mcp", "numpy")  # numpy: the columnar path imports it at its first large delta
 ABOVE_THE_ENGINE = ("memory.api", "memory.store", "memory.knowledge", "memory.sources", "memory.evidence",
                     "memory.tools", "memory.mcp_server")
 

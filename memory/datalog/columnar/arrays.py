@@ -1,19 +1,11 @@
-"""Columnar evaluation of a rule over a large delta: terms interned to integers, relations mirrored as integer
-columns, each join a vectorized gather over a sorted index, and deduplication against the head relation done on
-integer keys, with no Python work per joined row.
-
-The engine fires a rule through `firing`, which picks per call: the tuple-at-a-time `CompiledRule` for small
-deltas (a bound query's few seeds, a chain's single tuple), this path for deltas of `THRESHOLD` tuples or more.
-Both have one contract (`CompiledRule.fire`): new head tuples go into `into` with the same provenance code, so
-proofs and materialization read the same relations whichever path derived a tuple.
-
-Rules this path takes: every body literal a positive relational literal whose arguments are variables or ground
-terms, the head's arguments likewise. Anything else (negation, builtins, aggregates, patterns) stays on the
-tuple path.
+"""The columnar evaluator itself (numpy): terms interned to integers, relations mirrored as integer columns,
+each join a vectorized gather over an index, and deduplication against the head relation on integer keys, with
+no Python work per joined row; Python tuples are built only for the tuples that are new.
 
 The mirrors are kept in step with the engine's dict relations by position: relations only grow, by appending
-(dict insertion order), so a mirror catches up by reading the tail it has not seen. The tail a firing of this path
-produced is taken from the columns it kept (`_Pending`) instead of interning those tuples again.
+(dict insertion order), so a mirror catches up by reading the tail it has not seen (a removal forgets the
+mirror). The tail a columnar firing produced is taken from the columns it kept (`_Pending`) instead of interning
+those tuples again.
 """
 
 from __future__ import annotations
@@ -23,24 +15,17 @@ from itertools import islice
 from operator import is_
 import numpy as np
 
-from ..terms import Var, is_ground
-from .compiler import CompiledRule
-from .planner import order_body
-from .program import Lit, Rule, literal_vars
-from .relations import Relations
+from ...terms import Var
+from ..planner import order_body
+from ..program import Rule, literal_vars
+from ..relations import Relations
+from . import Unsupported
 
-# Deltas of at least this many tuples go columnar: below it the fixed cost of a few dozen numpy calls per
-# round exceeds what the tuple path spends (about 1.3 µs a derived tuple). Measured with
-# benchmarks/engine.py --threshold (the 1,000-edge chain's rounds shrink from 1,000 seeds to 1).
-THRESHOLD = 256
 CHUNK_ROWS = 1 << 20  # joined rows built at once: bounds the arrays of one step between budget checks
+SINK_SLICE = 1 << 16  # new tuples built and filed between budget checks (about 30 ms)
 KEY_BITS = 63  # a key packs the ids of its columns into one non-negative int64
 
 I64 = np.int64
-
-
-class Unsupported(Exception):
-    """This firing cannot run columnar (ids too wide to pack into one key): the tuple path takes it."""
 
 
 class Interner:
@@ -297,19 +282,6 @@ class ColumnarState:
         self.pending.pop(pred, None)
 
 
-def supports(rule: Rule) -> bool:
-    """Whether the columnar path can evaluate this rule: positive relational literals over variables and ground
-    terms, and a head of variables and ground terms with at least one argument."""
-    if not rule.body or not rule.head.args or not all(type(a) is Var or is_ground(a) for a in rule.head.args):
-        return False
-    for lit in rule.body:
-        if type(lit) is not Lit or not lit.args:
-            return False
-        if not all(type(a) is Var or is_ground(a) for a in lit.args):
-            return False
-    return True
-
-
 @dataclass
 class _Step:
     pred: object
@@ -511,27 +483,32 @@ class ColumnarRule:
             self.budget.check()
             return
         columns = [c[rows_at] for c in columns]
+        if pending is not None and len(keys) > self.room - self.added:
+            self._over()  # the tuple budget ends inside this chunk, as on the tuple path: none of it is kept
         decode = self.state.interner.decode
-        tuples = zip(*[decode(c) for c in columns])
-        into = self.into
-        room = self.room - self.added
-        if pending is None and into:  # `into` holds tuples another path put there: compare tuples
-            found = dict.fromkeys([t for t in tuples if t not in into], self.code)
-            over = len(found) > room
-        else:  # every key is new: no tuple is compared
-            over = len(keys) > room
-            found = {} if over else dict.fromkeys(tuples, self.code)
-        if over:  # the tuple budget ends inside this chunk, as on the tuple path: nothing of it is kept
-            budget = self.budget
-            raise budget.exceeded("tuples", f"evaluation derived more than {budget.max_tuples} tuples",
-                                  budget.derived + self.room + 1)
-        into.update(found)
-        self.added += len(found)
+        into, code, budget = self.into, self.code, self.budget
+        for start in range(0, len(keys), SINK_SLICE):
+            # Tuples are built and filed a slice at a time, with a budget check after each: one C call over a
+            # million would hold the interpreter lock (and a cancellation) for a third of a second.
+            tuples = zip(*[decode(c[start:start + SINK_SLICE]) for c in columns])
+            if pending is None and into:  # `into` holds tuples another path put there: compare tuples
+                found = dict.fromkeys([t for t in tuples if t not in into], code)
+                if len(found) > self.room - self.added:
+                    self._over()
+            else:  # every key is new: no tuple is compared
+                found = dict.fromkeys(tuples, code)
+            into.update(found)
+            self.added += len(found)
+            budget.check()
         if pending is not None:
             pending.columns.append(columns)
             pending.keys.append(keys)
-            pending.count += len(found)
-        self.budget.check()
+            pending.count += len(keys)
+
+    def _over(self):
+        budget = self.budget
+        raise budget.exceeded("tuples", f"evaluation derived more than {budget.max_tuples} tuples",
+                              budget.derived + self.room + 1)
 
 
 def state_of(rels: Relations) -> ColumnarState:
@@ -539,59 +516,3 @@ def state_of(rels: Relations) -> ColumnarState:
     if state is None:
         state = rels.columnar = ColumnarState(rels)
     return state
-
-
-class DispatchingRule(CompiledRule):
-    """A compiled rule whose `fire` picks per call: tuple-at-a-time below THRESHOLD seeds (or, unseeded, when its
-    first literal does not scan a relation of that size), columnar from there when the rule allows it."""
-
-    def __init__(self, rule: Rule, rels: Relations, seed: int | None, budget) -> None:
-        super().__init__(rule, rels, seed, budget)
-        self.rels = rels
-        self.supported = supports(rule)
-        self.columnar: ColumnarRule | None = None  # made at the first large delta: small queries never pay for it
-        # p(X, Y) :- q(X, Y) (an aggregate's goal, a view): q's tuples themselves, copied in C.
-        body = rule.body
-        self.copies = body[0].pred if (
-            seed is None and len(body) == 1 and type(body[0]) is Lit and body[0].args == rule.head.args
-            and all(type(a) is Var and not a.anonymous for a in body[0].args)
-            and len(set(body[0].args)) == len(body[0].args)) else None
-
-    def fire(self, delta=None, known: tuple = (), into: dict | None = None, code: int = 0) -> int:
-        if self.copies is not None and into is not None and not into and not any(known):
-            return self._copy(into, code)
-        if self.supported and THRESHOLD is not None:
-            if self.seed is not None:
-                size = len(delta)
-            else:  # an exit rule: worth it when it scans a big relation (not when it looks up a constant)
-                size = self._scanned()
-            if size and size >= THRESHOLD:
-                if self.columnar is None:
-                    self.columnar = ColumnarRule(self.rule, self.rels, self.seed, self.budget)
-                try:
-                    return self.columnar.fire(delta, known, into, code)
-                except Unsupported:
-                    pass
-        return super().fire(delta, known, into, code)
-
-    def _copy(self, into: dict, code: int) -> int:
-        """Every tuple of the body's relation, into an empty `into` for a head with no tuples yet: a copy of the
-        dict with the hashes it holds, no tuple built or hashed again."""
-        source = self.rels.get(self.copies)
-        budget = self.budget
-        if len(source) > budget.max_tuples - budget.derived:
-            raise budget.exceeded("tuples", f"evaluation derived more than {budget.max_tuples} tuples",
-                                  budget.max_tuples + 1)
-        into.update(dict.fromkeys(source, code))
-        budget.check()
-        return len(into)
-
-    def _scanned(self) -> int:
-        """The size of the relation an unseeded firing starts from, 0 when its first literal has a constant."""
-        best = None
-        for lit in self.rule.body:
-            if any(type(a) is not Var for a in lit.args):
-                return 0
-            size = len(self.rels.get(lit.pred))
-            best = size if best is None else min(best, size)
-        return best or 0

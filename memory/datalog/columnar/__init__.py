@@ -1,0 +1,99 @@
+"""Columnar evaluation of a rule over a large delta (see `arrays`), and the dispatch that picks it per firing.
+
+The engine fires rules through `DispatchingRule`: the tuple-at-a-time `CompiledRule` for small deltas (a bound
+query's few seeds, a chain's single tuple), the columnar evaluator for deltas of `THRESHOLD` tuples or more.
+Both keep one contract (`CompiledRule.fire`): new head tuples go into `into` with the same provenance code, so
+proofs and materialization read the same relations whichever path derived a tuple, and the two paths derive the
+same model, codes included.
+
+Rules the columnar path takes: every body literal a positive relational literal whose arguments are variables or
+ground terms, the head's arguments likewise. Anything else (negation, builtins, aggregates, patterns) stays on
+the tuple path. numpy is imported with the first large delta: an interactive call never pays for it.
+"""
+
+from __future__ import annotations
+
+from ...terms import Var, is_ground
+from ..compiler import CompiledRule
+from ..program import Lit, Rule
+from ..relations import Relations
+
+# Deltas of at least this many tuples go columnar (None: never). Below it, the fixed cost of a few dozen numpy
+# calls per firing exceeds what the tuple path spends (about 0.6 µs a derived tuple on a chain): measured with
+# `benchmarks/engine.py --thresholds`, where the 1,000-edge chain's rounds shrink from 1,000 seeds to 1.
+THRESHOLD: int | None = 1024
+
+
+class Unsupported(Exception):
+    """This firing cannot run columnar (ids too many to pack into one key): the tuple path takes it."""
+
+
+def supports(rule: Rule) -> bool:
+    """Whether the columnar path can evaluate this rule: positive relational literals over variables and ground
+    terms, and a head of variables and ground terms with at least one argument."""
+    if not rule.body or not rule.head.args or not all(type(a) is Var or is_ground(a) for a in rule.head.args):
+        return False
+    for lit in rule.body:
+        if type(lit) is not Lit or not lit.args:
+            return False
+        if not all(type(a) is Var or is_ground(a) for a in lit.args):
+            return False
+    return True
+
+
+class DispatchingRule(CompiledRule):
+    """A compiled rule whose `fire` picks per call: tuple-at-a-time below THRESHOLD seeds (or, unseeded, when its
+    first literal does not scan a relation of that size), columnar from there when the rule allows it."""
+
+    def __init__(self, rule: Rule, rels: Relations, seed: int | None, budget) -> None:
+        super().__init__(rule, rels, seed, budget)
+        self.rels = rels
+        self.supported = supports(rule)
+        self.columnar = None  # an arrays.ColumnarRule  # made at the first large delta: small queries never pay for it
+        # p(X, Y) :- q(X, Y) (an aggregate's goal, a view): q's tuples themselves, copied in C.
+        body = rule.body
+        self.copies = body[0].pred if (
+            seed is None and len(body) == 1 and type(body[0]) is Lit and body[0].args == rule.head.args
+            and all(type(a) is Var and not a.anonymous for a in body[0].args)
+            and len(set(body[0].args)) == len(body[0].args)) else None
+
+    def fire(self, delta=None, known: tuple = (), into: dict | None = None, code: int = 0) -> int:
+        if self.copies is not None and into is not None and not into and not any(known):
+            return self._copy(into, code)
+        if self.supported and THRESHOLD is not None:
+            if self.seed is not None:
+                size = len(delta)
+            else:  # an exit rule: worth it when it scans a big relation (not when it looks up a constant)
+                size = self._scanned()
+            if size and size >= THRESHOLD:
+                if self.columnar is None:
+                    from .arrays import ColumnarRule
+
+                    self.columnar = ColumnarRule(self.rule, self.rels, self.seed, self.budget)
+                try:
+                    return self.columnar.fire(delta, known, into, code)
+                except Unsupported:
+                    pass
+        return super().fire(delta, known, into, code)
+
+    def _copy(self, into: dict, code: int) -> int:
+        """Every tuple of the body's relation, into an empty `into` for a head with no tuples yet: a copy of the
+        dict with the hashes it holds, no tuple built or hashed again."""
+        source = self.rels.get(self.copies)
+        budget = self.budget
+        if len(source) > budget.max_tuples - budget.derived:
+            raise budget.exceeded("tuples", f"evaluation derived more than {budget.max_tuples} tuples",
+                                  budget.max_tuples + 1)
+        into.update(dict.fromkeys(source, code))
+        budget.check()
+        return len(into)
+
+    def _scanned(self) -> int:
+        """The size of the relation an unseeded firing starts from, 0 when its first literal has a constant."""
+        best = None
+        for lit in self.rule.body:
+            if any(type(a) is not Var for a in lit.args):
+                return 0
+            size = len(self.rels.get(lit.pred))
+            best = size if best is None else min(best, size)
+        return best or 0
