@@ -301,7 +301,7 @@ def bulk_table(args) -> None:
         if swipl:
             theirs, note = run_swipl(rules, facts, goal, args.repeat, args.swipl_limit)
         else:
-            theirs, note = reference, "reference" if reference is not None else "fails (table space), reference"
+            theirs, note = reference, "reference" if reference is not None else "fails (ref)"
         rows.append((name, size, statistics.median(ours), statistics.median(tuple_path), theirs, note, target,
                      {t: statistics.median(v) for t, v in per_threshold.items()}))
         print(f"... {name}: {statistics.median(ours):.3f} s CPU", file=sys.stderr)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import islice
-from operator import is_
 import numpy as np
 
 from ...terms import Var
@@ -172,6 +171,7 @@ class Mirror:
         self.buffers = [np.empty(0, dtype=I64) for _ in range(arity)]
         self.indexes: dict = {}  # positions -> (rows covered, bits, sorted keys, row numbers)
         self.keyset: KeySet | DenseKeySet | None = None
+        self.tail: tuple = (None, 0)  # (the dict found to be the last rows, how many) at the last catch-up
 
     def columns(self, start: int = 0, end: int | None = None) -> list:
         end = self.n if end is None else end
@@ -230,6 +230,12 @@ class Mirror:
         return found
 
 
+def is_tail(relation: dict, part: dict) -> bool:
+    """Whether `part`'s tuples are the last of `relation`'s, in order (compared in C; merging a dict into another
+    inserts its very key objects, so the comparison finds them identical without comparing tuples)."""
+    return list(islice(reversed(relation), len(part))) == list(reversed(part))
+
+
 class ColumnarState:
     """One evaluation's interner and mirrors (hung on its `Relations`, dropped with them)."""
 
@@ -249,13 +255,15 @@ class ColumnarState:
         if missing > 0:
             pending = self.pending.pop(pred, None)
             if (pending is not None and pending.count == missing == len(pending.into) and pending.into is not relation
-                    and all(map(is_, islice(reversed(relation), missing), reversed(pending.into)))):
+                    and is_tail(relation, pending.into)):
                 # The tail is what a columnar firing produced (the engine merged its `into` whole): reuse its ids.
                 for columns, keys in zip(pending.columns, pending.keys):
                     mirror.append(columns, keys, pending.keyset)
+                mirror.tail = (pending.into, missing)
             else:
                 tail = list(islice(relation, mirror.n, None))
                 mirror.append(self.intern(tail, mirror.arity))
+                mirror.tail = (None, 0)
         return mirror
 
     def intern(self, tuples: list, arity: int) -> list:
@@ -265,14 +273,14 @@ class ColumnarState:
 
     def seed_columns(self, pred, seeds) -> list:
         """The delta's id columns: a slice of the mirror when the delta is the relation's tail (as the engine's
-        rounds make it: a round's new tuples are merged into the relation, then seed the next), else interned.
-        The tail is recognized by identity: merging a dict into another inserts its very key objects."""
+        rounds make it: a round's new tuples are merged into the relation, then seed the next), else interned."""
         mirror = self.mirror(pred)
         size = len(seeds)
         if seeds is mirror.relation:
             return mirror.columns()
-        if type(seeds) is dict and 0 < size <= mirror.n and all(
-                map(is_, islice(reversed(mirror.relation), size), reversed(seeds))):
+        if mirror.tail[0] is seeds and mirror.tail[1] == size:  # found to be the tail as the mirror caught up
+            return mirror.columns(mirror.n - size)
+        if type(seeds) is dict and 0 < size <= mirror.n and is_tail(mirror.relation, seeds):
             return mirror.columns(mirror.n - size)
         return self.intern(list(seeds), pred.arity)
 
@@ -470,15 +478,18 @@ class ColumnarRule:
     def _sink(self, env: dict, rows: int) -> None:
         """One chunk's head tuples: keep those in neither the head relation nor `into`."""
         columns = [env[a] if type(a) is Var else np.full(rows, self.consts[a], dtype=I64) for a in self.rule.head.args]
-        keys, first = np.unique(self.keyset.key(columns), return_index=True)
-        fresh = ~self.keyset.contains(keys)
+        keys = self.keyset.key(columns)
+        unknown = np.flatnonzero(~self.keyset.contains(keys))  # most candidates are known: drop them before sorting
+        keys, first = np.unique(keys[unknown], return_index=True)
+        rows_at = unknown[first]
         pending = self.pending
-        if pending is not None:
+        if pending is not None and pending.keys and len(keys):
+            fresh = np.ones(len(keys), dtype=bool)
             for earlier in pending.keys:
                 at = np.searchsorted(earlier, keys)
                 at[at == len(earlier)] = 0
                 fresh &= earlier[at] != keys
-        keys, rows_at = keys[fresh], first[fresh]
+            keys, rows_at = keys[fresh], rows_at[fresh]
         if not len(keys):
             self.budget.check()
             return
