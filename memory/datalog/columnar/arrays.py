@@ -450,8 +450,11 @@ class ColumnarRule:
                 stop = max(int(np.searchsorted(ends, base + CHUNK_ROWS, "right")), start_row + 1)
             chunk_counts = counts[start_row:stop]
             size = int(ends[stop - 1]) - base
-            self.produced += size
-            self.budget.rows(self.produced)
+            if k:  # as on the tuple path: the first literal's matches are tuples, not join rows
+                self.produced += size
+                self.budget.rows(self.produced)
+            else:
+                self.budget.check()
             if size:
                 left = np.repeat(np.arange(start_row, stop, dtype=I64), chunk_counts)
                 offsets = np.arange(size, dtype=I64) - np.repeat(
