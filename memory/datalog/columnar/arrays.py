@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import islice
+
 import numpy as np
 
 from ...terms import Var
@@ -51,7 +52,7 @@ class Interner:
                 grown = np.empty(max(end, 2 * len(self.terms)), dtype=object)
                 grown[:start] = self.terms[:start]
                 self.terms = grown
-            self.terms[start:end] = fresh
+            self.terms[start:end] = np.fromiter(fresh, dtype=object, count=len(fresh))  # never read as sequences
         return np.fromiter(map(ids.__getitem__, values), dtype=I64, count=len(values))
 
     def one(self, term) -> int:
