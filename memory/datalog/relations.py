@@ -82,7 +82,7 @@ class StoredRelation:
                     self.added = []
                 return self
         copy = StoredRelation()
-        copy.tuples = dict(self.tuples)
+        copy.tuples = self.tuples.copy()
         copy._add(fresh)
         self.successor = (copy, frozenset(), fresh)
         return copy
@@ -94,14 +94,14 @@ class StoredRelation:
         gone = {t for t in gone if t in self.tuples}
         if not gone:
             return self.grown(new)
-        tuples = dict(self.tuples)
+        tuples = self.tuples.copy()  # (dict() of a dict with deleted slots takes the slow path)
         for t in gone:
             del tuples[t]
         fresh = [t for t in dict.fromkeys(new) if t not in tuples]
         tuples.update(dict.fromkeys(fresh, 0))
         successor = StoredRelation()
         successor.tuples = tuples
-        successor.indexes = {columns: refile(dict(idx), columns, gone, fresh) for columns, idx in self.indexes.items()}
+        successor.indexes = {columns: refile(idx.copy(), columns, gone, fresh) for columns, idx in self.indexes.items()}
         self.successor = (successor, frozenset(gone), fresh)
         return successor
 
@@ -197,7 +197,7 @@ class Relations:
         """The relation of a predicate that this evaluation adds to: its own copy of a shared one."""
         if pred in self.shared:
             self.shared.discard(pred)
-            self.rel[pred] = dict(self.rel[pred])
+            self.rel[pred] = self.rel[pred].copy()
             self.indexes[pred] = {}
             stored = self.sources.pop(pred)
             with _PINS:  # no longer read in place
