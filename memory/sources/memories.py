@@ -22,6 +22,7 @@ from .namespaces import CAPABILITY, Namespace, new_id, readable_namespaces, requ
 from .erasure import erase_memory
 from .visibility import visibility
 from .projections import Projection, parse_projections
+from .words import index_words
 
 MAX_SOURCE_CHARS = 1_000_000
 MAX_KEY_CHARS = 256
@@ -251,8 +252,9 @@ class SourceMemories:
                  start or now, end, now)).fetchall()  # drained: the statement is done before the commit
             self._event(conn, memory_id, now, "active", None)
             self._project(tx, memory_id, specs, now)
-            conn.execute("INSERT INTO memory_fts (rowid, text, statements) VALUES (?, ?, ?)",
-                         (seq, text, "\n".join(p.statement for p in specs)))
+            statements = "\n".join(p.statement for p in specs)
+            conn.execute("INSERT INTO memory_fts (rowid, text, statements) VALUES (?, ?, ?)", (seq, text, statements))
+            index_words(conn, seq, text, statements)
             withdrawn = []
             for old in olds:
                 withdrawn += self._end(tx, old, "superseded", f"superseded by {memory_id}", now, memory_id)
