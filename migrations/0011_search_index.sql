@@ -3,9 +3,13 @@
 --
 -- Search scores text with BM25 over the words it finds in a memory's text and projection statements
 -- (case and accents folded, split on what is not a letter, digit or '_'): memory_words holds how often
--- each such word occurs in each, memory_word_totals how many words each has. The library writes both
--- when it stores a memory and deletes them when it erases one. A memory stored before this migration
--- has no totals row; a search that meets one as a candidate reads the texts instead.
+-- each such word occurs in each, source_memories.text_words and statement_words how many words each
+-- has. The library writes them when it stores a memory and deletes the words when it erases one. A
+-- memory stored before this migration has NULL counts; a search that meets one as a candidate reads
+-- the texts instead.
+ALTER TABLE source_memories ADD COLUMN text_words INTEGER;
+ALTER TABLE source_memories ADD COLUMN statement_words INTEGER;
+
 CREATE TABLE memory_words (
     seq INTEGER NOT NULL REFERENCES source_memories (seq),
     word TEXT NOT NULL,
@@ -13,12 +17,6 @@ CREATE TABLE memory_words (
     in_statements INTEGER NOT NULL,
     PRIMARY KEY (seq, word)
 ) WITHOUT ROWID;
-
-CREATE TABLE memory_word_totals (
-    seq INTEGER PRIMARY KEY REFERENCES source_memories (seq),
-    text_words INTEGER NOT NULL,
-    statement_words INTEGER NOT NULL
-);
 
 -- Symbolic search matches a projection when a query word is one of its keys: an argument as
 -- lower(CAST(value AS TEXT)), or a '_'-separated part of its predicate. `plain` says that these keys

@@ -218,6 +218,8 @@ CREATE TABLE source_memories (
     valid_to TEXT,                    -- valid time end; NULL = open
     recorded_at TEXT NOT NULL,        -- system time: when it was stored
     version INTEGER NOT NULL DEFAULT 1,  -- bumped by each lifecycle change
+    text_words INTEGER,               -- (0011) words in the text, as search counts them; NULL: stored before 0011
+    statement_words INTEGER,          -- (0011) words in the projection statements; NULL likewise
     UNIQUE (namespace, idempotency_key)
 );
 
@@ -265,9 +267,9 @@ CREATE VIRTUAL TABLE memory_fts USING fts5 (text, statements, tokenize = 'unicod
 --
 -- Search scores text with BM25 over the words it finds in a memory's text and projection statements
 -- (case and accents folded, split on what is not a letter, digit or '_'): memory_words holds how often
--- each such word occurs in each, memory_word_totals how many words each has. The library writes both
--- when it stores a memory and deletes them when it erases one. A memory stored before this migration
--- has no totals row; a search that meets one as a candidate reads the texts instead.
+-- each such word occurs in each, source_memories.text_words and statement_words how many words each
+-- has. The library writes them when it stores a memory and deletes the words when it erases one. A
+-- memory stored before 0011 has NULL counts; a search that meets one as a candidate reads the texts.
 CREATE TABLE memory_words (
     seq INTEGER NOT NULL REFERENCES source_memories (seq),  -- the memory (= its memory_fts rowid)
     word TEXT NOT NULL,               -- a folded word of its text or statements
@@ -275,12 +277,6 @@ CREATE TABLE memory_words (
     in_statements INTEGER NOT NULL,   -- occurrences in the projection statements
     PRIMARY KEY (seq, word)
 ) WITHOUT ROWID;
-
-CREATE TABLE memory_word_totals (
-    seq INTEGER PRIMARY KEY REFERENCES source_memories (seq),
-    text_words INTEGER NOT NULL,      -- words in the source text (BM25's document length)
-    statement_words INTEGER NOT NULL  -- words in the projection statements
-);
 
 -- Symbolic search matches a projection when a query word is one of its keys: an argument as
 -- lower(CAST(value AS TEXT)), or a '_'-separated part of its predicate. `plain` says that these keys

@@ -3,12 +3,12 @@ match, computed inside SQLite from the indexes migration 0011 keeps (no text or 
 
 The scores are those of the Python ranking in search.py (its general path, which reads the texts), to the
 last bit: SQLite does the same floating-point operations in the same order (constants bound as the same
-Python floats, sums folded left to right, never with SQLite's compensated sum()), so order, ties, totals
+Python floats, sums added left to right, never with SQLite's compensated sum(); a memory whose symbolic
+hits fall in several projections has them added one by one in Python, as there), so order, ties, totals
 and reported scores are equal. Every statistic comes from rows the caller may see, as there. Where this
 ranking cannot be exact it answers None and the caller ranks the general way: a candidate stored before
 0011 (no word counts), a projection whose keys are not the words it matches (`plain` = 0) meeting a query
-word, a memory with more than MAX_FOLDED_PROJECTIONS matching projections, more than MAX_FOLDED_WORDS
-folded query words."""
+word, more than MAX_FOLDED_WORDS folded query words."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ SYMBOLIC_WEIGHT = 2.0  # per query word a projection matches
 COLUMN_WEIGHTS = (1.0, 0.5)  # BM25 weight of the source text and of the projection statements
 K1, K1_PLUS_1, B, ONE_MINUS_B = 1.2, 2.2, 0.75, 0.25  # BM25 saturation and length normalization
 MAX_FOLDED_WORDS = 48
-MAX_FOLDED_PROJECTIONS = 8
 
 
 @dataclass
@@ -54,26 +53,24 @@ def rank_in_sql(conn, words: list[str], where: str, params: list, mode: str, lim
                         f"WHERE k.key IN ({_in(lookups)}) AND NOT k.plain AND {where} LIMIT 1",
                         [*lookups, *params]).fetchone():
             return None
-    ctes, values = [], []
+    ctes, values, parts = [], [], []
     if text_on:
-        ctes.append("candidates AS MATERIALIZED (SELECT m.seq FROM memory_fts JOIN source_memories AS m "
-                    f"ON m.seq = memory_fts.rowid WHERE memory_fts MATCH ? AND {where} "
-                    "ORDER BY memory_fts.rowid DESC LIMIT ?)")
-        values += [fts_expression(words), *params, FTS_CANDIDATES]
+        # The newest visible full-text matches, each with its word counts and how often each folded query
+        # word occurs in its text (t) and statements (s).
         ctes.append(
-            "docs AS MATERIALIZED (SELECT c.seq, n.text_words AS l0, n.statement_words AS l1"
+            "docs AS MATERIALIZED (SELECT m.seq, m.text_words AS l0, m.statement_words AS l1"
             + "".join(f", w{i}.in_text AS t{i}, w{i}.in_statements AS s{i}" for i in range(len(folded)))
-            + " FROM candidates AS c LEFT JOIN memory_word_totals AS n ON n.seq = c.seq"
-            + "".join(f" LEFT JOIN memory_words AS w{i} ON w{i}.seq = c.seq AND w{i}.word = ?"
-                      for i in range(len(folded))) + ")")
-        values += folded
+            + " FROM memory_fts JOIN source_memories AS m ON m.seq = memory_fts.rowid"
+            + "".join(f" LEFT JOIN memory_words AS w{i} ON w{i}.seq = m.seq AND w{i}.word = ?"
+                      for i in range(len(folded)))
+            + f" WHERE memory_fts MATCH ? AND {where} ORDER BY memory_fts.rowid DESC LIMIT ?)")
+        values += [*folded, fts_expression(words), *params, FTS_CANDIDATES]
+        # Their statistics: how many, average lengths, and each word's inverse document frequency.
         ctes.append(
-            "counts AS MATERIALIZED (SELECT count(*) AS n, count(l0) AS indexed, "
+            "stats AS MATERIALIZED (SELECT count(*) - count(l0) AS unindexed, "
             "max(1.0, CAST(sum(l0) AS REAL) / count(*)) AS a0, max(1.0, CAST(sum(l1) AS REAL) / count(*)) AS a1"
-            + "".join(f", count(t{i}) AS h{i}" for i in range(len(folded))) + " FROM docs)")
-        ctes.append("stats AS MATERIALIZED (SELECT n, indexed, a0, a1"
-                    + "".join(f", ln(1 + (n - h{i} + 0.5) / (h{i} + 0.5)) AS i{i}" for i in range(len(folded)))
-                    + " FROM counts)")
+            + "".join(f", ln(1 + (count(*) - count(t{i}) + 0.5) / (count(t{i}) + 0.5)) AS i{i}"
+                      for i in range(len(folded))) + " FROM docs)")
         score = "0.0"
         for i in range(len(folded)):
             for column, (count, weight) in enumerate((("t", COLUMN_WEIGHTS[0]), ("s", COLUMN_WEIGHTS[1]))):
@@ -81,37 +78,41 @@ def rank_in_sql(conn, words: list[str], where: str, params: list, mode: str, lim
                 score = (f"({score} + CASE WHEN {tf} > 0 THEN ? * x.i{i} * {tf} * ? "
                          f"/ ({tf} + ? * (? + ? * d.l{column} / x.a{column})) ELSE 0.0 END)")
                 values += [weight, K1_PLUS_1, K1, ONE_MINUS_B, B]
-        ctes.append(f"text AS (SELECT d.seq, {score} AS score FROM docs AS d, stats AS x)")
+        parts.append(f"SELECT d.seq, {score} AS text, NULL AS hits, 0 AS several FROM docs AS d, stats AS x")
     if symbolic_on:
-        ctes.append("keyed AS (SELECT k.memory_seq AS seq, k.position, count(*) AS hits FROM memory_projection_keys "
-                    f"AS k WHERE k.key IN ({_in(words)}) AND k.plain GROUP BY k.memory_seq, k.position)")
-        values += words
-        ctes.append("visible AS (SELECT k.seq, k.hits, row_number() OVER (PARTITION BY k.seq ORDER BY k.position) "
-                    f"AS r FROM keyed AS k JOIN source_memories AS m ON m.seq = k.seq WHERE {where})")
-        values += params
-        ctes.append("symbolic AS (SELECT seq, count(*) AS projections, "
-                    + ", ".join(f"max(CASE WHEN r = {j} THEN hits END) AS h{j}"
-                                for j in range(1, MAX_FOLDED_PROJECTIONS + 1)) + " FROM visible GROUP BY seq)")
-    matched = " UNION ".join(f"SELECT seq FROM {name}" for name, on in (("text", text_on), ("symbolic", symbolic_on))
-                             if on)
-    ctes.append(f"matched AS ({matched})")
-    final = "coalesce(t.score, 0.0)" if text_on else "0.0"
-    tail = []
-    if symbolic_on:
-        for j in range(1, MAX_FOLDED_PROJECTIONS + 1):  # one addition per projection, in order, as Python adds
-            final = f"({final} + coalesce(? * f.h{j}, 0.0))"
-            tail.append(SYMBOLIC_WEIGHT)
-    sql = ("WITH " + ",\n".join(ctes) + f"\nSELECT a.seq, {final} AS score, count(*) OVER () AS total, "
-           + ("coalesce(max(f.projections) OVER (), 0)" if symbolic_on else "0")
-           + ", " + ("(SELECT n - indexed FROM stats)" if text_on else "0")
-           + " FROM matched AS a"
-           + (" LEFT JOIN text AS t ON t.seq = a.seq" if text_on else "")
-           + (" LEFT JOIN symbolic AS f ON f.seq = a.seq" if symbolic_on else "")
-           + " ORDER BY score DESC, a.seq DESC LIMIT ?")
-    rows = conn.execute(sql, [*values, *tail, limit]).fetchall()
-    if rows and (rows[0][3] > MAX_FOLDED_PROJECTIONS or rows[0][4]):
+        # Memories with a plain projection matching a query word: how many (word, projection) hits, and
+        # whether they fall in more than one projection (whose additions are then folded one by one below).
+        parts.append(
+            "SELECT k.memory_seq AS seq, NULL AS text, count(*) AS hits, min(k.position) <> max(k.position) AS several "
+            "FROM memory_projection_keys AS k "
+            f"CROSS JOIN source_memories AS m ON m.seq = k.memory_seq WHERE k.key IN ({_in(words)}) AND k.plain "
+            f"AND {where} GROUP BY k.memory_seq")
+        # (CROSS JOIN keeps this order: each matched projection's memory looked up by seq, not every memory the
+        # namespace filter admits scanned first.)
+        values += [*words, *params]
+    ctes.append("matched AS MATERIALIZED (SELECT seq, max(text) AS text, max(hits) AS hits, max(several) AS several "
+                f"FROM ({' UNION ALL '.join(parts)}) GROUP BY seq)")
+    # Python adds a memory's text score and then SYMBOLIC_WEIGHT x hits per projection: one addition when the
+    # hits are in one projection, the same here; several are folded in order by the caller.
+    ctes.append("scored AS (SELECT seq, coalesce(text, 0.0) + coalesce(? * hits, 0.0) AS score, text, several "
+                "FROM matched)")
+    values.append(SYMBOLIC_WEIGHT)
+    unindexed = "(SELECT unindexed FROM stats)" if text_on else "0"
+    sql = ("WITH " + ",\n".join(ctes)
+           + f"\nSELECT 0, (SELECT count(*) FROM matched), {unindexed}"
+           + "\nUNION ALL SELECT * FROM (SELECT 1, seq, score FROM scored WHERE NOT several "
+           + "ORDER BY score DESC, seq DESC LIMIT ?)"
+           + "\nUNION ALL SELECT 2, seq, text FROM scored WHERE several")
+    rows = conn.execute(sql, [*values, limit]).fetchall()
+    (_, total, unindexed_count), rest = rows[0], rows[1:]
+    if unindexed_count:
         return None
-    top = [(seq, score) for seq, score, *_ in rows]
+    top = [(seq, score) for kind, seq, score in rest if kind == 1]
+    several = {seq: text or 0.0 for kind, seq, text in rest if kind == 2}
+    if several:
+        for seq, hits in _hits_by_projection(conn, words, list(several)):
+            several[seq] += SYMBOLIC_WEIGHT * hits
+        top = sorted(top + list(several.items()), key=lambda entry: (-entry[1], -entry[0]))[:limit]
     why: dict[int, list[str]] = {}
     if symbolic_on and top:
         seqs = [seq for seq, _ in top]
@@ -125,4 +126,12 @@ def rank_in_sql(conn, words: list[str], where: str, params: list, mode: str, lim
             hits.setdefault((seq, position), (fact, []))[1].append(key)
         for (seq, _), (fact, keys) in hits.items():
             why.setdefault(seq, []).append(f"projection {fact} matches {', '.join(sorted(keys))}")
-    return Ranking(top, rows[0][2] if rows else 0, why)
+    return Ranking(top, total, why)
+
+
+def _hits_by_projection(conn, words: list[str], seqs: list[int]) -> list[tuple[int, int]]:
+    """(memory seq, hits) per matching plain projection of these memories, in projection order."""
+    return conn.execute(
+        f"SELECT memory_seq, count(*) FROM memory_projection_keys WHERE key IN ({_in(words)}) AND plain "
+        f"AND memory_seq IN ({_in(seqs)}) GROUP BY memory_seq, position ORDER BY memory_seq, position",
+        [*words, *seqs]).fetchall()

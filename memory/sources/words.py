@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from dataclasses import dataclass
 
 _WORD = re.compile(r"\w+")
 
@@ -21,17 +22,29 @@ def folded_words(text: str | None) -> list[str]:
     return _WORD.findall("".join(c for c in decomposed if not unicodedata.combining(c)))
 
 
-def index_words(conn, seq: int, text: str, statements: str) -> None:
-    """Record how often each word occurs in a new memory's text and statements, and how many each has."""
+@dataclass(frozen=True)
+class WordCounts:
+    """A memory's words as search ranks them: how often each occurs in the text and in the statements, and how
+    many words each has (source_memories.text_words, statement_words)."""
+
+    occurrences: list[tuple[str, int, int]]  # (word, in text, in statements)
+    text_words: int
+    statement_words: int
+
+
+def count_words(text: str, statements: str) -> WordCounts:
     in_text, in_statements = folded_words(text), folded_words(statements)
     counts_text, counts_statements = Counter(in_text), Counter(in_statements)
+    return WordCounts([(w, counts_text[w], counts_statements[w]) for w in counts_text | counts_statements],
+                      len(in_text), len(in_statements))
+
+
+def store_words(conn, seq: int, counts: WordCounts) -> None:
     conn.executemany("INSERT INTO memory_words (seq, word, in_text, in_statements) VALUES (?, ?, ?, ?)",
-                     [(seq, w, counts_text[w], counts_statements[w]) for w in counts_text | counts_statements])
-    conn.execute("INSERT INTO memory_word_totals (seq, text_words, statement_words) VALUES (?, ?, ?)",
-                 (seq, len(in_text), len(in_statements)))
+                     [(seq, *occurrence) for occurrence in counts.occurrences])
 
 
 def erase_words(conn, seq: int) -> None:
     """An erased memory's words go with its text (the connection overwrites freed pages with zeros)."""
     conn.execute("DELETE FROM memory_words WHERE seq = ?", (seq,))
-    conn.execute("DELETE FROM memory_word_totals WHERE seq = ?", (seq,))
+    conn.execute("UPDATE source_memories SET text_words = NULL, statement_words = NULL WHERE seq = ?", (seq,))
