@@ -78,23 +78,30 @@ def rank_in_sql(conn, words: list[str], where: str, params: list, mode: str, lim
                 score = (f"({score} + CASE WHEN {tf} > 0 THEN ? * x.i{i} * {tf} * ? "
                          f"/ ({tf} + ? * (? + ? * d.l{column} / x.a{column})) ELSE 0.0 END)")
                 values += [weight, K1_PLUS_1, K1, ONE_MINUS_B, B]
-        parts.append(f"SELECT d.seq, {score} AS text, NULL AS hits, 0 AS several FROM docs AS d, stats AS x")
+        # A candidate's symbolic hits, looked up by its seq; `hits` holds 2 x (word, projection) hits, plus 1
+        # when they fall in more than one projection (one subquery, evaluated once per candidate).
+        coded_hits = "0"
+        if symbolic_on:
+            coded_hits = ("(SELECT count(*) * 2 + coalesce(min(k.position) <> max(k.position), 0) "
+                          "FROM memory_projection_keys "
+                          f"AS k WHERE k.key IN ({_in(words)}) AND k.memory_seq = d.seq AND k.plain)")
+        parts.append(f"SELECT d.seq, {score} AS text, {coded_hits} AS hits FROM docs AS d, stats AS x")
+        values += words if symbolic_on else []
     if symbolic_on:
-        # Memories with a plain projection matching a query word: how many (word, projection) hits, and
-        # whether they fall in more than one projection (whose additions are then folded one by one below).
+        # The other memories with a plain projection matching a query word, coded alike.
         parts.append(
-            "SELECT k.memory_seq AS seq, NULL AS text, count(*) AS hits, min(k.position) <> max(k.position) AS several "
-            "FROM memory_projection_keys AS k "
-            f"CROSS JOIN source_memories AS m ON m.seq = k.memory_seq WHERE k.key IN ({_in(words)}) AND k.plain "
-            f"AND {where} GROUP BY k.memory_seq")
+            "SELECT k.memory_seq AS seq, NULL AS text, count(*) * 2 + (min(k.position) <> max(k.position)) AS hits "
+            "FROM memory_projection_keys AS k CROSS JOIN source_memories AS m ON m.seq = k.memory_seq "
+            f"WHERE k.key IN ({_in(words)}) AND k.plain "
+            + ("AND k.memory_seq NOT IN (SELECT seq FROM docs) " if text_on else "")
+            + f"AND {where} GROUP BY k.memory_seq")
         # (CROSS JOIN keeps this order: each matched projection's memory looked up by seq, not every memory the
         # namespace filter admits scanned first.)
         values += [*words, *params]
-    ctes.append("matched AS MATERIALIZED (SELECT seq, max(text) AS text, max(hits) AS hits, max(several) AS several "
-                f"FROM ({' UNION ALL '.join(parts)}) GROUP BY seq)")
+    ctes.append(f"matched AS MATERIALIZED ({' UNION ALL '.join(parts)})")
     # Python adds a memory's text score and then SYMBOLIC_WEIGHT x hits per projection: one addition when the
-    # hits are in one projection, the same here; several are folded in order by the caller.
-    ctes.append("scored AS (SELECT seq, coalesce(text, 0.0) + coalesce(? * hits, 0.0) AS score, text, several "
+    # hits are in one projection, the same here; several are added one by one by the caller.
+    ctes.append("scored AS (SELECT seq, coalesce(text, 0.0) + ? * (hits / 2) AS score, text, hits % 2 AS several "
                 "FROM matched)")
     values.append(SYMBOLIC_WEIGHT)
     unindexed = "(SELECT unindexed FROM stats)" if text_on else "0"
