@@ -49,8 +49,8 @@ def rank_in_sql(conn, words: list[str], where: str, params: list, mode: str, lim
         # A projection that is not plain matches as search.py's symbolic scan decides; its keys (and the
         # '_'-parts of the words, which the predicate test reaches) find every one that could.
         lookups = list(dict.fromkeys([*words, *(part for w in words for part in w.split("_"))]))
-        if conn.execute(f"SELECT 1 FROM memory_projection_keys AS k JOIN source_memories AS m ON m.seq = k.memory_seq "
-                        f"WHERE k.key IN ({_in(lookups)}) AND NOT k.plain AND {where} LIMIT 1",
+        if conn.execute("SELECT 1 FROM memory_projection_keys AS k CROSS JOIN source_memories AS m "
+                        f"ON m.seq = k.memory_seq WHERE k.key IN ({_in(lookups)}) AND NOT k.plain AND {where} LIMIT 1",
                         [*lookups, *params]).fetchone():
             return None
     ctes, values, parts = [], [], []
@@ -126,8 +126,8 @@ def rank_in_sql(conn, words: list[str], where: str, params: list, mode: str, lim
         hits: dict[tuple[int, int], tuple[str, list[str]]] = {}
         for seq, position, fact, key in conn.execute(
                 "SELECT k.memory_seq, k.position, p.fact, k.key FROM memory_projection_keys AS k "
-                "JOIN source_memories AS m ON m.seq = k.memory_seq "
-                "JOIN memory_projections AS p ON p.memory_id = m.id AND p.position = k.position "
+                "CROSS JOIN source_memories AS m ON m.seq = k.memory_seq "
+                "CROSS JOIN memory_projections AS p ON p.memory_id = m.id AND p.position = k.position "
                 f"WHERE k.key IN ({_in(words)}) AND k.plain AND k.memory_seq IN ({_in(seqs)}) "
                 "ORDER BY k.memory_seq, k.position", [*words, *seqs]):
             hits.setdefault((seq, position), (fact, []))[1].append(key)
