@@ -8,7 +8,7 @@ hits fall in several projections has them added one by one in Python, as there),
 and reported scores are equal. Every statistic comes from rows the caller may see, as there. Where this
 ranking cannot be exact it answers None and the caller ranks the general way: a candidate stored before
 0011 (no word counts), a projection whose keys are not the words it matches (`plain` = 0) meeting a query
-word, more than MAX_FOLDED_WORDS folded query words."""
+word, more than MAX_FOLDED_WORDS folded query words, an SQLite without ln()."""
 
 from __future__ import annotations
 
@@ -39,9 +39,23 @@ def fts_expression(words: list[str]) -> str:
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
+_LN: list[bool] = []  # whether this process's SQLite has ln() (math functions are a compile option)
+
+
+def _has_ln(conn) -> bool:
+    if not _LN:
+        try:
+            _LN.append(conn.execute("SELECT ln(1.0)").fetchone()[0] == 0.0)
+        except Exception:  # no such function: this SQLite was built without the math functions
+            _LN.append(False)
+    return _LN[0]
+
+
 def rank_in_sql(conn, words: list[str], where: str, params: list, mode: str, limit: int) -> Ranking | None:
     """`where`/`params`: SQL over `m` (source_memories) selecting what the caller may see and the read covers."""
     text_on, symbolic_on = mode in ("auto", "text"), mode in ("auto", "symbolic")
+    if text_on and not _has_ln(conn):
+        return None
     folded = list(dict.fromkeys(folded_words(" ".join(words))))
     if len(folded) > MAX_FOLDED_WORDS:
         return None
