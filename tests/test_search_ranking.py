@@ -127,3 +127,15 @@ def test_erasing_a_memory_leaves_no_search_words_behind():
             assert conn.execute("SELECT count(*) FROM memory_words").fetchone()[0] == 0
             assert conn.execute("SELECT count(*) FROM memory_projection_keys").fetchone()[0] == 0
         assert m.memory_search("zanzibar quokka", history=True)["results"] == []
+
+
+def test_a_renamed_predicate_is_found_by_its_new_name():
+    """The projection keys follow a rename (a trigger keeps them), so search finds the new name, not the old."""
+    with Memory(":memory:", context=CALLERS[0]) as m:
+        ident = m.memory_remember("notes", projections=[
+            {"predicate": "old_tag", "arguments": ["x1"], "statement": "noted"}])["id"]
+        m.rename_predicate("old_tag", "label_new")
+        assert [r["id"] for r in m.memory_search("label", mode="symbolic")["results"]] == [ident]
+        assert m.memory_search("old", mode="symbolic")["results"] == []
+        with m.store.read() as conn:
+            assert {k for (k,) in conn.execute("SELECT key FROM memory_projection_keys")} == {"label", "new", "x1"}

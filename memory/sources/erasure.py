@@ -1,8 +1,9 @@
 """Erasing a source memory: no byte of its content is left in the database, its WAL or its audit rows.
 
 What goes: the text and its digest, the idempotency key, every projection's
-predicate, arguments, statement and fact text, the full-text index entries (the
-index is then optimized, so no old segment keeps the tokens) and search's word index, every materialized
+predicate, arguments, statement and fact text (and with them its search keys),
+the full-text index entries (the index is then optimized, so no old segment
+keeps the tokens) and search's word counts, every materialized
 conclusion (any may rest on the memory; `materialize` rebuilds them), and the
 erased strings wherever an older audit payload holds them. Connections run with
 `secure_delete`, so freed bytes are overwritten with zeros, and after the commit
