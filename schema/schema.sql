@@ -218,6 +218,8 @@ CREATE TABLE source_memories (
     valid_to TEXT,                    -- valid time end; NULL = open
     recorded_at TEXT NOT NULL,        -- system time: when it was stored
     version INTEGER NOT NULL DEFAULT 1,  -- bumped by each lifecycle change
+    text_words INTEGER,               -- (0011) words in the text, as search counts them; NULL: stored before 0011
+    statement_words INTEGER,          -- (0011) words in the projection statements; NULL likewise
     UNIQUE (namespace, idempotency_key)
 );
 
@@ -259,6 +261,71 @@ CREATE INDEX memory_projections_by_fact ON memory_projections (predicate, fact);
 -- Full-text index (rowid = source_memories.seq) over the source text and the
 -- projection statements. Queries are built from quoted tokens, never spliced.
 CREATE VIRTUAL TABLE memory_fts USING fts5 (text, statements, tokenize = 'unicode61 remove_diacritics 2');
+
+-- (0011) What memory_search ranks with, kept when a memory is written, so a search reads a few
+-- numbers per candidate instead of each candidate's text and every projection's JSON.
+--
+-- Search scores text with BM25 over the words it finds in a memory's text and projection statements
+-- (case and accents folded, split on what is not a letter, digit or '_'): memory_words holds how often
+-- each such word occurs in each, source_memories.text_words and statement_words how many words each
+-- has. The library writes them when it stores a memory and deletes the words when it erases one. A
+-- memory stored before 0011 has NULL counts; a search that meets one as a candidate reads the texts.
+CREATE TABLE memory_words (
+    seq INTEGER NOT NULL REFERENCES source_memories (seq),  -- the memory (= its memory_fts rowid)
+    word TEXT NOT NULL,               -- a folded word of its text or statements
+    in_text INTEGER NOT NULL,         -- occurrences in the source text
+    in_statements INTEGER NOT NULL,   -- occurrences in the projection statements
+    PRIMARY KEY (seq, word)
+) WITHOUT ROWID;
+
+-- Symbolic search matches a projection when a query word is one of its keys: an argument as
+-- lower(CAST(value AS TEXT)), or a '_'-separated part of its predicate. `plain` says that these keys
+-- are exactly the words the match counts (predicate of a-z, 0-9 and '_'; arguments ASCII strings,
+-- integers, or reals with a fraction); for any other projection a search checks the match itself.
+-- Kept by the triggers below, so every write of a projection (remember, rename, erase) keeps them.
+CREATE TABLE memory_projection_keys (
+    key TEXT NOT NULL,                -- an argument's lower(CAST(value AS TEXT)), or a predicate part
+    memory_seq INTEGER NOT NULL,      -- the projection: its memory's seq and its position
+    position INTEGER NOT NULL,
+    plain INTEGER NOT NULL,           -- 1: the keys are exactly the words this projection matches
+    PRIMARY KEY (key, memory_seq, position)
+) WITHOUT ROWID;
+
+CREATE INDEX memory_projection_keys_by_projection ON memory_projection_keys (memory_seq, position);
+
+-- A projection's keys, as the triggers and this migration write them.
+CREATE VIEW memory_projection_key_rows AS
+WITH projection AS (
+    SELECT pr.id, m.seq, pr.position, pr.predicate, pr.arguments,
+           pr.predicate NOT GLOB '*[^a-z0-9_]*' AND NOT EXISTS (
+               SELECT 1 FROM json_each(pr.arguments) AS a WHERE NOT (typeof(a.value) = 'integer'
+                   OR (typeof(a.value) = 'real' AND a.value <> round(a.value))
+                   OR (a.type = 'text' AND a.value NOT GLOB '*[^' || char(1) || '-' || char(127) || ']*'))) AS plain
+    FROM memory_projections AS pr JOIN source_memories AS m ON m.id = pr.memory_id
+    WHERE pr.predicate <> '')
+SELECT p.id AS projection_id, lower(CAST(j.value AS TEXT)) AS key, p.seq AS memory_seq, p.position, p.plain
+FROM projection AS p, json_each(p.arguments) AS j
+UNION ALL
+SELECT p.id, part.value, p.seq, p.position, p.plain
+FROM projection AS p, json_each('[' || replace(json_quote(p.predicate), '_', '","') || ']') AS part;
+
+CREATE TRIGGER memory_projection_keys_insert AFTER INSERT ON memory_projections BEGIN
+    INSERT OR IGNORE INTO memory_projection_keys (key, memory_seq, position, plain)
+    SELECT key, memory_seq, position, plain FROM memory_projection_key_rows WHERE projection_id = NEW.id;
+END;
+
+CREATE TRIGGER memory_projection_keys_delete AFTER DELETE ON memory_projections BEGIN
+    DELETE FROM memory_projection_keys
+    WHERE memory_seq = (SELECT seq FROM source_memories WHERE id = OLD.memory_id) AND position = OLD.position;
+END;
+
+CREATE TRIGGER memory_projection_keys_update AFTER UPDATE OF id, memory_id, position, predicate, arguments
+ON memory_projections BEGIN
+    DELETE FROM memory_projection_keys
+    WHERE memory_seq = (SELECT seq FROM source_memories WHERE id = OLD.memory_id) AND position = OLD.position;
+    INSERT OR IGNORE INTO memory_projection_keys (key, memory_seq, position, plain)
+    SELECT key, memory_seq, position, plain FROM memory_projection_key_rows WHERE projection_id = NEW.id;
+END;
 
 -- ---------------------------------------------------------------------------
 -- 0005: evidence memory (remember / recall / reason / prove / verify / detect).
