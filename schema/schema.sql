@@ -218,6 +218,8 @@ CREATE TABLE source_memories (
     valid_to TEXT,                    -- valid time end; NULL = open
     recorded_at TEXT NOT NULL,        -- system time: when it was stored
     version INTEGER NOT NULL DEFAULT 1,  -- bumped by each lifecycle change
+    text_words INTEGER,               -- (0011) words in the text, as search counts them; NULL: stored before 0011
+    statement_words INTEGER,          -- (0011) words in the projection statements; NULL likewise
     UNIQUE (namespace, idempotency_key)
 );
 
@@ -259,6 +261,71 @@ CREATE INDEX memory_projections_by_fact ON memory_projections (predicate, fact);
 -- Full-text index (rowid = source_memories.seq) over the source text and the
 -- projection statements. Queries are built from quoted tokens, never spliced.
 CREATE VIRTUAL TABLE memory_fts USING fts5 (text, statements, tokenize = 'unicode61 remove_diacritics 2');
+
+-- (0011) What memory_search ranks with, kept when a memory is written, so a search reads a few
+-- numbers per candidate instead of each candidate's text and every projection's JSON.
+--
+-- Search scores text with BM25 over the words it finds in a memory's text and projection statements
+-- (case and accents folded, split on what is not a letter, digit or '_'): memory_words holds how often
+-- each such word occurs in each, source_memories.text_words and statement_words how many words each
+-- has. The library writes them when it stores a memory and deletes the words when it erases one. A
+-- memory stored before 0011 has NULL counts; a search that meets one as a candidate reads the texts.
+CREATE TABLE memory_words (
+    seq INTEGER NOT NULL REFERENCES source_memories (seq),  -- the memory (= its memory_fts rowid)
+    word TEXT NOT NULL,               -- a folded word of its text or statements
+    in_text INTEGER NOT NULL,         -- occurrences in the source text
+    in_statements INTEGER NOT NULL,   -- occurrences in the projection statements
+    PRIMARY KEY (seq, word)
+) WITHOUT ROWID;
+
+-- Symbolic search matches a projection when a query word is one of its keys: an argument as
+-- lower(CAST(value AS TEXT)), or a '_'-separated part of its predicate. `plain` says that these keys
+-- are exactly the words the match counts (predicate of a-z, 0-9 and '_'; arguments ASCII strings,
+-- integers, or reals with a fraction); for any other projection a search checks the match itself.
+-- Kept by the triggers below, so every write of a projection (remember, rename, erase) keeps them.
+CREATE TABLE memory_projection_keys (
+    key TEXT NOT NULL,                -- an argument's lower(CAST(value AS TEXT)), or a predicate part
+    memory_seq INTEGER NOT NULL,      -- the projection: its memory's seq and its position
+    position INTEGER NOT NULL,
+    plain INTEGER NOT NULL,           -- 1: the keys are exactly the words this projection matches
+    PRIMARY KEY (key, memory_seq, position)
+) WITHOUT ROWID;
+
+CREATE INDEX memory_projection_keys_by_projection ON memory_projection_keys (memory_seq, position);
+
+-- A projection's keys, as the triggers and this migration write them.
+CREATE VIEW memory_projection_key_rows AS
+WITH projection AS (
+    SELECT pr.id, m.seq, pr.position, pr.predicate, pr.arguments,
+           pr.predicate NOT GLOB '*[^a-z0-9_]*' AND NOT EXISTS (
+               SELECT 1 FROM json_each(pr.arguments) AS a WHERE NOT (typeof(a.value) = 'integer'
+                   OR (typeof(a.value) = 'real' AND a.value <> round(a.value))
+                   OR (a.type = 'text' AND a.value NOT GLOB '*[^' || char(1) || '-' || char(127) || ']*'))) AS plain
+    FROM memory_projections AS pr JOIN source_memories AS m ON m.id = pr.memory_id
+    WHERE pr.predicate <> '')
+SELECT p.id AS projection_id, lower(CAST(j.value AS TEXT)) AS key, p.seq AS memory_seq, p.position, p.plain
+FROM projection AS p, json_each(p.arguments) AS j
+UNION ALL
+SELECT p.id, part.value, p.seq, p.position, p.plain
+FROM projection AS p, json_each('[' || replace(json_quote(p.predicate), '_', '","') || ']') AS part;
+
+CREATE TRIGGER memory_projection_keys_insert AFTER INSERT ON memory_projections BEGIN
+    INSERT OR IGNORE INTO memory_projection_keys (key, memory_seq, position, plain)
+    SELECT key, memory_seq, position, plain FROM memory_projection_key_rows WHERE projection_id = NEW.id;
+END;
+
+CREATE TRIGGER memory_projection_keys_delete AFTER DELETE ON memory_projections BEGIN
+    DELETE FROM memory_projection_keys
+    WHERE memory_seq = (SELECT seq FROM source_memories WHERE id = OLD.memory_id) AND position = OLD.position;
+END;
+
+CREATE TRIGGER memory_projection_keys_update AFTER UPDATE OF id, memory_id, position, predicate, arguments
+ON memory_projections BEGIN
+    DELETE FROM memory_projection_keys
+    WHERE memory_seq = (SELECT seq FROM source_memories WHERE id = OLD.memory_id) AND position = OLD.position;
+    INSERT OR IGNORE INTO memory_projection_keys (key, memory_seq, position, plain)
+    SELECT key, memory_seq, position, plain FROM memory_projection_key_rows WHERE projection_id = NEW.id;
+END;
 
 -- ---------------------------------------------------------------------------
 -- 0005: evidence memory (remember / recall / reason / prove / verify / detect).
@@ -524,7 +591,10 @@ LEFT JOIN rules AS r ON r.id = d.rule_id;
 -- reused, not even when a segment is deleted and another one takes its id.
 CREATE TABLE change_counter (
     id INTEGER PRIMARY KEY CHECK (id = 1),
-    value INTEGER NOT NULL
+    value INTEGER NOT NULL,
+    kept_changes INTEGER NOT NULL DEFAULT 100000,  -- (0010) how many changes fact_changes reaches back
+    deleted_high INTEGER NOT NULL DEFAULT 0  -- (0010) the highest fact id ever deleted: ids above the newest
+                                             -- row are given again, and a row given one is announced
 );
 
 INSERT INTO change_counter (id, value) VALUES (1, 0);
@@ -544,19 +614,26 @@ CREATE TABLE predicate_versions (
 ) WITHOUT ROWID;
 
 CREATE TRIGGER facts_change_feed_insert AFTER INSERT ON facts
-WHEN NEW.id < (SELECT max(id) FROM facts WHERE segment_id = NEW.segment_id AND functor = NEW.functor
+WHEN NEW.id <= (SELECT deleted_high FROM change_counter WHERE id = 1)
+  OR NEW.id < (SELECT max(id) FROM facts WHERE segment_id = NEW.segment_id AND functor = NEW.functor
                AND arity = NEW.arity) BEGIN
     UPDATE change_counter SET value = value + 1 WHERE id = 1;
     INSERT INTO predicate_versions (segment_id, functor, arity, reshaped)
     VALUES (NEW.segment_id, NEW.functor, NEW.arity, (SELECT value FROM change_counter WHERE id = 1))
     ON CONFLICT (segment_id, functor, arity) DO UPDATE SET reshaped = excluded.reshaped;
+    INSERT INTO fact_changes (number, segment_id, functor, arity, fact_id, args)
+    SELECT value, NEW.segment_id, NEW.functor, NEW.arity, NEW.id, NULL FROM change_counter WHERE id = 1;
+    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
 END;
 
 CREATE TRIGGER facts_change_feed_delete AFTER DELETE ON facts BEGIN
-    UPDATE change_counter SET value = value + 1 WHERE id = 1;
+    UPDATE change_counter SET value = value + 1, deleted_high = max(deleted_high, OLD.id) WHERE id = 1;
     INSERT INTO predicate_versions (segment_id, functor, arity, reshaped)
     VALUES (OLD.segment_id, OLD.functor, OLD.arity, (SELECT value FROM change_counter WHERE id = 1))
     ON CONFLICT (segment_id, functor, arity) DO UPDATE SET reshaped = excluded.reshaped;
+    INSERT INTO fact_changes (number, segment_id, functor, arity, fact_id, args)
+    SELECT value, OLD.segment_id, OLD.functor, OLD.arity, OLD.id, OLD.args FROM change_counter WHERE id = 1;
+    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
     UPDATE segments SET vacated = (SELECT value FROM change_counter WHERE id = 1)
     WHERE id = OLD.segment_id AND NOT EXISTS (SELECT 1 FROM facts WHERE segment_id = OLD.segment_id
                                               AND functor = OLD.functor AND arity = OLD.arity);
@@ -567,13 +644,18 @@ CREATE TRIGGER facts_change_feed_delete AFTER DELETE ON facts BEGIN
 END;
 
 CREATE TRIGGER facts_change_feed_update AFTER UPDATE OF id, segment_id, functor, arity, text, args ON facts BEGIN
-    UPDATE change_counter SET value = value + 1 WHERE id = 1;
+    UPDATE change_counter SET value = value + 1, deleted_high = max(deleted_high, OLD.id) WHERE id = 1;
     INSERT INTO predicate_versions (segment_id, functor, arity, reshaped)
     VALUES (OLD.segment_id, OLD.functor, OLD.arity, (SELECT value FROM change_counter WHERE id = 1))
     ON CONFLICT (segment_id, functor, arity) DO UPDATE SET reshaped = excluded.reshaped;
     INSERT INTO predicate_versions (segment_id, functor, arity, reshaped)
     VALUES (NEW.segment_id, NEW.functor, NEW.arity, (SELECT value FROM change_counter WHERE id = 1))
     ON CONFLICT (segment_id, functor, arity) DO UPDATE SET reshaped = excluded.reshaped;
+    INSERT INTO fact_changes (number, segment_id, functor, arity, fact_id, args)
+    SELECT value, OLD.segment_id, OLD.functor, OLD.arity, OLD.id, OLD.args FROM change_counter WHERE id = 1
+    UNION ALL
+    SELECT value, NEW.segment_id, NEW.functor, NEW.arity, NEW.id, NULL FROM change_counter WHERE id = 1;
+    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
     UPDATE segments SET vacated = (SELECT value FROM change_counter WHERE id = 1)
     WHERE id = OLD.segment_id AND NOT EXISTS (SELECT 1 FROM facts WHERE segment_id = OLD.segment_id
                                               AND functor = OLD.functor AND arity = OLD.arity);
@@ -593,6 +675,10 @@ WHEN EXISTS (SELECT 1 FROM supports WHERE fact_id = NEW.fact_id AND id <> NEW.id
     SELECT segment_id, functor, arity, (SELECT value FROM change_counter WHERE id = 1) FROM facts
     WHERE id = NEW.fact_id
     ON CONFLICT (segment_id, functor, arity) DO UPDATE SET reshaped = excluded.reshaped;
+    INSERT INTO fact_changes (number, segment_id, functor, arity, fact_id, args)
+    SELECT (SELECT value FROM change_counter WHERE id = 1), segment_id, functor, arity, id, NULL FROM facts
+    WHERE id = NEW.fact_id;
+    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
 END;
 
 CREATE TRIGGER supports_change_feed_delete AFTER DELETE ON supports BEGIN
@@ -601,6 +687,10 @@ CREATE TRIGGER supports_change_feed_delete AFTER DELETE ON supports BEGIN
     SELECT segment_id, functor, arity, (SELECT value FROM change_counter WHERE id = 1) FROM facts
     WHERE id = OLD.fact_id
     ON CONFLICT (segment_id, functor, arity) DO UPDATE SET reshaped = excluded.reshaped;
+    INSERT INTO fact_changes (number, segment_id, functor, arity, fact_id, args)
+    SELECT (SELECT value FROM change_counter WHERE id = 1), segment_id, functor, arity, id, args FROM facts
+    WHERE id = OLD.fact_id;
+    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
 END;
 
 CREATE TRIGGER supports_change_feed_update AFTER UPDATE OF fact_id, kind, ref ON supports BEGIN
@@ -609,6 +699,10 @@ CREATE TRIGGER supports_change_feed_update AFTER UPDATE OF fact_id, kind, ref ON
     SELECT segment_id, functor, arity, (SELECT value FROM change_counter WHERE id = 1) FROM facts
     WHERE id IN (OLD.fact_id, NEW.fact_id)
     ON CONFLICT (segment_id, functor, arity) DO UPDATE SET reshaped = excluded.reshaped;
+    INSERT INTO fact_changes (number, segment_id, functor, arity, fact_id, args)
+    SELECT (SELECT value FROM change_counter WHERE id = 1), segment_id, functor, arity, id, args FROM facts
+    WHERE id IN (OLD.fact_id, NEW.fact_id);
+    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
 END;
 
 -- Which supports a caller sees depends on the namespace of a projection's source memory.
@@ -619,4 +713,29 @@ CREATE TRIGGER source_memories_change_feed AFTER UPDATE OF namespace ON source_m
     FROM supports AS s JOIN facts AS f ON f.id = s.fact_id
     WHERE s.kind = 'source' AND s.ref = NEW.id
     ON CONFLICT (segment_id, functor, arity) DO UPDATE SET reshaped = excluded.reshaped;
+    INSERT INTO fact_changes (number, segment_id, functor, arity, fact_id, args)
+    SELECT DISTINCT (SELECT value FROM change_counter WHERE id = 1), f.segment_id, f.functor, f.arity, f.id, f.args
+    FROM supports AS s JOIN facts AS f ON f.id = s.fact_id
+    WHERE s.kind = 'source' AND s.ref = NEW.id;
+    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
 END;
+
+-- Facts the change feed touched (0010).
+-- One row per fact a change touched: the change's number, the predicate the fact was in, and the
+-- arguments it had there before the change (NULL when it was not there: a row slipped in below the
+-- newest id, a fact moved in from another predicate, a support added). A reader with a copy read at
+-- change number N takes the rows above N for its predicate: it drops each row's old arguments,
+-- then adds back the facts it may still see. Only the last `kept_changes` changes are kept: a copy older
+-- than that reads its predicate again.
+CREATE TABLE fact_changes (
+    number INTEGER NOT NULL,
+    segment_id INTEGER NOT NULL,
+    functor TEXT NOT NULL,
+    arity INTEGER NOT NULL,
+    fact_id INTEGER NOT NULL,
+    args TEXT
+);
+
+CREATE INDEX fact_changes_by_predicate ON fact_changes (segment_id, functor, arity, number);
+CREATE INDEX fact_changes_by_number ON fact_changes (number);
+

@@ -1,10 +1,12 @@
 """Erasing a source memory: no byte of its content is left in the database, its WAL or its audit rows.
 
 What goes: the text and its digest, the idempotency key, every projection's
-predicate, arguments, statement and fact text, the full-text index entries (the
-index is then optimized, so no old segment keeps the tokens), every materialized
-conclusion (any may rest on the memory; `materialize` rebuilds them), and the
-erased strings wherever an older audit payload holds them. Connections run with
+predicate, arguments, statement and fact text (and with them its search keys),
+the full-text index entries (the index is then optimized, so no old segment
+keeps the tokens) and search's word counts, every materialized
+conclusion (any may rest on the memory; `materialize` rebuilds them), the change
+feed's record of removed facts (`fact_changes`: every warm copy is then read
+again), and the erased strings wherever an older audit payload holds them. Connections run with
 `secure_delete`, so freed bytes are overwritten with zeros, and after the commit
 the WAL is checkpointed and truncated (`Store.scrub`).
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 
 from ..store.repository import Transaction
+from .words import erase_words
 
 
 def erase_memory(tx: Transaction, record, now: str) -> None:
@@ -39,9 +42,13 @@ def erase_memory(tx: Transaction, record, now: str) -> None:
     conn.execute("INSERT INTO memory_fts (memory_fts, rank) VALUES ('secure-delete', 1)")
     conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (record.seq,))
     conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
+    erase_words(conn, record.seq)  # the search index's words (0011); the projection keys go with the projections
     # Which conclusions rest on the memory is a question about proofs; the cache is cheaper to drop than to
     # search, and nothing but `materialize` writes it.
     tx.derived.clear_everywhere()
+    # The change feed names removed facts with their old arguments: it forgets them all (warm copies are read
+    # again), rather than find which rows hold this memory's.
+    tx.facts.forget_changes()
     # A fact text or argument still held by a stored fact (asserted, or projected by another memory) is not
     # this memory's alone: it stays where it is, and so do the audit rows of whoever stored it.
     strings |= {t for t in facts if t and not tx.facts.any_text_contains(t)}

@@ -22,6 +22,7 @@ from .namespaces import CAPABILITY, Namespace, new_id, readable_namespaces, requ
 from .erasure import erase_memory
 from .visibility import visibility
 from .projections import Projection, parse_projections
+from .words import count_words, store_words
 
 MAX_SOURCE_CHARS = 1_000_000
 MAX_KEY_CHARS = 256
@@ -241,18 +242,22 @@ class SourceMemories:
                     raise Conflict(f"Memory {old.id} cannot be superseded: it is {old.status}", id=old.id)
             now = utc_now(conn.clock)
             source_id, memory_id = new_id("src"), new_id("mem")
+            statements = "\n".join(p.statement for p in specs)
+            words = count_words(text, statements)
             conn.execute("INSERT INTO sources (id, text, sha256, principal, source_class, trust, created_at) "
                          "VALUES (?, ?, ?, ?, ?, ?, ?)", (source_id, text, digest, self.context.principal,
                                                           self.context.source_class, self.context.trust, now))
             (seq,), = conn.execute(
                 "INSERT INTO source_memories (id, source_id, namespace, lifetime, kind, idempotency_key, principal, "
-                "valid_from, valid_to, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+                "valid_from, valid_to, recorded_at, text_words, statement_words) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
                 (memory_id, source_id, namespace.key, RETENTION[retention], kind, key, self.context.principal,
-                 start or now, end, now)).fetchall()  # drained: the statement is done before the commit
+                 start or now, end, now, words.text_words, words.statement_words)
+            ).fetchall()  # drained: the statement is done before the commit
             self._event(conn, memory_id, now, "active", None)
             self._project(tx, memory_id, specs, now)
-            conn.execute("INSERT INTO memory_fts (rowid, text, statements) VALUES (?, ?, ?)",
-                         (seq, text, "\n".join(p.statement for p in specs)))
+            conn.execute("INSERT INTO memory_fts (rowid, text, statements) VALUES (?, ?, ?)", (seq, text, statements))
+            store_words(conn, seq, words)
             withdrawn = []
             for old in olds:
                 withdrawn += self._end(tx, old, "superseded", f"superseded by {memory_id}", now, memory_id)

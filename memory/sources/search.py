@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
 from typing import Any
 
 from ..errors import InvalidArguments
@@ -18,13 +17,14 @@ from ..validation import require_text
 from .memories import COLUMNS, FROM, KINDS, MemoryRecord, SourceMemories, check_instant, current_filter
 from .namespaces import Namespace, readable_namespaces
 from .projections import check_predicate, same_scalar
+from .ranking import (B, COLUMN_WEIGHTS, FTS_CANDIDATES, K1, K1_PLUS_1, ONE_MINUS_B, SYMBOLIC_WEIGHT, Ranking,
+                      fts_expression, rank_in_sql)
+from .words import folded_words
 
 MAX_QUERY_CHARS = 2048
 MAX_TOKENS = 32
 MAX_LIMIT = 200
 PREVIEW_CHARS = 1000
-FTS_CANDIDATES = 1000
-SYMBOLIC_WEIGHT = 2.0
 _WORD = re.compile(r"\w+")
 MODES = ("auto", "text", "symbolic", "exact")
 
@@ -56,8 +56,6 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
         raise InvalidArguments(f"'mode' must be one of {', '.join(MODES)}", argument="mode")
     service.require_read()
     words = tokens(query)
-    scores: dict[int, float] = {}
-    why: dict[int, list[str]] = {}
     with service.store.read() as conn:
         spaces = readable_namespaces(conn, service.context, scope)
         if not spaces or (not words and mode != "exact"):
@@ -68,65 +66,67 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
         if kind is not None:
             where += " AND m.kind = ?"
             params.append(kind)
+        ranking = None if mode == "exact" else rank_in_sql(conn, words, where, params, mode, limit)
+        if ranking is None:
+            ranking = rank_in_python(conn, query, words, where, params, mode, limit)
         word_set = set(words)
-        if mode == "exact":  # the query, byte for byte, inside the source text; newest first
-            for (seq,) in conn.execute(
-                    f"SELECT m.seq FROM {FROM} WHERE instr(s.text, ?) > 0 AND {where} ORDER BY m.seq DESC LIMIT ?",
-                    [query, *params, FTS_CANDIDATES]):
-                scores[seq] = 1.0
-                why[seq] = ["text contains the query exactly"]
-        if mode in ("auto", "text"):
-            # Full text: every word quoted, so the query is data, never FTS syntax.
-            expression = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-            # The index only finds; ranking uses the visible matches alone. FTS5's bm25() weighs each
-            # word by statistics of the whole table, hidden memories included, so its score (and which
-            # candidates a ranked LIMIT keeps) would reveal them.
-            candidates = conn.execute(
-                f"SELECT m.seq, memory_fts.text, memory_fts.statements FROM memory_fts JOIN source_memories AS m "
-                f"ON m.seq = memory_fts.rowid WHERE memory_fts MATCH ? AND {where} ORDER BY m.seq DESC LIMIT ?",
-                [expression, *params, FTS_CANDIDATES]).fetchall()
-            scores.update(visible_text_scores(words, candidates))
-        # Symbolic: a projection whose predicate (or a word of it) or an argument is one of the words.
-        for seq, predicate, arguments, fact in ([] if mode not in ("auto", "symbolic") else conn.execute(
-                f"SELECT m.seq, p.predicate, p.arguments, p.fact FROM memory_projections AS p "
-                f"JOIN source_memories AS m ON m.id = p.memory_id WHERE {where} AND (p.predicate IN ({_in(words)}) "
-                f"OR EXISTS (SELECT 1 FROM json_each(p.arguments) AS j WHERE lower(CAST(j.value AS TEXT)) "
-                f"IN ({_in(words)})) OR " + " OR ".join(["instr('_' || p.predicate || '_', ?) > 0"] * len(words))
-                + ")", [*params, *words, *words, *(f"_{w}_" for w in words)])):
-            hits = sorted((word_set & set(predicate.casefold().split("_")))
-                          | {str(a).casefold() for a in json.loads(arguments)} & word_set)
-            if hits:
-                scores[seq] = scores.get(seq, 0.0) + SYMBOLIC_WEIGHT * len(hits)
-                why.setdefault(seq, []).append(f"projection {fact} matches {', '.join(hits)}")
-        ranked = sorted(scores, key=lambda s: (-scores[s], -s))
         results = []
-        for seq in ranked[:limit]:
+        for seq, score in ranking.top:
             record = MemoryRecord(*conn.execute(f"SELECT {COLUMNS} FROM {FROM} WHERE m.seq = ?", (seq,)).fetchone())
             found = set(_WORD.findall((record.text or "").casefold())) & word_set if mode in ("auto", "text") else ()
-            reasons = ([f"text matches {', '.join(w for w in words if w in found)}"] if found else []) + why.get(seq, [])
+            reasons = ([f"text matches {', '.join(w for w in words if w in found)}"] if found else []) \
+                + ranking.why.get(seq, [])
             if not reasons:  # the index folds accents and case further than a plain word match
                 reasons = [f"text matches {', '.join(words)} (accents and case folded)"]
             text = record.text or ""
             results.append({**service.describe(conn, record, at), "memory": text[:PREVIEW_CHARS],
                             "text_truncated": len(text) > PREVIEW_CHARS, "scope": record.ns.type,
-                            "score": round(scores[seq], 6), "why": reasons})
-    return _search_result(query, scope, history, at, results, len(ranked), limit)
+                            "score": round(score, 6), "why": reasons})
+    return _search_result(query, scope, history, at, results, ranking.total, limit)
 
 
-def _folded_words(text: str | None) -> list[str]:
-    """Words as the index sees them (unicode61 with diacritics removed): case and accents folded."""
-    folded = (text or "").casefold()
-    if folded.isascii():  # nothing to decompose (the common case, and per character the costly part)
-        return _WORD.findall(folded)
-    decomposed = unicodedata.normalize("NFKD", folded)
-    return _WORD.findall("".join(c for c in decomposed if not unicodedata.combining(c)))
+def rank_in_python(conn, query: str, words: list[str], where: str, params: list, mode: str, limit: int) -> Ranking:
+    """The general ranking: reads the candidates' texts and the projections' JSON. The reference the SQL ranking
+    (ranking.py) equals, and the answer wherever that one cannot be exact."""
+    scores: dict[int, float] = {}
+    why: dict[int, list[str]] = {}
+    word_set = set(words)
+    if mode == "exact":  # the query, byte for byte, inside the source text; newest first
+        for (seq,) in conn.execute(
+                f"SELECT m.seq FROM {FROM} WHERE instr(s.text, ?) > 0 AND {where} ORDER BY m.seq DESC LIMIT ?",
+                [query, *params, FTS_CANDIDATES]):
+            scores[seq] = 1.0
+            why[seq] = ["text contains the query exactly"]
+    if mode in ("auto", "text"):
+        # The index only finds; ranking uses the visible matches alone. FTS5's bm25() weighs each
+        # word by statistics of the whole table, hidden memories included, so its score (and which
+        # candidates a ranked LIMIT keeps) would reveal them.
+        candidates = conn.execute(
+            f"SELECT m.seq, memory_fts.text, memory_fts.statements FROM memory_fts JOIN source_memories AS m "
+            f"ON m.seq = memory_fts.rowid WHERE memory_fts MATCH ? AND {where} ORDER BY memory_fts.rowid DESC LIMIT ?",
+            [fts_expression(words), *params, FTS_CANDIDATES]).fetchall()
+        scores.update(visible_text_scores(words, candidates))
+    # Symbolic: a projection whose predicate (or a word of it) or an argument is one of the words.
+    for seq, predicate, arguments, fact in ([] if mode not in ("auto", "symbolic") else conn.execute(
+            f"SELECT m.seq, p.predicate, p.arguments, p.fact FROM memory_projections AS p "
+            f"JOIN source_memories AS m ON m.id = p.memory_id WHERE {where} AND (p.predicate IN ({_in(words)}) "
+            f"OR EXISTS (SELECT 1 FROM json_each(p.arguments) AS j WHERE lower(CAST(j.value AS TEXT)) "
+            f"IN ({_in(words)})) OR " + " OR ".join(["instr('_' || p.predicate || '_', ?) > 0"] * len(words))
+            + ") ORDER BY m.seq, p.position", [*params, *words, *words, *(f"_{w}_" for w in words)])):
+        hits = sorted((word_set & set(predicate.casefold().split("_")))
+                      | {str(a).casefold() for a in json.loads(arguments)} & word_set)
+        if hits:
+            scores[seq] = scores.get(seq, 0.0) + SYMBOLIC_WEIGHT * len(hits)
+            why.setdefault(seq, []).append(f"projection {fact} matches {', '.join(hits)}")
+    ranked = sorted(scores, key=lambda s: (-scores[s], -s))
+    return Ranking([(seq, scores[seq]) for seq in ranked[:limit]], len(ranked), why)
 
 
 def visible_text_scores(words: list[str], candidates: list[tuple[int, str | None, str | None]]) -> dict[int, float]:
     """BM25 over the candidates the caller may see (text weighted 1.0, projection statements 0.5): every
     statistic (how many memories hold a word, the average length) comes from these rows only."""
-    folded = list(dict.fromkeys(_folded_words(" ".join(words))))
-    docs = {seq: (_folded_words(text), _folded_words(statements)) for seq, text, statements in candidates}
+    folded = list(dict.fromkeys(folded_words(" ".join(words))))
+    docs = {seq: (folded_words(text), folded_words(statements)) for seq, text, statements in candidates}
     if not docs:
         return {}
     count = len(docs)
@@ -137,11 +137,11 @@ def visible_text_scores(words: list[str], candidates: list[tuple[int, str | None
         score = 0.0
         for w in folded:
             idf = math.log(1 + (count - holding[w] + 0.5) / (holding[w] + 0.5))
-            for column, weight in ((0, 1.0), (1, 0.5)):
+            for column, weight in enumerate(COLUMN_WEIGHTS):
                 tf = columns[column].count(w)
                 if tf:
-                    norm = 1.2 * (0.25 + 0.75 * len(columns[column]) / average[column])
-                    score += weight * idf * tf * 2.2 / (tf + norm)
+                    norm = K1 * (ONE_MINUS_B + B * len(columns[column]) / average[column])
+                    score += weight * idf * tf * K1_PLUS_1 / (tf + norm)
         scores[seq] = score
     return scores
 

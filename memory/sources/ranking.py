@@ -1,0 +1,158 @@
+"""How memory_search ranks: BM25 over the caller's visible full-text candidates plus a weight per symbolic
+match, computed inside SQLite from the indexes migration 0011 keeps (no text or projection JSON is read).
+
+The scores are those of the Python ranking in search.py (its general path, which reads the texts), to the
+last bit: SQLite does the same floating-point operations in the same order (constants bound as the same
+Python floats, sums added left to right, never with SQLite's compensated sum(); a memory whose symbolic
+hits fall in several projections has them added one by one in Python, as there), so order, ties, totals
+and reported scores are equal. Every statistic comes from rows the caller may see, as there. Where this
+ranking cannot be exact it answers None and the caller ranks the general way: a candidate stored before
+0011 (no word counts), a projection whose keys are not the words it matches (`plain` = 0) meeting a query
+word, more than MAX_FOLDED_WORDS folded query words, an SQLite without ln()."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .words import folded_words
+
+FTS_CANDIDATES = 1000  # the newest visible full-text matches that are ranked (and counted)
+SYMBOLIC_WEIGHT = 2.0  # per query word a projection matches
+COLUMN_WEIGHTS = (1.0, 0.5)  # BM25 weight of the source text and of the projection statements
+K1, K1_PLUS_1, B, ONE_MINUS_B = 1.2, 2.2, 0.75, 0.25  # BM25 saturation and length normalization
+MAX_FOLDED_WORDS = 48
+
+
+@dataclass
+class Ranking:
+    top: list[tuple[int, float]]  # (seq, score), best first, at most the limit
+    total: int  # memories that matched
+    why: dict[int, list[str]]  # symbolic reasons of the top memories, in projection order
+
+
+def _in(values: list) -> str:
+    return ", ".join("?" * len(values))
+
+
+def fts_expression(words: list[str]) -> str:
+    """Every word quoted, so the query is data, never FTS syntax."""
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+_LN: list[bool] = []  # whether this process's SQLite has ln() (math functions are a compile option)
+
+
+def _has_ln(conn) -> bool:
+    if not _LN:
+        try:
+            _LN.append(conn.execute("SELECT ln(1.0)").fetchone()[0] == 0.0)
+        except Exception:  # no such function: this SQLite was built without the math functions
+            _LN.append(False)
+    return _LN[0]
+
+
+def rank_in_sql(conn, words: list[str], where: str, params: list, mode: str, limit: int) -> Ranking | None:
+    """`where`/`params`: SQL over `m` (source_memories) selecting what the caller may see and the read covers."""
+    text_on, symbolic_on = mode in ("auto", "text"), mode in ("auto", "symbolic")
+    if text_on and not _has_ln(conn):
+        return None
+    folded = list(dict.fromkeys(folded_words(" ".join(words))))
+    if len(folded) > MAX_FOLDED_WORDS:
+        return None
+    if symbolic_on:
+        # A projection that is not plain matches as search.py's symbolic scan decides; its keys (and the
+        # '_'-parts of the words, which the predicate test reaches) find every one that could.
+        lookups = list(dict.fromkeys([*words, *(part for w in words for part in w.split("_"))]))
+        if conn.execute("SELECT 1 FROM memory_projection_keys AS k CROSS JOIN source_memories AS m "
+                        f"ON m.seq = k.memory_seq WHERE k.key IN ({_in(lookups)}) AND NOT k.plain AND {where} LIMIT 1",
+                        [*lookups, *params]).fetchone():
+            return None
+    ctes, values, parts = [], [], []
+    if text_on:
+        # The newest visible full-text matches, each with its word counts and how often each folded query
+        # word occurs in its text (t) and statements (s).
+        ctes.append(
+            "docs AS MATERIALIZED (SELECT m.seq, m.text_words AS l0, m.statement_words AS l1"
+            + "".join(f", w{i}.in_text AS t{i}, w{i}.in_statements AS s{i}" for i in range(len(folded)))
+            + " FROM memory_fts JOIN source_memories AS m ON m.seq = memory_fts.rowid"
+            + "".join(f" LEFT JOIN memory_words AS w{i} ON w{i}.seq = m.seq AND w{i}.word = ?"
+                      for i in range(len(folded)))
+            + f" WHERE memory_fts MATCH ? AND {where} ORDER BY memory_fts.rowid DESC LIMIT ?)")
+        values += [*folded, fts_expression(words), *params, FTS_CANDIDATES]
+        # Their statistics: how many, average lengths, and each word's inverse document frequency.
+        ctes.append(
+            "stats AS MATERIALIZED (SELECT count(*) - count(l0) AS unindexed, "
+            "max(1.0, CAST(sum(l0) AS REAL) / count(*)) AS a0, max(1.0, CAST(sum(l1) AS REAL) / count(*)) AS a1"
+            + "".join(f", ln(1 + (count(*) - count(t{i}) + 0.5) / (count(t{i}) + 0.5)) AS i{i}"
+                      for i in range(len(folded))) + " FROM docs)")
+        score = "0.0"
+        for i in range(len(folded)):
+            for column, (count, weight) in enumerate((("t", COLUMN_WEIGHTS[0]), ("s", COLUMN_WEIGHTS[1]))):
+                tf = f"d.{count}{i}"
+                score = (f"({score} + CASE WHEN {tf} > 0 THEN ? * x.i{i} * {tf} * ? "
+                         f"/ ({tf} + ? * (? + ? * d.l{column} / x.a{column})) ELSE 0.0 END)")
+                values += [weight, K1_PLUS_1, K1, ONE_MINUS_B, B]
+        # A candidate's symbolic hits, looked up by its seq; `hits` holds 2 x (word, projection) hits, plus 1
+        # when they fall in more than one projection (one subquery, evaluated once per candidate).
+        coded_hits = "0"
+        if symbolic_on:
+            coded_hits = ("(SELECT count(*) * 2 + coalesce(min(k.position) <> max(k.position), 0) "
+                          "FROM memory_projection_keys "
+                          f"AS k WHERE k.key IN ({_in(words)}) AND k.memory_seq = d.seq AND k.plain)")
+        parts.append(f"SELECT d.seq, {score} AS text, {coded_hits} AS hits FROM docs AS d, stats AS x")
+        values += words if symbolic_on else []
+    if symbolic_on:
+        # The other memories with a plain projection matching a query word, coded alike.
+        parts.append(
+            "SELECT k.memory_seq AS seq, NULL AS text, count(*) * 2 + (min(k.position) <> max(k.position)) AS hits "
+            "FROM memory_projection_keys AS k CROSS JOIN source_memories AS m ON m.seq = k.memory_seq "
+            f"WHERE k.key IN ({_in(words)}) AND k.plain "
+            + ("AND k.memory_seq NOT IN (SELECT seq FROM docs) " if text_on else "")
+            + f"AND {where} GROUP BY k.memory_seq")
+        # (CROSS JOIN keeps this order: each matched projection's memory looked up by seq, not every memory the
+        # namespace filter admits scanned first.)
+        values += [*words, *params]
+    ctes.append(f"matched AS MATERIALIZED ({' UNION ALL '.join(parts)})")
+    # Python adds a memory's text score and then SYMBOLIC_WEIGHT x hits per projection: one addition when the
+    # hits are in one projection, the same here; several are added one by one by the caller.
+    ctes.append("scored AS (SELECT seq, coalesce(text, 0.0) + ? * (hits / 2) AS score, text, hits % 2 AS several "
+                "FROM matched)")
+    values.append(SYMBOLIC_WEIGHT)
+    unindexed = "(SELECT unindexed FROM stats)" if text_on else "0"
+    sql = ("WITH " + ",\n".join(ctes)
+           + f"\nSELECT 0, (SELECT count(*) FROM matched), {unindexed}"
+           + "\nUNION ALL SELECT * FROM (SELECT 1, seq, score FROM scored WHERE NOT several "
+           + "ORDER BY score DESC, seq DESC LIMIT ?)"
+           + "\nUNION ALL SELECT 2, seq, text FROM scored WHERE several")
+    rows = conn.execute(sql, [*values, limit]).fetchall()
+    (_, total, unindexed_count), rest = rows[0], rows[1:]
+    if unindexed_count:
+        return None
+    top = [(seq, score) for kind, seq, score in rest if kind == 1]
+    several = {seq: text or 0.0 for kind, seq, text in rest if kind == 2}
+    if several:
+        for seq, hits in _hits_by_projection(conn, words, list(several)):
+            several[seq] += SYMBOLIC_WEIGHT * hits
+        top = sorted(top + list(several.items()), key=lambda entry: (-entry[1], -entry[0]))[:limit]
+    why: dict[int, list[str]] = {}
+    if symbolic_on and top:
+        seqs = [seq for seq, _ in top]
+        hits: dict[tuple[int, int], tuple[str, list[str]]] = {}
+        for seq, position, fact, key in conn.execute(
+                "SELECT k.memory_seq, k.position, p.fact, k.key FROM memory_projection_keys AS k "
+                "CROSS JOIN source_memories AS m ON m.seq = k.memory_seq "
+                "CROSS JOIN memory_projections AS p ON p.memory_id = m.id AND p.position = k.position "
+                f"WHERE k.key IN ({_in(words)}) AND k.plain AND k.memory_seq IN ({_in(seqs)}) "
+                "ORDER BY k.memory_seq, k.position", [*words, *seqs]):
+            hits.setdefault((seq, position), (fact, []))[1].append(key)
+        for (seq, _), (fact, keys) in hits.items():
+            why.setdefault(seq, []).append(f"projection {fact} matches {', '.join(sorted(keys))}")
+    return Ranking(top, total, why)
+
+
+def _hits_by_projection(conn, words: list[str], seqs: list[int]) -> list[tuple[int, int]]:
+    """(memory seq, hits) per matching plain projection of these memories, in projection order."""
+    return conn.execute(
+        f"SELECT memory_seq, count(*) FROM memory_projection_keys WHERE key IN ({_in(words)}) AND plain "
+        f"AND memory_seq IN ({_in(seqs)}) GROUP BY memory_seq, position ORDER BY memory_seq, position",
+        [*words, *seqs]).fetchall()
