@@ -148,7 +148,7 @@ class Relations:
         self.indexes: dict = {}
         self.shared: set = set()  # predicates whose relation and indexes are a StoredRelation's: read only
         self.sources: dict = {}  # those predicates' StoredRelations
-        self.columnar = None  # the columnar evaluator's mirrors (columnar.ColumnarState), while evaluating
+        self.columnar = None  # the columnar evaluator's mirrors (columnar.arrays.ColumnarState), while evaluating
         # The StoredRelations read in place: their owner does not grow them while anything can still read them
         # through these relations (until `release` or `let_go`, or until this object is gone).
         self._pinned: list = []
