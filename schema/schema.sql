@@ -623,7 +623,6 @@ WHEN NEW.id <= (SELECT deleted_high FROM change_counter WHERE id = 1)
     ON CONFLICT (segment_id, functor, arity) DO UPDATE SET reshaped = excluded.reshaped;
     INSERT INTO fact_changes (number, segment_id, functor, arity, fact_id, args)
     SELECT value, NEW.segment_id, NEW.functor, NEW.arity, NEW.id, NULL FROM change_counter WHERE id = 1;
-    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
 END;
 
 CREATE TRIGGER facts_change_feed_delete AFTER DELETE ON facts BEGIN
@@ -633,7 +632,6 @@ CREATE TRIGGER facts_change_feed_delete AFTER DELETE ON facts BEGIN
     ON CONFLICT (segment_id, functor, arity) DO UPDATE SET reshaped = excluded.reshaped;
     INSERT INTO fact_changes (number, segment_id, functor, arity, fact_id, args)
     SELECT value, OLD.segment_id, OLD.functor, OLD.arity, OLD.id, OLD.args FROM change_counter WHERE id = 1;
-    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
     UPDATE segments SET vacated = (SELECT value FROM change_counter WHERE id = 1)
     WHERE id = OLD.segment_id AND NOT EXISTS (SELECT 1 FROM facts WHERE segment_id = OLD.segment_id
                                               AND functor = OLD.functor AND arity = OLD.arity);
@@ -655,7 +653,6 @@ CREATE TRIGGER facts_change_feed_update AFTER UPDATE OF id, segment_id, functor,
     SELECT value, OLD.segment_id, OLD.functor, OLD.arity, OLD.id, OLD.args FROM change_counter WHERE id = 1
     UNION ALL
     SELECT value, NEW.segment_id, NEW.functor, NEW.arity, NEW.id, NULL FROM change_counter WHERE id = 1;
-    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
     UPDATE segments SET vacated = (SELECT value FROM change_counter WHERE id = 1)
     WHERE id = OLD.segment_id AND NOT EXISTS (SELECT 1 FROM facts WHERE segment_id = OLD.segment_id
                                               AND functor = OLD.functor AND arity = OLD.arity);
@@ -678,7 +675,6 @@ WHEN EXISTS (SELECT 1 FROM supports WHERE fact_id = NEW.fact_id AND id <> NEW.id
     INSERT INTO fact_changes (number, segment_id, functor, arity, fact_id, args)
     SELECT (SELECT value FROM change_counter WHERE id = 1), segment_id, functor, arity, id, NULL FROM facts
     WHERE id = NEW.fact_id;
-    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
 END;
 
 CREATE TRIGGER supports_change_feed_delete AFTER DELETE ON supports BEGIN
@@ -690,7 +686,6 @@ CREATE TRIGGER supports_change_feed_delete AFTER DELETE ON supports BEGIN
     INSERT INTO fact_changes (number, segment_id, functor, arity, fact_id, args)
     SELECT (SELECT value FROM change_counter WHERE id = 1), segment_id, functor, arity, id, args FROM facts
     WHERE id = OLD.fact_id;
-    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
 END;
 
 CREATE TRIGGER supports_change_feed_update AFTER UPDATE OF fact_id, kind, ref ON supports BEGIN
@@ -702,7 +697,6 @@ CREATE TRIGGER supports_change_feed_update AFTER UPDATE OF fact_id, kind, ref ON
     INSERT INTO fact_changes (number, segment_id, functor, arity, fact_id, args)
     SELECT (SELECT value FROM change_counter WHERE id = 1), segment_id, functor, arity, id, args FROM facts
     WHERE id IN (OLD.fact_id, NEW.fact_id);
-    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
 END;
 
 -- Which supports a caller sees depends on the namespace of a projection's source memory.
@@ -717,7 +711,6 @@ CREATE TRIGGER source_memories_change_feed AFTER UPDATE OF namespace ON source_m
     SELECT DISTINCT (SELECT value FROM change_counter WHERE id = 1), f.segment_id, f.functor, f.arity, f.id, f.args
     FROM supports AS s JOIN facts AS f ON f.id = s.fact_id
     WHERE s.kind = 'source' AND s.ref = NEW.id;
-    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
 END;
 
 -- Facts the change feed touched (0010).
@@ -738,4 +731,9 @@ CREATE TABLE fact_changes (
 
 CREATE INDEX fact_changes_by_predicate ON fact_changes (segment_id, functor, arity, number);
 CREATE INDEX fact_changes_by_number ON fact_changes (number);
+
+-- The window: a change's rows push out those older than the last `kept_changes` changes.
+CREATE TRIGGER fact_changes_window AFTER INSERT ON fact_changes BEGIN
+    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
+END;
 

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from memory import Memory
 from memory.datalog.predicates import Pred
 from memory.errors import DatalogMemoryError
-from memory.datalog.relations import Relations, StoredRelation
+from memory.datalog.relations import Relations, StoredRelation, build_index
 from memory.sources import CallerContext
 from memory.sources.context import KNOWN_CAPABILITIES
 
@@ -153,13 +153,13 @@ def test_a_write_to_one_predicate_leaves_the_others_warm(tmp_path):
         assert grown is edge and len(edge) == 201
         columns, index = next(iter(edge.indexes.items()))
         assert sum(len(bucket) for bucket in index.values()) == 201
-        m.forget_fact("edge(0, 1)")  # a removal: a new copy, without that fact, indexes carried over
+        position = edge.position
+        m.forget_fact("edge(0, 1)")  # a removal: taken in place too, indexes kept current
         assert m.query_logic("path(0, X)").total == 0
-        changed = next(c.relation for k, c in warm._copies.items() if k[1] == "edge")
-        assert changed is not edge and len(changed) == 200 and len(edge) == 201  # the old copy left as it was
-        assert sum(len(bucket) for bucket in changed.indexes[columns].values()) == 200
-        assert edge.changes_to(changed, edge.position) == ([], {(0, 1)})
-        assert edge.changes_to(changed, 0) == ([(200, 201)], {(0, 1)})  # what it gained in place, then lost
+        assert next(c.relation for k, c in warm._copies.items() if k[1] == "edge") is edge and len(edge) == 200
+        assert sum(len(bucket) for bucket in edge.indexes[columns].values()) == 200
+        assert edge.changes_to(edge, position) == ([], {(0, 1)})
+        assert edge.changes_to(edge, 0) == ([(200, 201)], {(0, 1)})  # what it gained, then lost
 
 
 def _full_reads(monkeypatch) -> list:
@@ -239,7 +239,7 @@ def test_a_relation_an_evaluation_reads_is_copied_not_grown_under_it():
 
 small = st.lists(st.integers(0, 12).map(lambda i: (i,)), max_size=5)
 relation_steps = st.lists(st.one_of(st.tuples(st.just("grow"), small), st.tuples(st.just("change"), small, small),
-                                    st.tuples(st.just("pinned grow"), small), st.tuples(st.just("follow"))),
+                                    st.tuples(st.just("pinned change"), small, small), st.tuples(st.just("follow"))),
                           max_size=12)
 
 
@@ -251,30 +251,35 @@ def test_a_follower_catches_up_with_a_relation_through_its_steps(start, steps):
     that it cannot (then it is evaluated afresh)."""
     import memory.datalog.relations as relations
     relation = StoredRelation(start)
+    relation.indexes[(0,)] = build_index(relation.tuples, (0,))
     followers = [(relation, relation.position, set(relation.tuples))]
-    original = relations.ADDED_KEPT
-    relations.ADDED_KEPT = 4  # forget early, to check that forgetting is told
+    original = relations.LOGGED_KEPT
+    relations.LOGGED_KEPT = 4  # forget early, to check that forgetting is told
     try:
         for step in steps:
             if step[0] == "grow":
                 relation = relation.grown(step[1])
             elif step[0] == "change":
                 relation = relation.changed(step[1], step[2])
-            elif step[0] == "pinned grow":
+            elif step[0] == "pinned change":  # an evaluation is reading it: a copy takes the change
                 relation.users += 1
-                grown = relation.grown(step[1])
+                before = dict(relation.tuples), {c: {k: list(b) for k, b in idx.items()}
+                                                  for c, idx in relation.indexes.items()}
+                changed = relation.changed(step[1], step[2])
+                assert (relation.tuples, relation.indexes) == before  # the one read stays as it was
                 relation.users -= 1
-                relation = grown
+                relation = changed
             else:
                 followers.append((relation, relation.position, set(relation.tuples)))
     finally:
-        relations.ADDED_KEPT = original
+        relations.LOGGED_KEPT = original
     for read, position, seen in followers:
         steps_since = read.changes_to(relation, position)
         if steps_since is None:
             continue
         gained, lost = steps_since
         assert (seen - lost) | set(gained) == set(relation.tuples)
+    assert relation.indexes[(0,)] == build_index(relation.tuples, (0,))  # indexes kept current throughout
 
 
 def test_pins_end_with_the_evaluation_that_took_them():

@@ -17,15 +17,22 @@ than the stamps of its derivation's premises and proofs keep working on the main
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from itertools import combinations
 
 from .analysis import Strata, dependency_graph
 from .budget import Budget
+from .compiler import CompiledRule
 from .engine import Model, evaluate_component, guarded, seeded_variants, semi_naive_rounds
 from .matching import BodyMatcher
 from .predicates import Pred
-from .program import Rule, rules_by_head
-from .relations import RULE_BITS, StoredRelation
+from .program import Lit, Rule, rules_by_head
+from .relations import RULE_BITS, Relations, StoredRelation
+
+
+# About what rederiving one over-deleted tuple by a search costs, in tuples a component's evaluation derives
+# for the same time: past that many candidates per tuple held, the component is evaluated again instead.
+REDERIVE_COST = 32
 
 
 @dataclass
@@ -62,6 +69,12 @@ def _maintain(model: Model, strata: Strata, changes: dict[Pred, BaseChange], bud
     by_head = rules_by_head(model.rules)
     gone, new_base = _base_effects(model, changes)
     recompute = _recomputed(strata, model.rules, set(gone) | set(new_base))
+    # Stored relations read in place are read as they are now (changed in place, or replaced here), the model's
+    # own relations as they were until step 2.
+    for pred, change in changes.items():
+        if change.relation is not None and pred in rels.shared:
+            rels.replace(pred, change.relation)
+    now_gone = {pred: tuples for pred, tuples in gone.items() if pred in rels.shared}
 
     # 1. Over-delete, reading the model as it was.
     doomed: dict = {pred: dict(tuples) for pred, tuples in gone.items()}
@@ -76,7 +89,9 @@ def _maintain(model: Model, strata: Strata, changes: dict[Pred, BaseChange], bud
             continue
         below = {p for p, tuples in doomed.items() if tuples and p not in preds}
         delta = {pred: {} for pred in preds}
-        _over_delete(seeded_variants(rules, below, rels, index_of, budget), doomed, doomed, delta, rels, budget)
+        variants = seeded_variants(rules, below, rels, index_of, budget) + _gone_together(rules, now_gone, rels,
+                                                                                          index_of, budget)
+        _over_delete(variants, doomed, doomed, delta, rels, budget)
         for pred in preds:
             delta[pred].update(doomed.get(pred, {}))
         variants = seeded_variants(rules, preds, rels, index_of, budget)
@@ -87,15 +102,11 @@ def _maintain(model: Model, strata: Strata, changes: dict[Pred, BaseChange], bud
             _over_delete(variants, seeds, doomed, delta, rels, budget)
 
     # 2. Remove them; the base changes take effect.
-    for pred, change in changes.items():
-        if change.relation is not None and pred in rels.shared:
-            rels.replace(pred, change.relation)
     for pred, tuples in doomed.items():
         if tuples and pred not in rels.shared:
             rels.remove(pred, tuples)
     added: dict = {}  # per predicate: what is in the model now that was not after step 2
     for pred, tuples in new_base.items():
-        relation = rels.rel[pred]
         if pred in rels.shared:  # read in place: the new tuples are in it already
             added[pred] = dict.fromkeys(tuples, 0)
             continue
@@ -117,14 +128,17 @@ def _maintain(model: Model, strata: Strata, changes: dict[Pred, BaseChange], bud
         if not rules:
             continue
         preds = set(component)
-        if component[0] in recompute:
+        candidates = {pred: doomed[pred] for pred in preds if doomed.get(pred)}
+        if component[0] in recompute or \
+                sum(map(len, candidates.values())) * REDERIVE_COST > sum(len(rels.rel[p]) for p in preds):
+            # Its rules over what it holds now (its base tuples, or what survived): one evaluation, cheaper than
+            # rederiving many tuples one search at a time.
             before = {pred: set(rels.rel.get(pred, ())) for pred in preds}
             counter = evaluate_component(preds, rules, recursive, rels, index_of, budget, counter)
             for pred in preds:
                 added[pred] = {t: c for t, c in rels.rel[pred].items() if t not in before[pred]} | added.get(pred, {})
             continue
         below = {p for p, tuples in added.items() if tuples and p not in preds}
-        candidates = {pred: doomed[pred] for pred in preds if doomed.get(pred)}
         if not below and not candidates and not any(added.get(pred) for pred in preds):
             continue
         counter += 1
@@ -150,7 +164,8 @@ def _maintain(model: Model, strata: Strata, changes: dict[Pred, BaseChange], bud
 
 def _base_effects(model: Model, changes: dict[Pred, BaseChange]) -> tuple[dict, dict]:
     """Per predicate of the model, the base tuples that go (with their codes) and the ones that come: a
-    stored predicate's changes apply to it and to its adorned copies."""
+    stored predicate's changes apply to it and to its adorned copies. (A stored relation read in place may have
+    lost them already.)"""
     rels = model.relations
     copies = base_copies(model.rules)
     gone: dict = {}
@@ -160,12 +175,36 @@ def _base_effects(model: Model, changes: dict[Pred, BaseChange]) -> tuple[dict, 
             relation = rels.rel.get(target)
             if relation is None:
                 continue
-            removed = {t: 0 for t in change.removed if relation.get(t) == 0}
+            removed = {t: 0 for t in change.removed if target in rels.shared or relation.get(t) == 0}
             if removed:
                 gone[target] = removed
             if change.added:
                 new_base[target] = change.added
     return gone, new_base
+
+
+def _gone_together(rules: list[Rule], gone: dict, rels, index_of: dict, budget: Budget) -> list:
+    """Variants for the derivations that used several tuples now gone from stored relations read in place: those
+    relations no longer hold them, so a variant seeded with one of them would not meet the others. For each
+    position calling such a relation, and each set of the other such positions, the rule with those positions
+    reading only the gone tuples (a predicate made for each), seeded at the first."""
+    variants = []
+    for rule in rules:
+        positions = [i for i, lit in enumerate(rule.body) if isinstance(lit, Lit) and lit.pred in gone]
+        for seed in positions:
+            others = [i for i in positions if i != seed]
+            for size in range(1, len(others) + 1):
+                for chosen in combinations(others, size):
+                    view = Relations()
+                    view.rel, view.indexes = dict(rels.rel), dict(rels.indexes)  # indexes built are filed as usual
+                    body = list(rule.body)
+                    for i in chosen:
+                        lit = body[i]
+                        body[i] = Lit(Pred.auxiliary("gone", lit.pred.arity), lit.args)
+                        view.rel[body[i].pred] = gone[lit.pred]
+                    compiled = CompiledRule(replace(rule, body=tuple(body)), view, seed, budget)
+                    variants.append((compiled, rule.body[seed].pred, rule.head.pred, index_of[id(rule)]))
+    return variants
 
 
 def _recomputed(strata: Strata, rules: list[Rule], changed: set) -> set:

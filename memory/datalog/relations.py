@@ -42,21 +42,23 @@ class StoredRelation:
     """Base tuples kept from one evaluation to the next, with the hash indexes evaluations built over them.
 
     An evaluation given one reads it in place (no copy) and files the indexes it builds here, so the next
-    evaluation finds them built; it never adds to it (a predicate that rules also derive into gets its own
-    copy). The owner grows it with `grown` when new facts arrive, and replaces it with `changed` when facts
-    go; a model kept between calls catches up with both through `changes_to`."""
+    evaluation finds them built; it never changes it (a predicate that rules also derive into gets its own
+    copy). The owner changes it with `grown` and `changed` as facts come and go: in place, or in a copy while an
+    evaluation is reading it. Each change is logged, so a model kept between calls that read it catches up
+    through `changes_to`."""
 
-    __slots__ = ("tuples", "indexes", "users", "successor", "added", "added_before")
+    __slots__ = ("tuples", "indexes", "users", "log", "logged_before", "logged", "successor")
 
     def __init__(self, tuples: Iterable[tuple] = EMPTY) -> None:
         self.tuples: dict = dict.fromkeys(tuples, 0)
         self.indexes: dict = {}  # columns -> index, as `Relations.index` builds them
-        self.users = 0  # evaluations reading it now (in this process): it is not grown under them
-        # What a model still reading it needs to catch up (`changes_to`): the tuples added in place, in order
-        # (the first `added_before` of them forgotten), and the relation that replaced it, with the tuples it
-        # lost and gained on the way.
-        self.added: list = []
-        self.added_before = 0
+        self.users = 0  # evaluations reading it now (in this process): it is not changed under them
+        # The changes made in place, in order, as (tuples lost, tuples gained); the first `logged_before` are
+        # forgotten (`logged` tuples are remembered now). `successor`: the copy that took its place, with the
+        # change that made it.
+        self.log: list = []
+        self.logged_before = 0
+        self.logged = 0
         self.successor: tuple | None = None
 
     def __len__(self) -> int:
@@ -64,58 +66,52 @@ class StoredRelation:
 
     @property
     def position(self) -> int:
-        """How many tuples it has gained in place so far (see `changes_to`)."""
-        return self.added_before + len(self.added)
+        """How many changes it has logged so far (see `changes_to`)."""
+        return self.logged_before + len(self.log)
 
     def grown(self, new: Iterable[tuple]) -> "StoredRelation":
-        """This relation with the tuples `new` added, its indexes kept current: itself, or a copy when an
-        evaluation is reading it now."""
-        fresh = [t for t in dict.fromkeys(new) if t not in self.tuples]
-        if not fresh:
+        """This relation with the tuples `new` added, its indexes kept current (see `changed`)."""
+        return self.changed((), new)
+
+    def changed(self, gone: Iterable[tuple], new: Iterable[tuple]) -> "StoredRelation":
+        """This relation without the tuples `gone` and with the tuples `new`, its indexes kept current: itself,
+        or a copy when an evaluation is reading it now (a bucket that changes is then a new list, so the one
+        read stays as it was)."""
+        new = dict.fromkeys(new)
+        gone = frozenset(t for t in gone if t in self.tuples and t not in new)
+        fresh = [t for t in new if t not in self.tuples]
+        if not gone and not fresh:
             return self
         with _PINS:  # an evaluation pins it (Relations.load) before or after this, never during
             if not self.users:
-                self._add(fresh)
-                self.added += fresh
-                if len(self.added) > max(ADDED_KEPT, len(self.tuples) // 2):  # a model this far behind starts over
-                    self.added_before += len(self.added)
-                    self.added = []
+                self._change(gone, fresh)
+                self.log.append((gone, fresh))
+                self.logged += len(gone) + len(fresh)
+                if self.logged > max(LOGGED_KEPT, len(self.tuples) // 2):  # a model this far behind starts over
+                    self.logged_before += len(self.log)
+                    self.log, self.logged = [], 0
                 return self
         copy = StoredRelation()
-        copy.tuples = self.tuples.copy()
-        copy._add(fresh)
-        self.successor = (copy, frozenset(), fresh)
+        copy.tuples = self.tuples.copy()  # (dict() of a dict with deleted slots takes CPython's slow path)
+        # (a list first: an evaluation reading this one may file a new index meanwhile)
+        copy.indexes = {columns: idx.copy() for columns, idx in list(self.indexes.items())}
+        copy._change(gone, fresh)
+        self.successor = (copy, gone, fresh)
         return copy
 
-    def changed(self, gone: Iterable[tuple], new: Iterable[tuple]) -> "StoredRelation":
-        """This relation without the tuples `gone` and with the tuples `new`: grown in place when nothing goes,
-        else a new relation, its indexes carried over (a bucket that changes is a new list: this one stays as it
-        was for whoever still reads it)."""
-        gone = {t for t in gone if t in self.tuples}
-        if not gone:
-            return self.grown(new)
-        tuples = self.tuples.copy()  # (dict() of a dict with deleted slots takes the slow path)
-        for t in gone:
-            del tuples[t]
-        fresh = [t for t in dict.fromkeys(new) if t not in tuples]
-        tuples.update(dict.fromkeys(fresh, 0))
-        successor = StoredRelation()
-        successor.tuples = tuples
-        successor.indexes = {columns: refile(idx.copy(), columns, gone, fresh) for columns, idx in self.indexes.items()}
-        self.successor = (successor, frozenset(gone), fresh)
-        return successor
-
     def changes_to(self, later: "StoredRelation", position: int) -> tuple[list, set] | None:
-        """The tuples gained and lost from this relation, as it was when it had gained `position` tuples in place,
-        to `later` (gained ones are in `later`, lost ones are not); None when that cannot be told (`later` did not
-        come from it, or the steps are forgotten)."""
+        """The tuples gained and lost from this relation, as it was at `position`, to `later` (gained ones are in
+        `later`, lost ones are not); None when that cannot be told (`later` did not come from it, or the changes
+        are forgotten)."""
         gained: list = []
         lost: set = set()
         step = self
         while True:
-            if position < step.added_before:
+            if position < step.logged_before:
                 return None
-            gained += step.added[position - step.added_before:]
+            for gone, fresh in step.log[position - step.logged_before:]:
+                lost |= gone
+                gained += fresh
             if step is later:  # a tuple that came and went again, or went and came back, is no change
                 return [t for t in gained if t in later.tuples], {t for t in lost if t not in later.tuples}
             if step.successor is None:
@@ -125,14 +121,16 @@ class StoredRelation:
             gained += fresh
             position = 0
 
-    def _add(self, fresh: list) -> None:
+    def _change(self, gone: frozenset, fresh: list) -> None:
+        for t in gone:
+            del self.tuples[t]
         self.tuples.update(dict.fromkeys(fresh, 0))
         for columns, idx in self.indexes.items():
-            _file(idx, key_function(columns), fresh)
+            refile(idx, columns, gone, fresh)
 
 
 _PINS = threading.Lock()
-ADDED_KEPT = 100_000  # tuples added in place remembered at least (see `StoredRelation.changes_to`)
+LOGGED_KEPT = 100_000  # tuples of changes made in place remembered at least (see `StoredRelation.changes_to`)
 
 
 def _unpin(pinned: list) -> None:

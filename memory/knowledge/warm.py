@@ -63,7 +63,9 @@ class WarmRelations:
         if copy is not None and copy.generation == generation and copy.state.vacated == state.vacated:
             relation = copy.relation
             if copy.state.reshaped != state.reshaped:  # more than new rows: the facts the feed names
-                changed = tx.facts.changes_since(segment.id, functor, arity, copy.number, visibility)
+                # (not into a copy holding computed tuples too: a fact gone may equal one of those)
+                changed = None if computed is not None else tx.facts.changes_since(segment.id, functor, arity,
+                                                                                    copy.number, visibility)
                 relation = None if changed is None else relation.changed(changed[0], changed[1])
             if relation is not None and copy.state.newest < state.newest:
                 relation = relation.grown(tx.facts.tuples(segment.id, functor, arity, visibility,
