@@ -18,6 +18,7 @@ from .evidence.observations import ObservationRelations, Observations
 from .sources.context import ADMIN, READ, WRITE_GLOBAL, WRITE_KNOWLEDGE, WRITE_OBSERVATIONS
 from .sources import CallerContext, CallerVisibility, SourceMemories, recall, search
 from .sources.derived import derived_recall
+from .sources.tokens import AccessTokens, IssuedToken
 from .sources.search import render_recall
 from .store import IN_MEMORY, DatabaseLocation, Store, global_db_path, resolve_location
 from .store.repository import IMPORT_BATCH, Repository
@@ -330,6 +331,20 @@ class Memory:
         if self._global_kb is None and not Path(self.global_path).exists():
             return None
         return self._global()
+
+    # --- bearer tokens of the HTTP transport (each needs memory_admin) -------------------------------
+    def create_token(self, name: str, principal: str, project_remote: str | None = None,
+                     capabilities: list[str] | None = None, source_class: str | None = None) -> IssuedToken:
+        tokens = AccessTokens(self.repository, self.context)
+        if source_class is None:
+            return tokens.create(name, principal, project_remote, capabilities)
+        return tokens.create(name, principal, project_remote, capabilities, source_class)
+
+    def list_tokens(self) -> list:
+        return AccessTokens(self.repository, self.context).list()
+
+    def revoke_token(self, token_id: str):
+        return AccessTokens(self.repository, self.context).revoke(token_id)
 
     def close(self) -> None:
         self.store.close()
