@@ -22,6 +22,7 @@ import threading
 import time
 import typing
 import warnings
+import weakref
 
 import anyio
 import anyio.from_thread
@@ -42,11 +43,12 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from pydantic import ValidationError
 
 from . import __version__
-from .api import Memory
+from .api import CallerMemories, Memory
 from . import resources
 from .datalog.budget import Cancellation, cancellable
 from .errors import DatalogMemoryError, InvalidArguments, NotFound
 from .log_level import log_level
+from .sources.context import CallerContext
 from .store import IN_MEMORY
 from .tools import REGISTRY, ToolResult, UnknownTool, get_tool
 from .workers import WorkerPool, run_call
@@ -103,13 +105,22 @@ LOG_LEVELS: tuple[str, ...] = typing.get_args(types.LoggingLevel)  # RFC 5424 or
 RESOURCE_NOT_FOUND = -32002
 
 
-def build_server(memory: Memory, workers: WorkerPool | None = None) -> Server:
+Identify = typing.Callable[[typing.Any], "CallerContext | None"]
+
+
+def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Identify | None = None) -> Server:
     """The MCP server over `memory`. With `workers`, the calls of tools that evaluate (the registry's
-    `evaluates`) run in its worker processes; without, every call runs in this process."""
+    `evaluates`) run in its worker processes; without, every call runs in this process. `identify` names
+    the caller of a request from its context (the HTTP transport: the request's token and connection);
+    None, or it returning None, means the caller `memory` was opened with (stdio: the host's environment)."""
     tools = mcp_tools()
-    # The 2025-11-25 era's logging/setLevel threshold for this connection (stdio serves one client).
+    memories = CallerMemories(memory)
+    # The 2025-11-25 era's logging/setLevel threshold, per connection (stdio has one, HTTP one per session).
     # Before the client sets one, only warnings and worse are sent. The 2026-07-28 era opts in per request.
-    threshold = {"level": "warning"}
+    thresholds: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def caller(ctx) -> CallerContext | None:
+        return identify(ctx) if identify is not None else None
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
@@ -118,7 +129,7 @@ def build_server(memory: Memory, workers: WorkerPool | None = None) -> Server:
         """A notifications/message to the client, when its level is wanted; never fails the call."""
         # 2026-07-28: the request's own opt-in decides (the SDK filters); before, logging/setLevel's threshold.
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-        if not modern and LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold["level"]):
+        if not modern and LOG_LEVELS.index(level) < LOG_LEVELS.index(thresholds.get(ctx.session, "warning")):
             return
         try:
             with warnings.catch_warnings():
@@ -134,12 +145,13 @@ def build_server(memory: Memory, workers: WorkerPool | None = None) -> Server:
             spec = get_tool(params.name)
         except UnknownTool as exc:
             raise MCPError(INVALID_PARAMS, exc.message, {"code": exc.code, "tool": params.name}) from None
+        context = caller(ctx)
         if workers is not None and spec.evaluates:
             # In a worker process: an evaluation can neither hold this process nor leave its memory here.
-            outcome = await anyio.to_thread.run_sync(workers.call, params.name, params.arguments)
+            outcome = await anyio.to_thread.run_sync(workers.call, params.name, params.arguments, None, context)
         else:
             # A thread keeps the protocol loop answering meanwhile.
-            outcome = await anyio.to_thread.run_sync(run_call, memory, params.name, params.arguments)
+            outcome = await anyio.to_thread.run_sync(run_call, memories.of(context), params.name, params.arguments)
         if outcome.kind != OK:
             level = "error" if outcome.kind == INTERNAL else "info"
             await notify(ctx, level, {"tool": params.name, "error": outcome.code, "message": outcome.result.text[:500]})
@@ -148,13 +160,13 @@ def build_server(memory: Memory, workers: WorkerPool | None = None) -> Server:
         return _result(outcome.result)
 
     async def set_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
-        threshold["level"] = params.level
+        thresholds[ctx.session] = params.level
         return types.EmptyResult()
 
     async def list_resources(ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         cursor = params.cursor if params is not None else None
         try:
-            page, after = await anyio.to_thread.run_sync(resources.list_resources, memory, cursor)
+            page, after = await anyio.to_thread.run_sync(resources.list_resources, memories.of(caller(ctx)), cursor)
         except DatalogMemoryError as exc:
             raise MCPError(INVALID_PARAMS, exc.message, exc.to_dict()) from None
         return types.ListResourcesResult(next_cursor=after, resources=[
@@ -169,7 +181,7 @@ def build_server(memory: Memory, workers: WorkerPool | None = None) -> Server:
     async def read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = str(params.uri)
         try:
-            text, mime = await anyio.to_thread.run_sync(resources.read_resource, memory, uri)
+            text, mime = await anyio.to_thread.run_sync(resources.read_resource, memories.of(caller(ctx)), uri)
         except (NotFound, InvalidArguments):  # one answer for unknown and invisible: no existence oracle
             raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri[:200]}", {"uri": uri[:200]}) from None
         except DatalogMemoryError as exc:
@@ -426,16 +438,22 @@ class _NoInput:
 
 
 _NO_INPUT = _NoInput()
+
+
+def configure_logging(level: str | None) -> None:
+    """Logs go to stderr: the SDK's own records only from warning up, unless debugging; ours at `level`."""
+    chosen = log_level(level)
+    logging.basicConfig(stream=sys.stderr, level=logging.DEBUG if chosen <= logging.DEBUG else logging.WARNING,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    log.setLevel(chosen)
+
+
 def serve(memory: Memory, level: str | None = None, workers: WorkerPool | None = None) -> None:
     """Serve MCP over stdin/stdout until stdin closes or a signal. Logs go to stderr only.
 
     `workers` is the started pool the evaluating calls go to (its owner closes it; `datalog-memory serve`
     starts it before this module is imported, see cli/main.py); None evaluates in this process."""
-    chosen = log_level(level)
-    # The SDK's own records only from warning up, unless debugging; ours at the chosen level.
-    logging.basicConfig(stream=sys.stderr, level=logging.DEBUG if chosen <= logging.DEBUG else logging.WARNING,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    log.setLevel(chosen)
+    configure_logging(level)
     interactive = sys.stdin.isatty()
     log.info("datalog-memory %s serving %s (MCP %s by handshake; %s stateless)", __version__,
              memory.path if memory.path == IN_MEMORY else os.path.abspath(memory.path),

@@ -14,7 +14,7 @@ import re
 import secrets
 from dataclasses import dataclass
 
-from ..errors import Conflict, InvalidArguments, NotFound
+from ..errors import Conflict, InvalidArguments, InvalidConfiguration, NotFound
 from ..store.repository import Repository, TokenRow
 from ..validation import require_text
 from .context import (ADMIN, DEFAULT_CAPABILITIES, DEFAULT_SOURCE_CLASS, KNOWN_CAPABILITIES, TRUSTED_CLASSES,
@@ -140,3 +140,29 @@ def caller_of(row: TokenRow, session_id: str) -> CallerContext:
     """The caller a token names, in session `session_id`."""
     return CallerContext(principal=row.principal, session_id=session_id, project_remote=row.project_remote,
                          source_class=row.source_class, capabilities=frozenset(row.capabilities))
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` (an address, or the name localhost) is this machine only: nothing else can reach it."""
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # any other name may resolve to an address others reach
+
+
+def token_required(repository: Repository, host: str, require_token: bool) -> bool:
+    """Whether an HTTP server on `host` requires a token on every request: when asked to, when it listens
+    beyond loopback, or when any token exists (once an administrator issued tokens, callers present them).
+    Refused (InvalidConfiguration) when one is required and none is valid: nobody could call it."""
+    active = active_tokens(repository)
+    required = require_token or not is_loopback(host) or active > 0
+    if required and active == 0:
+        why = "--require-token was given" if require_token else f"{host} is not a loopback address"
+        raise InvalidConfiguration(
+            f"a token is required ({why}) but the database has no valid access token: create one first with "
+            "`datalog-memory token create --name NAME --principal PRINCIPAL`", host=host)
+    return required

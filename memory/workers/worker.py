@@ -1,7 +1,8 @@
 """An evaluation worker's main: `python -m memory.workers.worker`, started by the MCP server (pool.py).
 
 It reads the `start` message, opens its own Memory on the same database with the identity and budget
-given there (and nothing else), answers `ready`, then runs one call at a time, each exactly as the
+given there (and nothing else; a call naming its own caller, as the HTTP server's calls do, runs in a
+Memory of that caller), answers `ready`, then runs one call at a time, each exactly as the
 server would run it in process (`run_call`), and answers `result`. A `cancel` stops the call in flight
 at its next budget check. End of input (the server closed the pipe, or died) ends the process at once:
 a call in flight is abandoned, and since every write is one transaction, it leaves nothing behind.
@@ -43,8 +44,8 @@ class Worker:
             self.out.write(data)
             self.out.flush()
 
-    def serve(self, memory) -> None:
-        """Run the calls the reader queues, one at a time."""
+    def serve(self, memories) -> None:
+        """Run the calls the reader queues, one at a time, each as its caller (`memories`: a CallerMemories)."""
         while True:
             call = self.calls.get()
             token = Cancellation()
@@ -54,7 +55,7 @@ class Worker:
             self.send({"type": "started", "id": call.id})  # from here on, the call may have run
             try:
                 with cancellable(token):
-                    outcome: Outcome = run_call(memory, call.tool, call.arguments)
+                    outcome: Outcome = run_call(memories.of(call.context), call.tool, call.arguments)
             except BaseException as exc:  # run_call catches every Exception: this is the process ending
                 outcome = Outcome.failed(InternalError(f"{type(exc).__name__}: {exc}", tool=call.tool))
             with self.lock:
@@ -98,7 +99,7 @@ def main() -> int:
     except ProtocolError as exc:
         log.error("refusing to start: %s", exc)
         return 2
-    from ..api import Memory
+    from ..api import CallerMemories, Memory
     from ..evidence import detect, reasoning, recall, verify  # noqa: F401
     from ..tools import REGISTRY
 
@@ -114,7 +115,7 @@ def main() -> int:
     budgets.RETURN_MEMORY_AFTER_FAILURE = False
     worker = Worker(out)
     worker.send({"type": "ready", "pid": os.getpid()})
-    threading.Thread(target=worker.serve, args=(memory,), name="evaluation", daemon=True).start()
+    threading.Thread(target=worker.serve, args=(CallerMemories(memory),), name="evaluation", daemon=True).start()
     while line := inp.readline():
         try:
             message = decode(line)
