@@ -46,6 +46,7 @@ PATH = "/mcp"
 DEFAULT_PORT = 8765
 TOKEN_ROW = "datalog-memory.token"  # where the gate leaves the verified token's row in the ASGI scope
 SESSION_HEADER = "mcp-session-id"
+REALM = "datalog-memory"
 SHUTDOWN_GRACE_S = 3  # at a signal, how long open requests and streams get before the server stops
 
 
@@ -64,7 +65,7 @@ class TokenGate:
         header = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"authorization"), None)
         if header is None:
             if self.required:
-                await _unauthorized(send, "invalid_request", "a bearer token is required")
+                await _unauthorized(send, None, "a bearer token is required")
                 return
             await self.app(scope, receive, send)
             return
@@ -82,11 +83,13 @@ class TokenGate:
         await self.app(scope, receive, send)
 
 
-async def _unauthorized(send: Send, error: str, description: str) -> None:
-    body = json.dumps({"error": error, "error_description": description}).encode()
+async def _unauthorized(send: Send, error: str | None, description: str) -> None:
+    """401 with the RFC 6750 challenge: no error code when the request had no credentials at all."""
+    body = json.dumps({"error": error or "unauthorized", "error_description": description}).encode()
+    challenge = f'Bearer realm="{REALM}"' + (f', error="{error}", error_description="{description}"' if error else "")
     await send({"type": "http.response.start", "status": 401, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-        (b"www-authenticate", f'Bearer error="{error}", error_description="{description}"'.encode())]})
+        (b"www-authenticate", challenge.encode())]})
     await send({"type": "http.response.body", "body": body})
 
 
