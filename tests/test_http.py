@@ -27,7 +27,7 @@ from memory.sources.context import ADMIN, READ, CallerContext
 from memory.sources.tokens import DEFAULT_TOKEN_CAPABILITIES, caller_of, is_loopback, token_required, verify
 from memory.workers.protocol import Call, decode, encode
 from surfaces import ERAS, ROOT, HttpServer, cli, run_http_client
-from test_official_clients import CALLS, _check_text
+from test_official_clients import CALLS, TS_CLIENT, _check_text, _node_ready
 
 CONFORMANCE = ROOT / "tests" / "conformance"
 MODERN = "2026-07-28"
@@ -324,6 +324,35 @@ def test_tokens_name_each_caller_and_nothing_else_does(tmp_path):
         assert (_audit(db), _count(db, "facts")) == before
         assert _raw(url, tokens["bob"], {**write, "params": {**write["params"], "arguments": {"fact": "ok(b)"}}}
                     ).status_code == 200
+
+
+def test_typescript_sdk_client_over_http_with_a_token(tmp_path):
+    """The official TypeScript client (what most hosts embed) over Streamable HTTP with a bearer token: the
+    results stdio gives it, and each accepted by the client library."""
+    if not _node_ready():
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI must run the TypeScript client test: node or tests/ts_client/node_modules is missing")
+        pytest.skip("node or the TypeScript MCP SDK (npm ci in tests/ts_client) is not installed")
+    db = str(tmp_path / "ts.db")
+    token = cli(db, "token", "create", "--name", "ts", "--principal", "ts_host", "--capabilities",
+                "memory_read,memory_write_knowledge,memory_write_observations,memory_write_session,memory_admin",
+                check=True).stdout.strip()
+    with HttpServer(db) as server:
+        plan = {"url": server.url, "headers": {"Authorization": f"Bearer {token}"},
+                "calls": [{"name": n, "arguments": a} for n, a, _, _ in CALLS]}
+        proc = subprocess.run(["node", str(TS_CLIENT / "client.mjs")], input=json.dumps(plan), capture_output=True,
+                              text=True, timeout=120, cwd=TS_CLIENT)
+        refused = subprocess.run(["node", str(TS_CLIENT / "client.mjs")], input=json.dumps({**plan, "headers": {}}),
+                                 capture_output=True, text=True, timeout=120, cwd=TS_CLIENT)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    from memory.tools import REGISTRY
+    assert out["tools"] == list(REGISTRY)
+    for (name, _, is_error, expected), got in zip(CALLS, out["calls"]):
+        assert "thrown" not in got and got["isError"] is is_error, (name, got)
+        _check_text(got["text"], expected)
+    assert refused.returncode != 0 and "401" in refused.stderr
+    assert ("ts_host", "remember_fact") in [(a, o) for a, o, _ in _audit(db)]
 
 
 # --- the official conformance suite ----------------------------------------------------------------------
