@@ -215,6 +215,7 @@ def _bind(host: str, port: int):
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
+        sock.listen(2048)  # from here a client's connection waits in the backlog until the server accepts it
     except OSError:
         sock.close()
         raise

@@ -45,7 +45,7 @@ from pydantic import ValidationError
 from . import __version__
 from .api import CallerMemories, Memory
 from . import resources
-from .datalog.budget import Cancellation, cancellable
+from .datalog.budget import CURRENT_CANCELLATION, Cancellation, cancellable
 from .errors import DatalogMemoryError, InvalidArguments, NotFound
 from .log_level import log_level
 from .sources.context import CallerContext
@@ -101,6 +101,21 @@ def _error(failure: ToolResult) -> types.CallToolResult:
                                 _meta={ERROR_META: failure.structured["error"]})
 
 
+async def _in_thread(function, *args):
+    """`function(*args)` in a worker thread, under the request's cancellation. The stdio loop gives each request
+    one (and cancels it on notifications/cancelled); on HTTP the SDK cancels the handler when the client cancels
+    or goes away, and then the evaluation is told to stop at its next budget check rather than run to its
+    budget with nobody waiting."""
+    if CURRENT_CANCELLATION.get() is not None:
+        return await anyio.to_thread.run_sync(function, *args)
+    with cancellable(Cancellation()) as token:
+        try:
+            return await anyio.to_thread.run_sync(function, *args, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            token.cancel("the client cancelled the request or went away")
+            raise
+
+
 LOG_LEVELS: tuple[str, ...] = typing.get_args(types.LoggingLevel)  # RFC 5424 order, least severe first
 RESOURCE_NOT_FOUND = -32002
 
@@ -148,10 +163,10 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
         context = caller(ctx)
         if workers is not None and spec.evaluates:
             # In a worker process: an evaluation can neither hold this process nor leave its memory here.
-            outcome = await anyio.to_thread.run_sync(workers.call, params.name, params.arguments, None, context)
+            outcome = await _in_thread(workers.call, params.name, params.arguments, None, context)
         else:
             # A thread keeps the protocol loop answering meanwhile.
-            outcome = await anyio.to_thread.run_sync(run_call, memories.of(context), params.name, params.arguments)
+            outcome = await _in_thread(run_call, memories.of(context), params.name, params.arguments)
         if outcome.kind != OK:
             level = "error" if outcome.kind == INTERNAL else "info"
             await notify(ctx, level, {"tool": params.name, "error": outcome.code, "message": outcome.result.text[:500]})

@@ -189,7 +189,7 @@ def _dump(tools) -> list[dict]:
 
 
 @pytest.mark.parametrize("era", ERAS)
-def test_http_serves_what_stdio_serves_and_an_acknowledged_write_survives_kill_9(tmp_path, era):
+def test_http_serves_what_stdio_serves_stops_abandoned_calls_and_keeps_acknowledged_writes(tmp_path, era):
     from mcp.shared.exceptions import MCPError
 
     from memory.mcp_server import mcp_tools
@@ -204,12 +204,19 @@ def test_http_serves_what_stdio_serves_and_an_acknowledged_write_survives_kill_9
             unknown = None
         except MCPError as exc:
             unknown = exc.error.code
+        # A call the client gives up on stops its evaluation: the one worker is free for the next call at once
+        # (were it still evaluating, that call would wait for it past its own budget: budget_exceeded).
+        await client.call_tool("define_rule", {"head": "n(Y)", "body": "n(X), Y is X + 1"})
+        await client.call_tool("remember_fact", {"fact": "n(0)"})
+        with anyio.move_on_after(1.0) as abandoned:
+            await client.call_tool("query_logic", {"goal": "n(X)"})
+        after = await client.call_tool("query_logic", {"goal": "X = 1"})
         durable = await client.call_tool("remember_fact", {"fact": "durable(acknowledged)"})
-        return tools, results, unknown, durable
+        return tools, results, unknown, (abandoned.cancelled_caught, after), durable
 
-    server = HttpServer(db)
+    server = HttpServer(db, extra_env={"DATALOG_MEMORY_WORKERS": "1", "DATALOG_MEMORY_TIMEOUT_S": "8"})
     try:
-        tools, results, unknown, durable = run_http_client(server.url, era, scenario)
+        tools, results, unknown, (abandoned, after), durable = run_http_client(server.url, era, scenario)
     finally:
         server.kill9()  # right after the acknowledgement: no shutdown, no checkpoint
     assert _dump(tools) == _dump(mcp_tools())  # the list stdio serves, definition for definition
@@ -220,6 +227,7 @@ def test_http_serves_what_stdio_serves_and_an_acknowledged_write_survives_kill_9
             assert got.structured_content is None and got.meta["datalog-memory/error"]["code"]
     assert results[1].meta["datalog-memory/error"]["code"] == "syntax_error"
     assert unknown == -32602
+    assert abandoned and not after.is_error and after.structured_content["bindings"] == [{"X": "1"}]
     assert not durable.is_error
     with sqlite3.connect(db) as conn:  # read as anyone would, after the kill
         assert conn.execute("SELECT count(*) FROM facts WHERE text = 'durable(acknowledged)'").fetchone() == (1,)
