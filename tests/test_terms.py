@@ -4,9 +4,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from memory.errors import TermSyntaxError
+from memory.terms.codec import decode_args, decode_many, encode_args
 from memory.terms import (
     NIL, Compound, Float, String, Var, format_atom, format_term, list_items, make_list, parse_clauses,
-    parse_term, variant,
+    is_ground, parse_term, variant,
 )
 
 
@@ -200,3 +201,10 @@ def test_arbitrary_text_parses_or_fails_with_a_position(text):
         assert exc.line >= 1 and exc.column >= 1
         return
     assert variant(parse_term(format_term(term)), term)
+
+
+@given(st.lists(st.lists(terms(), max_size=4), max_size=30))
+def test_many_argument_lists_decode_as_each_one_does(rows):
+    ground = [tuple(row) for row in rows if all(is_ground(t) for t in row)]
+    texts = [encode_args(row) for row in ground]
+    assert decode_many(texts) == [decode_args(text) for text in texts] == ground

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterator, TypeVar
 
 from .analysis import Strata, stratify
 from ..errors import BudgetExceeded, Cancelled
@@ -14,6 +14,7 @@ from .predicates import Pred
 from .program import Lit, Program, Rule, body_preds, rules_by_head
 from .relations import RULE_BITS, RULE_MASK, Relations, release
 
+T = TypeVar("T")
 EdbLoader = Callable[[set], dict]  # stored predicates -> {pred: iterable of tuples}
 
 
@@ -85,18 +86,24 @@ def evaluate(
     strata: Strata | None = None,
 ) -> Model:
     """Compute the least (stratified) model of `rules` over the base tuples in `edb`."""
-    # Millions of new tuples would trigger the cyclic garbage collector over and over,
-    # yet tuples of atoms and numbers never form cycles: pause it while evaluating.
+    return guarded(lambda: _evaluate(program, edb, rules, budget, strata), budget)
+
+
+def guarded(run: Callable[[], T], budget: Budget | None) -> T:
+    """`run()` with the cyclic garbage collector paused, and a failure's memory given back at once.
+
+    Millions of new tuples would trigger the collector over and over, yet tuples of atoms and numbers never
+    form cycles. A failure's traceback holds the frames that hold the partial model: it is dropped before the
+    memory is given back; running out of memory is reported as the memory budget."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _evaluate(program, edb, rules, budget, strata)
+        return run()
     except (BudgetExceeded, Cancelled, MemoryError) as exc:
         failure = exc
     finally:
         if was_enabled:
             gc.enable()
-    # The traceback holds the frames that hold the partial model: drop it, then give the memory back.
     failure.__traceback__ = None
     if isinstance(failure, MemoryError):
         failure = (budget or Budget()).exceeded("memory_mb", "the system refused more memory", None)
@@ -122,15 +129,16 @@ def _evaluate(program: Program, edb: dict, rules: list[Rule] | None, budget: Bud
             comp_rules = [r for pred in component for r in by_head.get(pred, ())]
             if not comp_rules:
                 continue
-            counter = _evaluate_component(set(component), comp_rules, recursive, rels, index_of, budget, counter)
+            counter = evaluate_component(set(component), comp_rules, recursive, rels, index_of, budget, counter)
     except BaseException:
         rels.release()  # a failed model is dropped: free it without stalling the other threads
         raise
     return Model(rels, rules, counter, budget.derived)
 
 
-def _evaluate_component(preds: set, rules: list[Rule], recursive: bool, rels: Relations,
-                        index_of: dict, budget: Budget, counter: int) -> int:
+def evaluate_component(preds: set, rules: list[Rule], recursive: bool, rels: Relations,
+                       index_of: dict, budget: Budget, counter: int) -> int:
+    """The rules of one component to their fixpoint over `rels`, stamps from `counter` on; the last stamp used."""
     work: dict = {}
     try:
         return _component_rounds(preds, rules, recursive, rels, index_of, budget, counter, work)
@@ -146,13 +154,13 @@ def _component_rounds(preds: set, rules: list[Rule], recursive: bool, rels: Rela
         rels.writable(pred)
     exit_rules, recursive_rules = [], []
     for rule in rules:
-        positions = [i for i, lit in enumerate(rule.body) if isinstance(lit, Lit) and lit.pred in preds]
-        (recursive_rules if positions else exit_rules).append((rule, positions))
+        recursive_rule = any(isinstance(lit, Lit) and lit.pred in preds for lit in rule.body)
+        (recursive_rules if recursive_rule else exit_rules).append(rule)
 
     counter += 1
     first: dict = {pred: {} for pred in preds}
     work["first"] = first
-    for rule, _ in exit_rules:
+    for rule in exit_rules:
         head = rule.head.pred
         added = CompiledRule(rule, rels, None, budget).fire(
             known=(rels.rel[head],), into=first[head], code=(counter << RULE_BITS) | index_of[id(rule)])
@@ -164,13 +172,28 @@ def _component_rounds(preds: set, rules: list[Rule], recursive: bool, rels: Rela
 
     # Base facts of these predicates count as new in the first round too.
     delta: dict = {pred: dict(rels.rel[pred]) for pred in preds}
-    variants = []
-    for rule, positions in recursive_rules:
-        for position in positions:
-            compiled = CompiledRule(rule, rels, position, budget)
-            variants.append((compiled, rule.body[position].pred, rule.head.pred, index_of[id(rule)]))
+    variants = seeded_variants(recursive_rules, preds, rels, index_of, budget)
     if len(preds) == 1 and len(variants) == 1:
         return _single_variant_loop(variants[0], delta, rels, budget, counter, work)
+    return semi_naive_rounds(preds, variants, delta, rels, budget, counter, work)
+
+
+def seeded_variants(rules: list[Rule], seeds: set, rels: Relations, index_of: dict, budget: Budget) -> list:
+    """Each rule compiled once per body position that calls one of the `seeds` predicates, to fire from that
+    predicate's new tuples: (compiled rule, seed predicate, head predicate, rule index)."""
+    variants = []
+    for rule in rules:
+        for position, lit in enumerate(rule.body):
+            if isinstance(lit, Lit) and lit.pred in seeds:
+                variants.append((CompiledRule(rule, rels, position, budget), lit.pred, rule.head.pred,
+                                 index_of[id(rule)]))
+    return variants
+
+
+def semi_naive_rounds(preds: set, variants: list, delta: dict, rels: Relations, budget: Budget, counter: int,
+                      work: dict, collect: dict | None = None) -> int:
+    """Rounds of the `variants` (see `seeded_variants`) from the new tuples `delta` of `preds` until none are new;
+    the last stamp used. `collect`, when given, gathers every tuple added, per predicate."""
     while any(delta.values()):
         counter += 1
         stamp = counter << RULE_BITS
@@ -182,6 +205,8 @@ def _component_rounds(preds: set, rules: list[Rule], recursive: bool, rels: Rela
                 budget.tick(compiled.fire(seeds, known=(rels.rel[head],), into=acc[head], code=stamp | rule_index))
         for pred in preds:
             rels.add(pred, acc[pred], budget)
+            if collect is not None:
+                collect[pred].update(acc[pred])
         delta = work["delta"] = acc
     return counter
 

@@ -9,11 +9,12 @@ from typing import Callable, Iterator
 
 from ..errors import InvalidArguments, InvalidProgram
 from ..terms import Compound, Term, Var, format_term, is_ground, variables
-from .analysis import check_safety, stratify
+from .analysis import Strata, check_safety, stratify
 from .budget import Budget
 from .builtins import order_key
 from .demand import magic_rewrite
 from .engine import EdbLoader, Model, evaluate
+from .maintenance import BaseChange, base_copies, maintain
 from .predicates import Pred
 from .program import Lit, Normalizer, Program, Rule, SourceRule, body_preds, predicate_key, rules_by_head
 from .proofs import ProofBuilder, ProofNode
@@ -115,10 +116,10 @@ def _evaluate_for(extended: Program, roots: list[Rule], load: EdbLoader, budget:
     wanted = {p.original for p in body_preds(rules) | {r.head.pred for r in rules}}
     edb = load({p for p in wanted if p.is_stored})  # stored facts, never internal predicates
     # Base facts of a predicate that also has rules belong to each adorned copy too.
-    for rule in rules:
-        pred = rule.head.pred
-        if pred.is_adorned and pred.original in edb:
-            edb.setdefault(pred, edb[pred.original])
+    for original, copies in base_copies(rules).items():
+        if original in edb:
+            for copy in copies:
+                edb.setdefault(copy, edb[original])
     model = evaluate(extended, edb, rules=rules, budget=budget)
     return model, rules
 
@@ -162,21 +163,64 @@ class AllAnswers:
         return Answers(self.variables, self.rows[offset:end], total, end < total, self.iterations, self.derived)
 
 
+@dataclass
+class Evaluation:
+    """A goal's evaluated model, kept so that the next time the goal is asked it is brought up to date with
+    its base facts' changes (`maintenance`) instead of evaluated again."""
+
+    answers: AllAnswers
+    model: Model
+    strata: Strata
+    head: Pred  # the query's answers
+
+    def update(self, changes: dict[Pred, BaseChange], budget: Budget | None = None) -> AllAnswers:
+        """The answers after `changes` to the stored predicates. After an error the evaluation is unusable:
+        `release` it."""
+        if changes and self.head in maintain(self.model, self.strata, changes, budget or Budget()):
+            self.answers = AllAnswers(self.answers.variables, sort_standard(list(self.model.tuples(self.head))),
+                                      self.model.iterations, self.model.derived)
+        return self.answers
+
+    def size(self) -> int:
+        """Tuples held: the answers and the model's own relations (not the stored ones it reads in place)."""
+        rels = self.model.relations
+        return len(self.answers.rows) + sum(len(r) for p, r in rels.rel.items() if p not in rels.shared)
+
+    def release(self) -> None:
+        """Free the model (not the answers, which may still be read)."""
+        self.model.release()
+
+
 def solve_all(program: Program, goal: Term, load: EdbLoader, *, budget: Budget | None = None, demand: bool = True,
               lookup: PointLookup | None = None) -> AllAnswers:
     """Every answer to `goal`. `lookup`, when given, answers a single call of a stored predicate with bound first
     arguments from the store's indexes (`_lookup_edb`)."""
+    answers, evaluation = solve_kept(program, goal, load, budget=budget, demand=demand, lookup=lookup)
+    if evaluation is not None:
+        evaluation.release()  # a big model freed gradually, not in one stall of the other threads
+    return answers
+
+
+def solve_kept(program: Program, goal: Term, load: EdbLoader, *, budget: Budget | None = None, demand: bool = True,
+               lookup: PointLookup | None = None) -> tuple[AllAnswers, Evaluation | None]:
+    """Every answer to `goal` (see `solve_all`), and the evaluation that gave them, for `Evaluation.update`: None
+    when the store's indexes answered or there was nothing to evaluate."""
     extended, roots, names = _with_goal(program, goal)
+    variables = [v.name for v in names]
     if not roots:
-        return AllAnswers([v.name for v in names], [], 0, 0)
+        return AllAnswers(variables, [], 0, 0), None
     edb = _lookup_edb(program, roots, lookup)
     if edb is not None:
         model = evaluate(extended, edb, rules=roots, budget=budget)
-    else:
-        model, _ = _evaluate_for(extended, roots, load, budget, demand, factor=True)
-    tuples = sort_standard(list(model.tuples(roots[0].head.pred)))
-    model.release()  # a big model freed gradually, not in one stall of the other threads
-    return AllAnswers([v.name for v in names], tuples, model.iterations, model.derived)
+        answers = AllAnswers(variables, sort_standard(list(model.tuples(roots[0].head.pred))), model.iterations,
+                             model.derived)
+        model.release()
+        return answers, None
+    model, rules = _evaluate_for(extended, roots, load, budget, demand, factor=True)
+    head = roots[0].head.pred
+    answers = AllAnswers(variables, sort_standard(list(model.tuples(head))), model.iterations, model.derived)
+    model.relations.let_go()  # kept between uses: the stored relations it reads may grow in place meanwhile
+    return answers, Evaluation(answers, model, stratify(extended, rules), head)
 
 
 def solve(program: Program, goal: Term, load: EdbLoader, *, limit: int | None = None, offset: int = 0,

@@ -91,10 +91,53 @@ class Relations:
         self.rel: dict = {}
         self.indexes: dict = {}
         self.shared: set = set()  # predicates whose relation and indexes are a StoredRelation's: read only
+        self.sources: dict = {}  # those predicates' StoredRelations
         # The StoredRelations read in place: their owner does not grow them while anything can still read them
-        # through these relations (until `release`, or until this object is gone).
+        # through these relations (until `release` or `let_go`, or until this object is gone).
         self._pinned: list = []
         self._unpin = weakref.finalize(self, _unpin, self._pinned)
+
+    def let_go(self) -> None:
+        """Stop pinning the stored relations read in place (a model kept between uses: their owner may grow them
+        in place meanwhile); `hold` pins them again before the model is read or changed."""
+        _unpin(self._pinned)
+
+    def hold(self) -> None:
+        with _PINS:
+            if not self._pinned:
+                for stored in self.sources.values():
+                    stored.users += 1
+                    self._pinned.append(stored)
+
+    def replace(self, pred, stored: "StoredRelation") -> None:
+        """Read `stored` in place of the predicate's stored relation (a held model whose input was read again)."""
+        with _PINS:
+            old = self.sources.get(pred)
+            if old is not None and old in self._pinned:
+                old.users -= 1
+                self._pinned.remove(old)
+            stored.users += 1
+            self._pinned.append(stored)
+        self.sources[pred] = stored
+        self.shared.add(pred)
+        self.rel[pred] = stored.tuples
+        self.indexes[pred] = stored.indexes
+
+    def remove(self, pred, gone) -> None:
+        """Drop tuples from a relation of this evaluation's own, and from its indexes."""
+        relation = self.writable(pred)
+        for t in gone:
+            relation.pop(t, None)
+        for columns, idx in self.indexes.get(pred, {}).items():
+            key = key_function(columns)
+            for k in {key(t) for t in gone}:
+                bucket = idx.get(k)
+                if bucket is not None:
+                    kept = [t for t in bucket if t not in gone]
+                    if kept:
+                        idx[k] = kept
+                    else:
+                        del idx[k]
 
     def get(self, pred) -> dict:
         relation = self.rel.get(pred)
@@ -108,6 +151,11 @@ class Relations:
             self.shared.discard(pred)
             self.rel[pred] = dict(self.rel[pred])
             self.indexes[pred] = {}
+            stored = self.sources.pop(pred)
+            with _PINS:  # no longer read in place
+                if stored in self._pinned:
+                    stored.users -= 1
+                    self._pinned.remove(stored)
         return self.get(pred)
 
     def load(self, pred, tuples) -> None:
@@ -121,6 +169,7 @@ class Relations:
                 self.rel[pred] = tuples.tuples
                 self.indexes[pred] = tuples.indexes
                 self.shared.add(pred)
+                self.sources[pred] = tuples
                 return
             tuples = tuples.tuples.keys()
         relation = self.writable(pred)
@@ -147,6 +196,7 @@ class Relations:
         self.rel.clear()
         self.indexes.clear()
         self.shared.clear()
+        self.sources.clear()
         self._unpin()
         release(indexes, rel)
 

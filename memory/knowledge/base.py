@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..datalog import Budget, Normalizer, Program, analyze, evaluate_program, explain, solve_all
+from ..datalog import BaseChange, Budget, Normalizer, Pred, Program, analyze, evaluate_program, explain, solve_kept
 from ..datalog.proofs import map_tree
 from ..datalog.relations import StoredRelation, release
 from ..errors import Conflict, InvalidArguments, NotFound
@@ -22,7 +22,7 @@ from .proof_edges import model_conclusions, proof_conclusions, record_proof, wri
 from .segments import DEFAULT, Segment, bump_generation, resolve
 from .undefined import undefined_warnings
 from .memo import AnswerMemo
-from .warm import WarmRelations
+from .warm import Input, WarmRelations
 
 MAX_LIMIT = 10_000
 MATERIALIZE_ATTEMPTS = 3
@@ -308,8 +308,8 @@ class KnowledgeBase:
             with self.repository.read() as tx:
                 seen = self.visibility(tx)
                 if inputs is not None:
-                    inputs[(segment.id, pred.name, pred.arity, seen)] = (tx.facts.state(segment.id, pred.name,
-                                                                                      pred.arity), None)
+                    inputs[(segment.id, pred.name, pred.arity, seen)] = Input(
+                        tx.facts.state(segment.id, pred.name, pred.arity), None)
                 return tx.facts.tuples_by_text(segment.id, pred.name, pred.arity, text, not whole, seen)
         return lookup
 
@@ -337,28 +337,64 @@ class KnowledgeBase:
         return tx.facts.tuples(segment.id, functor, arity, self.visibility(tx))
 
     def query_terms(self, goal: str, memory: str | None = None, limit: int | None = None, offset: int = 0):
-        """Answers as engine tuples, with the segment they came from."""
+        """Answers as engine tuples, with the segment they came from: kept answers while nothing they read has
+        changed, a kept evaluation brought up to date when something has, else a new evaluation (kept)."""
         term = parse_goal(goal)
         text = format_term(term)
+        kept = None
         with self.repository.read() as tx:
             segment = resolve(tx, memory)
             program = self.program(tx, segment)
             warnings = self.undefined_calls(tx, segment, term)
             key = (segment.id, text, self.visibility(tx))
             everything = self.memo.get(key, program, tx, segment.generation)
-        if everything is not None:
+            if everything is None:
+                kept = self.memo.take(key, program)
+                if kept is not None:
+                    inputs: dict = {}
+                    changes = self._changes(tx, segment, kept.inputs, inputs)
+        if everything is None:
+            if kept is not None:
+                try:
+                    everything = kept.evaluation.update(changes, self.new_budget())
+                except BaseException:
+                    kept.evaluation.release()  # left half changed
+                    raise
+                evaluation = kept.evaluation
+            else:
+                inputs = {}
+                everything, evaluation = solve_kept(program, term, self.detached_loader(segment, inputs),
+                                                    budget=self.new_budget(), lookup=self._point_lookup(segment, inputs))
             answers = everything.page(limit, offset)
-        else:
-            inputs: dict = {}
-            everything = solve_all(program, term, self.detached_loader(segment, inputs), budget=self.new_budget(),
-                                   lookup=self._point_lookup(segment, inputs))
-            answers = everything.page(limit, offset)
-            if not self.memo.put(key, program, inputs, everything):
+            if not self.memo.put(key, program, inputs, everything, evaluation):
                 release(everything.rows)  # not kept: many answers freed a slice at a time, not in one stall
+        else:
+            answers = everything.page(limit, offset)
         answers.warnings = warnings
         answers.memory = segment.name
         answers.goal = text
         return answers
+
+    def _changes(self, tx: Transaction, segment: Segment, before: dict, inputs: dict) -> dict:
+        """What changed in the stored predicates an evaluation read (`before`: where each stood, see
+        `memo`), as of `tx`, for `Evaluation.update`; `inputs` records where they stand now. New rows of a
+        relation grown in place are those above the newest row the evaluation saw; a relation read anew is
+        compared with the one the evaluation read (plus those rows: the old one may have grown since)."""
+        changes = {}
+        seen = self.visibility(tx)
+        for (segment_id, functor, arity, visibility), old in before.items():
+            relation = self._relation(tx, segment, functor, arity, inputs)
+            now = inputs[(segment_id, functor, arity, visibility)]
+            if relation is old.relation and now == old:
+                continue
+            newer = tx.facts.tuples(segment_id, functor, arity, seen, after=old.state.newest)
+            if relation is old.relation:
+                changes[Pred.stored(functor, arity)] = BaseChange(newer)
+            else:
+                read, current = old.relation.tuples.keys(), relation.tuples.keys()
+                changes[Pred.stored(functor, arity)] = BaseChange(list(current - read) + newer, set(read - current),
+                                                                 relation)
+        return changes
 
     def query_logic(self, goal: str, memory: str | None = None, limit: int | None = None, offset: int = 0) -> QueryResult:
         limit, offset = _check_page(limit, offset, None)

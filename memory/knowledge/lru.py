@@ -39,6 +39,15 @@ class SizedLRU:
                 _, (_, gone) = self._items.popitem(last=False)
                 self._total -= gone
 
+    def pop(self, key: Hashable) -> object | None:
+        """Take the value under `key` out of the cache (None when there is none)."""
+        with self._lock:
+            item = self._items.pop(key, None)
+            if item is None:
+                return None
+            self._total -= item[1]
+            return item[0]
+
     def items(self) -> list[tuple]:
         """(key, value) pairs, least recently used first."""
         with self._lock:

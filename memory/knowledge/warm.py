@@ -24,6 +24,15 @@ from .segments import Segment
 WARM_TUPLES = 4_000_000
 
 
+@dataclass(frozen=True)
+class Input:
+    """Where a stored predicate stood when an evaluation read it (see `memo`)."""
+
+    state: PredicateState
+    generation: int | None  # the segment's, for predicates computed relations join
+    relation: StoredRelation | None = None  # what the evaluation read; None for an answer from the indexes
+
+
 @dataclass
 class _Copy:
     relation: StoredRelation
@@ -44,8 +53,6 @@ class WarmRelations:
         key = (segment.id, functor, arity, visibility)
         state = tx.facts.state(segment.id, functor, arity)
         generation = segment.generation if computed is not None else None
-        if inputs is not None:
-            inputs[key] = (state, generation)
         copy = self._copies.get(key)
         if copy is not None and copy.generation == generation and copy.state == state:
             relation = copy.relation
@@ -59,4 +66,6 @@ class WarmRelations:
                 tuples += computed()
             relation = StoredRelation(tuples)
         self._copies.put(key, _Copy(relation, state, generation))
+        if inputs is not None:
+            inputs[key] = Input(state, generation, relation)
         return relation

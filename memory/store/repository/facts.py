@@ -9,7 +9,7 @@ from itertools import islice
 from typing import Callable, Iterable
 
 from ...terms import Compound, Term, continued_range, format_term, indicator
-from ...terms.codec import decode_args, encode_args
+from ...terms.codec import decode_args, decode_many, encode_args
 from ...terms.plain import plain_forms
 from ...clock import utc_now
 from ._visibility import seen, visible
@@ -50,7 +50,7 @@ class Facts:
         rows = self._conn.execute(
             f"SELECT args FROM facts AS f WHERE segment_id = ? AND functor = ? AND arity = ? AND id > ? AND {condition}",
             (segment_id, functor, arity, after, *params)).fetchall()
-        return [decode_args(row[0]) for row in rows]
+        return decode_many([row[0] for row in rows])
 
     def tuples_by_text(self, segment_id: int, functor: str, arity: int, text: str, prefix: bool,
                        visibility: Visibility | None = None) -> list[tuple]:
@@ -65,7 +65,7 @@ class Facts:
         rows = self._conn.execute(
             f"SELECT args FROM facts AS f WHERE segment_id = ? AND {where} AND functor = ? AND arity = ? AND {condition}",
             (segment_id, *texts, functor, arity, *params)).fetchall()
-        return [decode_args(row[0]) for row in rows]
+        return decode_many([row[0] for row in rows])
 
     def state(self, segment_id: int, functor: str, arity: int) -> PredicateState:
         """Where one predicate's facts stand in the change feed (see `PredicateState`)."""
