@@ -22,7 +22,6 @@ import threading
 import time
 import typing
 import warnings
-import weakref
 
 import anyio
 import anyio.from_thread
@@ -101,6 +100,17 @@ def _error(failure: ToolResult) -> types.CallToolResult:
                                 _meta={ERROR_META: failure.structured["error"]})
 
 
+LOG_THRESHOLD = "datalog-memory/log-threshold"
+
+
+def _connection_state(ctx, fallback: dict) -> dict:
+    """The SDK's per-connection scratch state (`Connection.state`: one per stdio process, one per HTTP session),
+    which a low-level handler reaches only through its per-request session proxy."""
+    connection = getattr(ctx.session, "_connection", None)
+    state = getattr(connection, "state", None)
+    return state if isinstance(state, dict) else fallback
+
+
 async def _in_thread(function, *args):
     """`function(*args)` in a worker thread, under the request's cancellation. The stdio loop gives each request
     one (and cancels it on notifications/cancelled); on HTTP the SDK cancels the handler when the client cancels
@@ -132,7 +142,10 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
     memories = CallerMemories(memory)
     # The 2025-11-25 era's logging/setLevel threshold, per connection (stdio has one, HTTP one per session).
     # Before the client sets one, only warnings and worse are sent. The 2026-07-28 era opts in per request.
-    thresholds: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+    shared: dict = {}  # where it is kept if the SDK ever stops giving a connection's state (see _connection_state)
+
+    def thresholds(ctx) -> dict:
+        return _connection_state(ctx, shared)
 
     def caller(ctx) -> CallerContext | None:
         return identify(ctx) if identify is not None else None
@@ -144,7 +157,7 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
         """A notifications/message to the client, when its level is wanted; never fails the call."""
         # 2026-07-28: the request's own opt-in decides (the SDK filters); before, logging/setLevel's threshold.
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-        if not modern and LOG_LEVELS.index(level) < LOG_LEVELS.index(thresholds.get(ctx.session, "warning")):
+        if not modern and LOG_LEVELS.index(level) < LOG_LEVELS.index(thresholds(ctx).get(LOG_THRESHOLD, "warning")):
             return
         try:
             with warnings.catch_warnings():
@@ -175,7 +188,7 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
         return _result(outcome.result)
 
     async def set_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
-        thresholds[ctx.session] = params.level
+        thresholds(ctx)[LOG_THRESHOLD] = params.level
         return types.EmptyResult()
 
     async def list_resources(ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
