@@ -29,6 +29,7 @@ import uvicorn
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from . import __version__
@@ -43,7 +44,6 @@ from .workers import WorkerPool
 log = logging.getLogger("datalog-memory")
 
 PATH = "/mcp"
-DEFAULT_PORT = 8765
 TOKEN_ROW = "datalog-memory.token"  # where the gate leaves the verified token's row in the ASGI scope
 SESSION_HEADER = "mcp-session-id"
 REALM = "datalog-memory"
@@ -102,7 +102,10 @@ def identify(base: CallerContext):
         if request is None:
             return None
         row: TokenRow | None = request.scope.get(TOKEN_ROW)
-        connection = request.headers.get(SESSION_HEADER)
+        # A handshake-era request reaches here only with a session id the SDK issued to this credential; a
+        # 2026-07-28 request has no session, and whatever such a header says is not one.
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        connection = None if modern else request.headers.get(SESSION_HEADER)
         if row is None:
             return dataclasses.replace(base, session_id=f"http-{connection}") if connection else None
         return caller_of(row, f"http-{connection}" if connection else f"token-{row.id}")

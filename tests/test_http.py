@@ -233,9 +233,10 @@ def test_http_serves_what_stdio_serves_stops_abandoned_calls_and_keeps_acknowled
         assert conn.execute("SELECT count(*) FROM facts WHERE text = 'durable(acknowledged)'").fetchone() == (1,)
 
 
-def _raw(url: str, token: str | None, body: dict, session: str | None = None) -> httpx2.Response:
+def _raw(url: str, token: str | None, body: dict, session: str | None = None,
+         headers: dict | None = None) -> httpx2.Response:
     """One POST as a client sends it in the 2026-07-28 era (or with a session, the handshake era)."""
-    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream", **(headers or {})}
     if session is None:
         headers |= {"mcp-protocol-version": MODERN, "mcp-method": body["method"]}
         if body["method"] == "tools/call":
@@ -248,6 +249,13 @@ def _raw(url: str, token: str | None, body: dict, session: str | None = None) ->
     if token is not None:  # "Basic": a header of another scheme
         headers["authorization"] = "Basic dXNlcjpwYXNz" if token == "Basic" else f"Bearer {token}"
     return httpx2.post(url, headers=headers, json=body, timeout=30)
+
+
+def _payload(response: httpx2.Response) -> dict:
+    """The JSON-RPC answer of a response, sent as JSON or as the last event of an SSE stream."""
+    if response.headers["content-type"].startswith("text/event-stream"):
+        return json.loads([line for line in response.text.splitlines() if line.startswith("data:")][-1][5:])
+    return response.json()
 
 
 def _initialize(url: str, token: str) -> str:
@@ -320,9 +328,15 @@ def test_tokens_name_each_caller_and_nothing_else_does(tmp_path):
         session = _initialize(url, tokens["alice"])
         listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
         assert _raw(url, tokens["bob"], listing, session).status_code == 404
+        # A 2026-07-28 request has no session: one naming a connection's session id still gets the token's own.
+        remember = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "memory_remember", "arguments": {"memory": "stateless note", "scope": "session"}}}
+        forged = _raw(url, tokens["alice"], remember, headers={"mcp-session-id": session})
+        assert forged.status_code == 200, forged.text
+        alice_id = tokens["alice"].split("_")[1]
+        assert _payload(forged)["result"]["structuredContent"]["namespace"]["id"] == f"token-{alice_id}"
 
         # Revoked: refused from the next request on, and the request touches nothing.
-        alice_id = tokens["alice"].split("_")[1]
         cli(db, "token", "revoke", alice_id, check=True)
         before = (_audit(db), _count(db, "facts"))
         assert _raw(url, tokens["alice"], write).status_code == 401
