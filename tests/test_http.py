@@ -182,6 +182,26 @@ def test_a_call_carries_its_caller_to_the_worker():
     assert Call.from_message(decode(encode(Call(8, "query_logic", {}, 0.0).to_message()))).context is None
 
 
+def test_each_caller_gets_its_own_memory_over_one_database(db_path):
+    from memory.api import CallerMemories
+
+    base = Memory(db_path)
+    memories = CallerMemories(base, size=2)
+    alice, bob, carol = (CallerContext(principal=p, session_id=f"http-{p}", project_remote=f"proj-{p}")
+                         for p in ("alice", "bob", "carol"))
+    assert memories.of(None) is base and memories.of(base.context) is base
+    first = memories.of(alice)
+    assert memories.of(alice) is first and first.context == alice and first.path == base.path
+    first.memory_remember("alice's own", scope="session")
+    assert memories.of(bob).memory_search("own")["results"] == []
+    memories.of(carol)  # alice's Memory is the least recently used of two kept: closed, and still usable
+    assert memories.of(alice) is not first
+    assert [r["id"] for r in first.memory_search("own")["results"]] == \
+        [r["id"] for r in memories.of(alice).memory_search("own")["results"]] != []
+    memories.close()
+    base.close()
+
+
 # --- the server process -------------------------------------------------------------------------------
 
 def _dump(tools) -> list[dict]:

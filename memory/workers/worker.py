@@ -27,6 +27,7 @@ from .protocol import Call, ProtocolError, Start, decode, encode, result_message
 
 log = logging.getLogger("datalog-memory")
 
+CALLERS_KEPT = 4  # callers other than the start message's whose Memory a worker keeps open
 WORKER_NICENESS = 5  # added to the server's niceness: about a third of the CPU weight of the server's loop
 
 
@@ -115,7 +116,10 @@ def main() -> int:
     budgets.RETURN_MEMORY_AFTER_FAILURE = False
     worker = Worker(out)
     worker.send({"type": "ready", "pid": os.getpid()})
-    threading.Thread(target=worker.serve, args=(CallerMemories(memory),), name="evaluation", daemon=True).start()
+    # A few recent callers' Memories (an HTTP server's connections each call as their own): each keeps warm
+    # relations, and the pool retires a worker whose memory stays high, so a worker keeps few.
+    memories = CallerMemories(memory, size=CALLERS_KEPT)
+    threading.Thread(target=worker.serve, args=(memories,), name="evaluation", daemon=True).start()
     while line := inp.readline():
         try:
             message = decode(line)
