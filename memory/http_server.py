@@ -47,6 +47,9 @@ PATH = "/mcp"
 TOKEN_ROW = "datalog-memory.token"  # where the gate leaves the verified token's row in the ASGI scope
 SESSION_HEADER = "mcp-session-id"
 REALM = "datalog-memory"
+# Every call stdio accepts fits: the largest argument (memory_remember's 1,000,000 characters) is at most 12 MB
+# as JSON (an astral character escaped as two \uXXXX); a larger body is refused with 413 before it is parsed.
+MAX_BODY_BYTES = 16 << 20
 SHUTDOWN_GRACE_S = 3  # at a signal, how long open requests and streams get before the server stops
 
 
@@ -126,7 +129,8 @@ def _security(host: str) -> TransportSecuritySettings | None:
 
 def build_app(memory: Memory, workers: WorkerPool | None, host: str, required: bool) -> ASGIApp:
     server = build_server(memory, workers, identify(memory.context))
-    app = server.streamable_http_app(streamable_http_path=PATH, host=host, transport_security=_security(host))
+    app = server.streamable_http_app(streamable_http_path=PATH, host=host, transport_security=_security(host),
+                                     max_request_body_size=MAX_BODY_BYTES)
     # Its own connection: checking a token never waits behind a call on the server's Memory.
     tokens = Repository(Store(memory.path, clock=memory.clock))
     return TokenGate(app, tokens, required)
