@@ -232,9 +232,9 @@ class HttpServer:
         self.stop()
 
 
-def run_http_client(url: str, era: str, scenario, token: str | None = None):
-    """Connect the mcp package's Streamable HTTP client to `url` in `era` (with a bearer token when given) and
-    run `scenario(client)`."""
+def run_http_client(url: str, era: str, scenario, token: str | None = None, **options):
+    """Connect the mcp package's Streamable HTTP client to `url` in `era` (with a bearer token when given, and the
+    Client's `options`) and run `scenario(client)`."""
     import anyio
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
@@ -242,6 +242,6 @@ def run_http_client(url: str, era: str, scenario, token: str | None = None):
 
     async def main():
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"} if token else None)
-        async with http, Client(streamable_http_client(url, http_client=http), mode=era) as client:
+        async with http, Client(streamable_http_client(url, http_client=http), mode=era, **options) as client:
             return await scenario(client)
     return anyio.run(main)

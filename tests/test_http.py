@@ -232,13 +232,24 @@ def test_http_serves_what_stdio_serves_stops_abandoned_calls_and_keeps_acknowled
             await client.call_tool("query_logic", {"goal": "n(X)"})
         after = await client.call_tool("query_logic", {"goal": "X = 1"})
         durable = await client.call_tool("remember_fact", {"fact": "durable(acknowledged)"})
+        if era == "legacy":
+            await client.set_logging_level("debug")  # this connection's threshold, no other's
         return tools, results, unknown, (abandoned.cancelled_caught, after), durable
+
+    messages = []
+
+    async def collect(params):
+        messages.append(params.level)
+
+    async def another(client):
+        await client.call_tool("remember_fact", {"fact": "p("})  # an info message: below the default warning
 
     server = HttpServer(db, extra_env={"DATALOG_MEMORY_WORKERS": "1", "DATALOG_MEMORY_TIMEOUT_S": "8"})
     try:
         tools, results, unknown, (abandoned, after), durable = run_http_client(server.url, era, scenario)
+        run_http_client(server.url, era, another, logging_callback=collect)
     finally:
-        server.kill9()  # right after the acknowledgement: no shutdown, no checkpoint
+        server.kill9()  # no shutdown, no checkpoint: the acknowledged write must already be on disk
     assert _dump(tools) == _dump(mcp_tools())  # the list stdio serves, definition for definition
     for (name, _, is_error, expected), got in zip(CALLS, results):
         assert got.is_error is is_error, (name, got)
@@ -247,6 +258,7 @@ def test_http_serves_what_stdio_serves_stops_abandoned_calls_and_keeps_acknowled
             assert got.structured_content is None and got.meta["datalog-memory/error"]["code"]
     assert results[1].meta["datalog-memory/error"]["code"] == "syntax_error"
     assert unknown == -32602
+    assert messages == []
     assert abandoned and not after.is_error and after.structured_content["bindings"] == [{"X": "1"}]
     assert not durable.is_error
     with sqlite3.connect(db) as conn:  # read as anyone would, after the kill
