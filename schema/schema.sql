@@ -1,4 +1,4 @@
--- datalog-memory: the whole current schema (migrations 0001-0010), for anyone
+-- datalog-memory: the whole current schema (migrations 0001-0011), for anyone
 -- opening the database with sqlite3. The migrations in migrations/ are what
 -- actually builds it; tests/test_schema.py proves the two agree.
 --
@@ -524,7 +524,10 @@ LEFT JOIN rules AS r ON r.id = d.rule_id;
 -- reused, not even when a segment is deleted and another one takes its id.
 CREATE TABLE change_counter (
     id INTEGER PRIMARY KEY CHECK (id = 1),
-    value INTEGER NOT NULL
+    value INTEGER NOT NULL,
+    kept_changes INTEGER NOT NULL DEFAULT 100000,  -- (0010) how many changes fact_changes reaches back
+    deleted_high INTEGER NOT NULL DEFAULT 0  -- (0010) the highest fact id ever deleted: ids above the newest
+                                             -- row are given again, and a row given one is announced
 );
 
 INSERT INTO change_counter (id, value) VALUES (1, 0);
@@ -544,19 +547,26 @@ CREATE TABLE predicate_versions (
 ) WITHOUT ROWID;
 
 CREATE TRIGGER facts_change_feed_insert AFTER INSERT ON facts
-WHEN NEW.id < (SELECT max(id) FROM facts WHERE segment_id = NEW.segment_id AND functor = NEW.functor
+WHEN NEW.id <= (SELECT deleted_high FROM change_counter WHERE id = 1)
+  OR NEW.id < (SELECT max(id) FROM facts WHERE segment_id = NEW.segment_id AND functor = NEW.functor
                AND arity = NEW.arity) BEGIN
     UPDATE change_counter SET value = value + 1 WHERE id = 1;
     INSERT INTO predicate_versions (segment_id, functor, arity, reshaped)
     VALUES (NEW.segment_id, NEW.functor, NEW.arity, (SELECT value FROM change_counter WHERE id = 1))
     ON CONFLICT (segment_id, functor, arity) DO UPDATE SET reshaped = excluded.reshaped;
+    INSERT INTO fact_changes (number, segment_id, functor, arity, fact_id, args)
+    SELECT value, NEW.segment_id, NEW.functor, NEW.arity, NEW.id, NULL FROM change_counter WHERE id = 1;
+    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
 END;
 
 CREATE TRIGGER facts_change_feed_delete AFTER DELETE ON facts BEGIN
-    UPDATE change_counter SET value = value + 1 WHERE id = 1;
+    UPDATE change_counter SET value = value + 1, deleted_high = max(deleted_high, OLD.id) WHERE id = 1;
     INSERT INTO predicate_versions (segment_id, functor, arity, reshaped)
     VALUES (OLD.segment_id, OLD.functor, OLD.arity, (SELECT value FROM change_counter WHERE id = 1))
     ON CONFLICT (segment_id, functor, arity) DO UPDATE SET reshaped = excluded.reshaped;
+    INSERT INTO fact_changes (number, segment_id, functor, arity, fact_id, args)
+    SELECT value, OLD.segment_id, OLD.functor, OLD.arity, OLD.id, OLD.args FROM change_counter WHERE id = 1;
+    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
     UPDATE segments SET vacated = (SELECT value FROM change_counter WHERE id = 1)
     WHERE id = OLD.segment_id AND NOT EXISTS (SELECT 1 FROM facts WHERE segment_id = OLD.segment_id
                                               AND functor = OLD.functor AND arity = OLD.arity);
@@ -567,13 +577,18 @@ CREATE TRIGGER facts_change_feed_delete AFTER DELETE ON facts BEGIN
 END;
 
 CREATE TRIGGER facts_change_feed_update AFTER UPDATE OF id, segment_id, functor, arity, text, args ON facts BEGIN
-    UPDATE change_counter SET value = value + 1 WHERE id = 1;
+    UPDATE change_counter SET value = value + 1, deleted_high = max(deleted_high, OLD.id) WHERE id = 1;
     INSERT INTO predicate_versions (segment_id, functor, arity, reshaped)
     VALUES (OLD.segment_id, OLD.functor, OLD.arity, (SELECT value FROM change_counter WHERE id = 1))
     ON CONFLICT (segment_id, functor, arity) DO UPDATE SET reshaped = excluded.reshaped;
     INSERT INTO predicate_versions (segment_id, functor, arity, reshaped)
     VALUES (NEW.segment_id, NEW.functor, NEW.arity, (SELECT value FROM change_counter WHERE id = 1))
     ON CONFLICT (segment_id, functor, arity) DO UPDATE SET reshaped = excluded.reshaped;
+    INSERT INTO fact_changes (number, segment_id, functor, arity, fact_id, args)
+    SELECT value, OLD.segment_id, OLD.functor, OLD.arity, OLD.id, OLD.args FROM change_counter WHERE id = 1
+    UNION ALL
+    SELECT value, NEW.segment_id, NEW.functor, NEW.arity, NEW.id, NULL FROM change_counter WHERE id = 1;
+    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
     UPDATE segments SET vacated = (SELECT value FROM change_counter WHERE id = 1)
     WHERE id = OLD.segment_id AND NOT EXISTS (SELECT 1 FROM facts WHERE segment_id = OLD.segment_id
                                               AND functor = OLD.functor AND arity = OLD.arity);
@@ -593,6 +608,10 @@ WHEN EXISTS (SELECT 1 FROM supports WHERE fact_id = NEW.fact_id AND id <> NEW.id
     SELECT segment_id, functor, arity, (SELECT value FROM change_counter WHERE id = 1) FROM facts
     WHERE id = NEW.fact_id
     ON CONFLICT (segment_id, functor, arity) DO UPDATE SET reshaped = excluded.reshaped;
+    INSERT INTO fact_changes (number, segment_id, functor, arity, fact_id, args)
+    SELECT (SELECT value FROM change_counter WHERE id = 1), segment_id, functor, arity, id, NULL FROM facts
+    WHERE id = NEW.fact_id;
+    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
 END;
 
 CREATE TRIGGER supports_change_feed_delete AFTER DELETE ON supports BEGIN
@@ -601,6 +620,10 @@ CREATE TRIGGER supports_change_feed_delete AFTER DELETE ON supports BEGIN
     SELECT segment_id, functor, arity, (SELECT value FROM change_counter WHERE id = 1) FROM facts
     WHERE id = OLD.fact_id
     ON CONFLICT (segment_id, functor, arity) DO UPDATE SET reshaped = excluded.reshaped;
+    INSERT INTO fact_changes (number, segment_id, functor, arity, fact_id, args)
+    SELECT (SELECT value FROM change_counter WHERE id = 1), segment_id, functor, arity, id, args FROM facts
+    WHERE id = OLD.fact_id;
+    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
 END;
 
 CREATE TRIGGER supports_change_feed_update AFTER UPDATE OF fact_id, kind, ref ON supports BEGIN
@@ -609,6 +632,10 @@ CREATE TRIGGER supports_change_feed_update AFTER UPDATE OF fact_id, kind, ref ON
     SELECT segment_id, functor, arity, (SELECT value FROM change_counter WHERE id = 1) FROM facts
     WHERE id IN (OLD.fact_id, NEW.fact_id)
     ON CONFLICT (segment_id, functor, arity) DO UPDATE SET reshaped = excluded.reshaped;
+    INSERT INTO fact_changes (number, segment_id, functor, arity, fact_id, args)
+    SELECT (SELECT value FROM change_counter WHERE id = 1), segment_id, functor, arity, id, args FROM facts
+    WHERE id IN (OLD.fact_id, NEW.fact_id);
+    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
 END;
 
 -- Which supports a caller sees depends on the namespace of a projection's source memory.
@@ -619,9 +646,33 @@ CREATE TRIGGER source_memories_change_feed AFTER UPDATE OF namespace ON source_m
     FROM supports AS s JOIN facts AS f ON f.id = s.fact_id
     WHERE s.kind = 'source' AND s.ref = NEW.id
     ON CONFLICT (segment_id, functor, arity) DO UPDATE SET reshaped = excluded.reshaped;
+    INSERT INTO fact_changes (number, segment_id, functor, arity, fact_id, args)
+    SELECT DISTINCT (SELECT value FROM change_counter WHERE id = 1), f.segment_id, f.functor, f.arity, f.id, f.args
+    FROM supports AS s JOIN facts AS f ON f.id = s.fact_id
+    WHERE s.kind = 'source' AND s.ref = NEW.id;
+    DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
 END;
 
--- (0010) Bearer tokens of the HTTP transport (`datalog-memory serve --http`;
+-- Facts the change feed touched (0010).
+-- One row per fact a change touched: the change's number, the predicate the fact was in, and the
+-- arguments it had there before the change (NULL when it was not there: a row slipped in below the
+-- newest id, a fact moved in from another predicate, a support added). A reader with a copy read at
+-- change number N takes the rows above N for its predicate: it drops each row's old arguments,
+-- then adds back the facts it may still see. Only the last `kept_changes` changes are kept: a copy older
+-- than that reads its predicate again.
+CREATE TABLE fact_changes (
+    number INTEGER NOT NULL,
+    segment_id INTEGER NOT NULL,
+    functor TEXT NOT NULL,
+    arity INTEGER NOT NULL,
+    fact_id INTEGER NOT NULL,
+    args TEXT
+);
+
+CREATE INDEX fact_changes_by_predicate ON fact_changes (segment_id, functor, arity, number);
+CREATE INDEX fact_changes_by_number ON fact_changes (number);
+
+-- (0011) Bearer tokens of the HTTP transport (`datalog-memory serve --http`;
 -- managed with `datalog-memory token create|list|revoke`). A token names a
 -- caller: principal, the project it may use, source class and capabilities,
 -- which stdio takes from the host's environment. Only the sha256 of each token

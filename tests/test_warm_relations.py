@@ -153,9 +153,73 @@ def test_a_write_to_one_predicate_leaves_the_others_warm(tmp_path):
         assert grown is edge and len(edge) == 201
         columns, index = next(iter(edge.indexes.items()))
         assert sum(len(bucket) for bucket in index.values()) == 201
-        m.forget_fact("edge(0, 1)")  # a removal: read again
+        m.forget_fact("edge(0, 1)")  # a removal: a new copy, without that fact, indexes carried over
         assert m.query_logic("path(0, X)").total == 0
-        assert next(c.relation for k, c in warm._copies.items() if k[1] == "edge") is not edge
+        changed = next(c.relation for k, c in warm._copies.items() if k[1] == "edge")
+        assert changed is not edge and len(changed) == 200 and len(edge) == 201  # the old copy left as it was
+        assert sum(len(bucket) for bucket in changed.indexes[columns].values()) == 200
+        assert edge.changes_to(changed, edge.position) == ([], {(0, 1)})
+        assert edge.changes_to(changed, 0) == ([(200, 201)], {(0, 1)})  # what it gained in place, then lost
+
+
+def _full_reads(monkeypatch) -> list:
+    """The whole-predicate reads (no `after`) the warm relations make from now on."""
+    from memory.store.repository.facts import Facts
+    reads, real = [], Facts.tuples
+    monkeypatch.setattr(Facts, "tuples", lambda self, seg, functor, arity, visibility=None, after=0: (
+        reads.append(functor) if not after else None) or real(self, seg, functor, arity, visibility, after))
+    return reads
+
+
+def test_the_feed_names_the_facts_a_change_touched(tmp_path):
+    """A forget, a row slipped in by hand below the newest, a support gone while another stays, a rename, an id
+    used again: the warm copy takes the facts the feed names, without reading the predicate again, and answers
+    as a fresh service does."""
+    path = str(tmp_path / "m.db")
+
+    def slip_in() -> None:
+        with by_hand(path) as conn:  # p(a, b)'s id, below the newest
+            conn.execute("INSERT INTO facts (id, segment_id, functor, arity, text, args, created_at) VALUES "
+                         "(1, 1, 'p', 2, 'p(y, y)', json_array('y', 'y'), '2026-01-01T00:00:00Z')")
+            conn.execute("INSERT INTO supports (fact_id, kind, ref, actor, created_at) VALUES "
+                         "(1, 'asserted', '', 'me', '2026-01-01T00:00:00Z')")
+
+    with Memory(path) as m:
+        m.add_facts(["p(a, b)", "p(b, c)", "p(c, d)"])
+        m.assume_fact("p(b, c)", "h1")  # a second support
+        assert m.query_logic("p(X, Y)").total == 3
+        copy = next(c.relation for k, c in m.knowledge.warm._copies.items() if k[1] == "p")
+        steps = [lambda: m.forget_fact("p(a, b)"),
+                 slip_in,
+                 lambda: m.forget_fact("p(b, c)"),  # the assumption still holds it
+                 lambda: m.retract_assumption("h1"),
+                 lambda: m.update_fact("p(c, d)", "p(c, e)"),
+                 lambda: m.forget_fact("p(c, e)"),  # the newest row: its id comes free ...
+                 lambda: m.remember_fact("p(z, z)")]  # ... and is taken again
+        for step in steps:
+            position = copy.position
+            step()
+            with Memory(path) as fresh:
+                assert m.query_logic("p(X, Y)").bindings == fresh.query_logic("p(X, Y)").bindings
+            now = next(c.relation for k, c in m.knowledge.warm._copies.items() if k[1] == "p")
+            assert copy.changes_to(now, position) is not None  # changed step by step, never read whole again
+            copy = now
+        assert m.query_logic("p(X, Y)").bindings == [{"X": "y", "Y": "y"}, {"X": "z", "Y": "z"}]
+
+
+def test_a_copy_older_than_the_feed_reaches_back_is_read_again(tmp_path, monkeypatch):
+    path = str(tmp_path / "m.db")
+    with Memory(path) as m:
+        m.add_facts(["p(a, b)", "p(b, c)", "q(1)", "q(2)", "q(3)"])
+        assert m.query_logic("p(X, Y)").total == 2
+        with by_hand(path) as conn:
+            conn.execute("UPDATE change_counter SET kept_changes = 2")
+        for value in (1, 2, 3):  # three changes elsewhere: the feed forgets the first
+            m.forget_fact(f"q({value})")
+        m.forget_fact("p(a, b)")
+        reads = _full_reads(monkeypatch)
+        assert m.query_logic("p(X, Y)").bindings == [{"X": "b", "Y": "c"}]
+        assert reads == ["p"]
 
 
 def test_a_relation_an_evaluation_reads_is_copied_not_grown_under_it():
@@ -171,6 +235,46 @@ def test_a_relation_an_evaluation_reads_is_copied_not_grown_under_it():
     rels.release()
     assert stored.users == 0
     assert stored.grown([(3, 4)]) is stored and stored.indexes[(0,)][3] == [(3, 4)]
+
+
+small = st.lists(st.integers(0, 12).map(lambda i: (i,)), max_size=5)
+relation_steps = st.lists(st.one_of(st.tuples(st.just("grow"), small), st.tuples(st.just("change"), small, small),
+                                    st.tuples(st.just("pinned grow"), small), st.tuples(st.just("follow"))),
+                          max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(small, relation_steps)
+def test_a_follower_catches_up_with_a_relation_through_its_steps(start, steps):
+    """Whatever a stored relation went through (growth in place, replacement, a copy made because an evaluation
+    was reading it), a model that read it at some point learns exactly what came and went since, or is told
+    that it cannot (then it is evaluated afresh)."""
+    import memory.datalog.relations as relations
+    relation = StoredRelation(start)
+    followers = [(relation, relation.position, set(relation.tuples))]
+    original = relations.ADDED_KEPT
+    relations.ADDED_KEPT = 4  # forget early, to check that forgetting is told
+    try:
+        for step in steps:
+            if step[0] == "grow":
+                relation = relation.grown(step[1])
+            elif step[0] == "change":
+                relation = relation.changed(step[1], step[2])
+            elif step[0] == "pinned grow":
+                relation.users += 1
+                grown = relation.grown(step[1])
+                relation.users -= 1
+                relation = grown
+            else:
+                followers.append((relation, relation.position, set(relation.tuples)))
+    finally:
+        relations.ADDED_KEPT = original
+    for read, position, seen in followers:
+        steps_since = read.changes_to(relation, position)
+        if steps_since is None:
+            continue
+        gained, lost = steps_since
+        assert (seen - lost) | set(gained) == set(relation.tuples)
 
 
 def test_pins_end_with_the_evaluation_that_took_them():

@@ -43,32 +43,87 @@ class StoredRelation:
 
     An evaluation given one reads it in place (no copy) and files the indexes it builds here, so the next
     evaluation finds them built; it never adds to it (a predicate that rules also derive into gets its own
-    copy). The owner grows it with `grown` when new facts arrive."""
+    copy). The owner grows it with `grown` when new facts arrive, and replaces it with `changed` when facts
+    go; a model kept between calls catches up with both through `changes_to`."""
 
-    __slots__ = ("tuples", "indexes", "users")
+    __slots__ = ("tuples", "indexes", "users", "successor", "added", "added_before")
 
     def __init__(self, tuples: Iterable[tuple] = EMPTY) -> None:
         self.tuples: dict = dict.fromkeys(tuples, 0)
         self.indexes: dict = {}  # columns -> index, as `Relations.index` builds them
         self.users = 0  # evaluations reading it now (in this process): it is not grown under them
+        # What a model still reading it needs to catch up (`changes_to`): the tuples added in place, in order
+        # (the first `added_before` of them forgotten), and the relation that replaced it, with the tuples it
+        # lost and gained on the way.
+        self.added: list = []
+        self.added_before = 0
+        self.successor: tuple | None = None
 
     def __len__(self) -> int:
         return len(self.tuples)
 
+    @property
+    def position(self) -> int:
+        """How many tuples it has gained in place so far (see `changes_to`)."""
+        return self.added_before + len(self.added)
+
     def grown(self, new: Iterable[tuple]) -> "StoredRelation":
         """This relation with the tuples `new` added, its indexes kept current: itself, or a copy when an
         evaluation is reading it now."""
-        fresh = [t for t in new if t not in self.tuples]
+        fresh = [t for t in dict.fromkeys(new) if t not in self.tuples]
         if not fresh:
             return self
         with _PINS:  # an evaluation pins it (Relations.load) before or after this, never during
             if not self.users:
                 self._add(fresh)
+                self.added += fresh
+                if len(self.added) > max(ADDED_KEPT, len(self.tuples) // 2):  # a model this far behind starts over
+                    self.added_before += len(self.added)
+                    self.added = []
                 return self
         copy = StoredRelation()
         copy.tuples = dict(self.tuples)
         copy._add(fresh)
+        self.successor = (copy, frozenset(), fresh)
         return copy
+
+    def changed(self, gone: Iterable[tuple], new: Iterable[tuple]) -> "StoredRelation":
+        """This relation without the tuples `gone` and with the tuples `new`: grown in place when nothing goes,
+        else a new relation, its indexes carried over (a bucket that changes is a new list: this one stays as it
+        was for whoever still reads it)."""
+        gone = {t for t in gone if t in self.tuples}
+        if not gone:
+            return self.grown(new)
+        tuples = dict(self.tuples)
+        for t in gone:
+            del tuples[t]
+        fresh = [t for t in dict.fromkeys(new) if t not in tuples]
+        tuples.update(dict.fromkeys(fresh, 0))
+        successor = StoredRelation()
+        successor.tuples = tuples
+        successor.indexes = {columns: refile(dict(idx), columns, gone, fresh) for columns, idx in self.indexes.items()}
+        self.successor = (successor, frozenset(gone), fresh)
+        return successor
+
+    def changes_to(self, later: "StoredRelation", position: int) -> tuple[list, set] | None:
+        """The tuples gained and lost from this relation, as it was when it had gained `position` tuples in place,
+        to `later` (gained ones are in `later`, lost ones are not); None when that cannot be told (`later` did not
+        come from it, or the steps are forgotten)."""
+        gained: list = []
+        lost: set = set()
+        step = self
+        while True:
+            if position < step.added_before:
+                return None
+            gained += step.added[position - step.added_before:]
+            if step is later:  # a tuple that came and went again, or went and came back, is no change
+                return [t for t in gained if t in later.tuples], {t for t in lost if t not in later.tuples}
+            if step.successor is None:
+                return None
+            step, gone, fresh = step.successor
+            lost |= gone
+            gained += fresh
+            position = 0
 
     def _add(self, fresh: list) -> None:
         self.tuples.update(dict.fromkeys(fresh, 0))
@@ -77,6 +132,7 @@ class StoredRelation:
 
 
 _PINS = threading.Lock()
+ADDED_KEPT = 100_000  # tuples added in place remembered at least (see `StoredRelation.changes_to`)
 
 
 def _unpin(pinned: list) -> None:
@@ -129,15 +185,7 @@ class Relations:
         for t in gone:
             relation.pop(t, None)
         for columns, idx in self.indexes.get(pred, {}).items():
-            key = key_function(columns)
-            for k in {key(t) for t in gone}:
-                bucket = idx.get(k)
-                if bucket is not None:
-                    kept = [t for t in bucket if t not in gone]
-                    if kept:
-                        idx[k] = kept
-                    else:
-                        del idx[k]
+            refile(idx, columns, gone, ())
 
     def get(self, pred) -> dict:
         relation = self.rel.get(pred)
@@ -229,6 +277,24 @@ def _file(idx: dict, key: Callable, tuples: Iterable[tuple], budget=None) -> Non
             bucket.append(t)
         if budget is not None and not n & 0x7FFF:
             budget.check()
+
+
+def refile(idx: dict, columns: tuple, gone, fresh) -> dict:
+    """An index on `columns` without the tuples `gone` and with the tuples `fresh`; every bucket that changes is
+    replaced by a new list (never changed in place: a copied index may share its lists with the original)."""
+    key = key_function(columns)
+    touched: dict = {}
+    for t in gone:
+        touched.setdefault(key(t), [])
+    for t in fresh:
+        touched.setdefault(key(t), []).append(t)
+    for k, added in touched.items():
+        bucket = [t for t in idx.get(k, ()) if t not in gone] + added
+        if bucket:
+            idx[k] = bucket
+        else:
+            idx.pop(k, None)
+    return idx
 
 
 RELEASE_SLICE = 16384

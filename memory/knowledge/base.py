@@ -353,6 +353,9 @@ class KnowledgeBase:
                 if kept is not None:
                     inputs: dict = {}
                     changes = self._changes(tx, segment, kept.inputs, inputs)
+                    if changes is None:  # cannot be followed: evaluated afresh
+                        kept.evaluation.release()
+                        kept = None
         if everything is None:
             if kept is not None:
                 try:
@@ -375,25 +378,23 @@ class KnowledgeBase:
         answers.goal = text
         return answers
 
-    def _changes(self, tx: Transaction, segment: Segment, before: dict, inputs: dict) -> dict:
-        """What changed in the stored predicates an evaluation read (`before`: where each stood, see
-        `memo`), as of `tx`, for `Evaluation.update`; `inputs` records where they stand now. New rows of a
-        relation grown in place are those above the newest row the evaluation saw; a relation read anew is
-        compared with the one the evaluation read (plus those rows: the old one may have grown since)."""
+    def _changes(self, tx: Transaction, segment: Segment, before: dict, inputs: dict) -> dict | None:
+        """What changed in the stored predicates an evaluation read (`before`: where each stood, see `memo`), as
+        of `tx`, for `Evaluation.update`; `inputs` records where they stand now. The warm relations say what they
+        gained and lost since (`StoredRelation.changes_to`); a relation read afresh is compared with the one
+        the evaluation read, if that one has not grown since. None when the changes cannot be told."""
         changes = {}
-        seen = self.visibility(tx)
         for (segment_id, functor, arity, visibility), old in before.items():
             relation = self._relation(tx, segment, functor, arity, inputs)
-            now = inputs[(segment_id, functor, arity, visibility)]
-            if relation is old.relation and now == old:
+            if inputs[(segment_id, functor, arity, visibility)] == old:
                 continue
-            newer = tx.facts.tuples(segment_id, functor, arity, seen, after=old.state.newest)
-            if relation is old.relation:
-                changes[Pred.stored(functor, arity)] = BaseChange(newer)
-            else:
+            steps = old.relation.changes_to(relation, old.position)
+            if steps is None:
+                if old.relation.position != old.position:
+                    return None
                 read, current = old.relation.tuples.keys(), relation.tuples.keys()
-                changes[Pred.stored(functor, arity)] = BaseChange(list(current - read) + newer, set(read - current),
-                                                                 relation)
+                steps = list(current - read), set(read - current)
+            changes[Pred.stored(functor, arity)] = BaseChange(*steps, None if relation is old.relation else relation)
         return changes
 
     def query_logic(self, goal: str, memory: str | None = None, limit: int | None = None, offset: int = 0) -> QueryResult:

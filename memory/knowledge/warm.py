@@ -1,10 +1,12 @@
 """Warm relations: each predicate's visible facts kept in memory from one call to the next.
 
 A long-running process (an evaluation worker, a server evaluating in process) reads a predicate once; before
-each use it asks the store's change feed (migration 0008) where the predicate stands. Unchanged: the copy is
-used as it is, indexes and all. Only new rows since: those rows are read and added. Anything else (a fact
-forgotten, a support moved, a predicate emptied): the predicate is read again. A write to one predicate
-leaves every other copy alone, whichever process made it.
+each use it asks the store's change feed (migrations 0008 and 0010) where the predicate stands. Unchanged: the
+copy is used as it is, indexes and all. Only new rows since: those rows are read and added in place. Other
+changes (a fact forgotten or renamed, a support moved): the feed names the facts they touched, and a new copy
+drops what they held and takes what the caller may see of them now (plus any new rows). Only a predicate that
+lost every fact, or a copy older than the feed reaches back, is read again. A write to one predicate leaves
+every other copy alone, whichever process made it.
 
 Relations computed from other tables (observations, for the default segment) have no feed of their own: they
 are kept per segment generation, as before."""
@@ -31,6 +33,7 @@ class Input:
     state: PredicateState
     generation: int | None  # the segment's, for predicates computed relations join
     relation: StoredRelation | None = None  # what the evaluation read; None for an answer from the indexes
+    position: int = 0  # how many tuples that relation had gained in place then (`StoredRelation.changes_to`)
 
 
 @dataclass
@@ -38,6 +41,7 @@ class _Copy:
     relation: StoredRelation
     state: PredicateState
     generation: int | None  # the segment generation it was read at, for predicates joined by computed relations
+    number: int  # the change feed's number when it was last found current (`Facts.changes_since`)
 
 
 class WarmRelations:
@@ -52,20 +56,24 @@ class WarmRelations:
         where the predicate stood (see `memo`)."""
         key = (segment.id, functor, arity, visibility)
         state = tx.facts.state(segment.id, functor, arity)
+        number = tx.facts.change_number()
         generation = segment.generation if computed is not None else None
         copy = self._copies.get(key)
-        if copy is not None and copy.generation == generation and copy.state == state:
+        relation = None
+        if copy is not None and copy.generation == generation and copy.state.vacated == state.vacated:
             relation = copy.relation
-        elif (copy is not None and copy.generation == generation and copy.state.reshaped == state.reshaped
-              and copy.state.vacated == state.vacated and copy.state.newest < state.newest):
-            relation = copy.relation.grown(tx.facts.tuples(segment.id, functor, arity, visibility,
-                                                           after=copy.state.newest))
-        else:
+            if copy.state.reshaped != state.reshaped:  # more than new rows: the facts the feed names
+                changed = tx.facts.changes_since(segment.id, functor, arity, copy.number, visibility)
+                relation = None if changed is None else relation.changed(changed[0], changed[1])
+            if relation is not None and copy.state.newest < state.newest:
+                relation = relation.grown(tx.facts.tuples(segment.id, functor, arity, visibility,
+                                                          after=copy.state.newest))
+        if relation is None:
             tuples = tx.facts.tuples(segment.id, functor, arity, visibility)
             if computed is not None:
                 tuples += computed()
             relation = StoredRelation(tuples)
-        self._copies.put(key, _Copy(relation, state, generation))
+        self._copies.put(key, _Copy(relation, state, generation, number))
         if inputs is not None:
-            inputs[key] = Input(state, generation, relation)
+            inputs[key] = Input(state, generation, relation, relation.position)
         return relation

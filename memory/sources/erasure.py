@@ -3,8 +3,9 @@
 What goes: the text and its digest, the idempotency key, every projection's
 predicate, arguments, statement and fact text, the full-text index entries (the
 index is then optimized, so no old segment keeps the tokens), every materialized
-conclusion (any may rest on the memory; `materialize` rebuilds them), and the
-erased strings wherever an older audit payload holds them. Connections run with
+conclusion (any may rest on the memory; `materialize` rebuilds them), the change
+feed's record of removed facts (`fact_changes`: every warm copy is then read
+again), and the erased strings wherever an older audit payload holds them. Connections run with
 `secure_delete`, so freed bytes are overwritten with zeros, and after the commit
 the WAL is checkpointed and truncated (`Store.scrub`).
 
@@ -42,6 +43,9 @@ def erase_memory(tx: Transaction, record, now: str) -> None:
     # Which conclusions rest on the memory is a question about proofs; the cache is cheaper to drop than to
     # search, and nothing but `materialize` writes it.
     tx.derived.clear_everywhere()
+    # The change feed names removed facts with their old arguments: it forgets them all (warm copies are read
+    # again), rather than find which rows hold this memory's.
+    tx.facts.forget_changes()
     # A fact text or argument still held by a stored fact (asserted, or projected by another memory) is not
     # this memory's alone: it stays where it is, and so do the audit rows of whoever stored it.
     strings |= {t for t in facts if t and not tx.facts.any_text_contains(t)}

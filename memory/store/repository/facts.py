@@ -5,6 +5,7 @@ supports is, and what a write reports is computed over visible supports only."""
 
 from __future__ import annotations
 
+import json
 from itertools import islice
 from typing import Callable, Iterable
 
@@ -73,6 +74,37 @@ class Facts:
             "SELECT coalesce((SELECT reshaped FROM predicate_versions WHERE segment_id = ?1 AND functor = ?2 "
             "AND arity = ?3), 0), (SELECT vacated FROM segments WHERE id = ?1), coalesce((SELECT max(id) FROM facts "
             "WHERE segment_id = ?1 AND functor = ?2 AND arity = ?3), 0)", (segment_id, functor, arity)).fetchone())
+
+    def change_number(self) -> int:
+        """The number of the last change the feed announced, in any predicate (see `changes_since`)."""
+        return self._conn.execute("SELECT value FROM change_counter WHERE id = 1").fetchone()[0]
+
+    def changes_since(self, segment_id: int, functor: str, arity: int, since: int,
+                      visibility: Visibility | None = None) -> tuple[list[tuple], list[tuple]] | None:
+        """The facts of one predicate that the changes numbered above `since` (a `change_number`) touched
+        (migration 0010): the arguments they had in it before (to drop from a copy read at `since`) and the
+        arguments of those the caller may see now (to add back); None when the feed no longer reaches back to
+        `since`."""
+        value, kept = self._conn.execute("SELECT value, kept_changes FROM change_counter WHERE id = 1").fetchone()
+        if since < value - kept:
+            return None
+        rows = self._conn.execute(
+            "SELECT fact_id, args FROM fact_changes WHERE segment_id = ? AND functor = ? AND arity = ? AND number > ?",
+            (segment_id, functor, arity, since)).fetchall()
+        ids = sorted({fact_id for fact_id, _ in rows})
+        condition, params = visible(visibility)
+        present = self._conn.execute(
+            f"SELECT args FROM facts AS f WHERE f.id IN (SELECT value FROM json_each(?)) AND segment_id = ? "
+            f"AND functor = ? AND arity = ? AND {condition}",
+            (json.dumps(ids), segment_id, functor, arity, *params)).fetchall()
+        return decode_many([args for _, args in rows if args is not None]), decode_many([row[0] for row in present])
+
+    def forget_changes(self) -> None:
+        """Empty the feed's list of facts it named (their old arguments are content an erasure must not leave
+        behind) and stamp every segment `vacated`, so every warm copy is read again."""
+        self._conn.execute("DELETE FROM fact_changes")
+        self._conn.execute("UPDATE change_counter SET value = value + 1 WHERE id = 1")
+        self._conn.execute("UPDATE segments SET vacated = (SELECT value FROM change_counter WHERE id = 1)")
 
     def find(self, segment_id: int, text: str, visibility: Visibility | None = None) -> int | None:
         """The id of the fact with this canonical text if the caller may see it."""

@@ -1,4 +1,4 @@
-"""Bearer tokens of the HTTP transport: their digests and the callers they name (migration 0010)."""
+"""Bearer tokens of the HTTP transport: their digests and the callers they name (migration 0011)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
--- 0010: bearer tokens for the HTTP transport (`serve --http`). Each token names who calls: a
+-- 0011: bearer tokens for the HTTP transport (`serve --http`). Each token names who calls: a
 -- principal, the project it may use, its source class and its capabilities, exactly the caller
 -- that stdio takes from the host's environment. Only the sha256 of a token is kept (a token is
 -- 256 random bits, so its digest cannot be brute-forced); the token itself is shown once, when
