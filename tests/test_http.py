@@ -208,6 +208,7 @@ def _dump(tools) -> list[dict]:
     return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
 
 
+@pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
 @pytest.mark.parametrize("era", ERAS)
 def test_http_serves_what_stdio_serves_stops_abandoned_calls_and_keeps_acknowledged_writes(tmp_path, era):
     from mcp.shared.exceptions import MCPError
