@@ -2,6 +2,7 @@
 
 The SDK's dual-era loop serves the 2025-11-25 handshake (initialize, ping, …) and
 the 2026-07-28 stateless envelope (server/discover, per-request _meta, -32022).
+The Streamable HTTP transport (http_server.py) serves the same `build_server`, naming each request's caller.
 This module only maps the registry onto it: tool definitions, results with text
 and structured content, and every tool failure (argument schema included) as an
 isError result whose text starts with the stable error name. Error results carry

@@ -343,16 +343,26 @@ def test_tokens_name_each_caller_and_nothing_else_does(tmp_path):
             note_got = await client.call_tool("memory_get", {"id": note["id"]})
             facts = await client.call_tool("list_facts", {})
             written = await client.call_tool("remember_fact", {"fact": "bob_was_here(yes)"})
-            return query, search, got, note_got, facts, written
+            listed = [str(r.uri) for r in (await client.list_resources()).resources]
+            try:
+                await client.read_resource(f"datalog-memory://memory/{note['id']}")
+                read = None
+            except MCPError as exc:
+                read = exc.error.code
+            return query, search, got, note_got, facts, written, (listed, read)
 
         for era in ERAS:  # bob (another project) sees none of alice's project or session memories
-            query, search, got, note_got, facts, written = run_http_client(url, era, other, tokens["bob"])
+            query, search, got, note_got, facts, written, (listed, read) = run_http_client(url, era, other,
+                                                                                          tokens["bob"])
+            assert read == -32002 and not any(remembered["id"] in uri or note["id"] in uri for uri in listed)
             assert query.structured_content["bindings"] == [] and search.structured_content["results"] == []
             for hidden in (got, note_got):
                 assert hidden.is_error and hidden.meta["datalog-memory/error"]["code"] == "not_found"
             assert "launch_code" not in facts.content[0].text and not written.is_error
         # carol shares alice's project but not her session, and may only read
-        query, search, got, note_got, facts, written = run_http_client(url, MODERN, other, tokens["carol"])
+        query, search, got, note_got, facts, written, (listed, read) = run_http_client(url, MODERN, other,
+                                                                                      tokens["carol"])
+        assert f"datalog-memory://memory/{remembered['id']}" in listed and read == -32002
         assert query.structured_content["bindings"] == [{"X": "4242"}] and not got.is_error
         assert note_got.is_error and written.is_error
         assert written.meta["datalog-memory/error"]["code"] == "permission_denied"
