@@ -155,33 +155,87 @@ def serve(
     log_level: Optional[str] = typer.Option(
         None, "--log-level", help="debug, info, warning, error or critical (default: $DATALOG_MEMORY_LOG_LEVEL, "
         "else info); logs go to stderr"),
+    http: bool = typer.Option(False, "--http", help="Serve MCP over Streamable HTTP at http://HOST:PORT/mcp "
+                              "instead of stdin/stdout"),
+    host: str = typer.Option("127.0.0.1", "--host", help="With --http: the address to listen on; any but a loopback "
+                             "address requires a token on every request (see `token create`)"),
+    port: int = typer.Option(8765, "--port", min=0, max=65535, help="With --http: the port (0: a free one)"),
+    require_token: bool = typer.Option(False, "--require-token", help="With --http: require a bearer token even on "
+                                       "a loopback address (it is required anyway once any token exists)"),
 ) -> None:
-    """Serve the tools over MCP on stdin/stdout (both protocol eras)."""
+    """Serve the tools over MCP on stdin/stdout, or over Streamable HTTP with --http (both protocol eras)."""
     from memory.log_level import log_level as level_of
 
     try:
         level_of(log_level)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--log-level") from None
+    if not http and (require_token or ctx.get_parameter_source("host").name != "DEFAULT"
+                     or ctx.get_parameter_source("port").name != "DEFAULT"):
+        raise typer.BadParameter("--host, --port and --require-token serve HTTP: add --http", param_hint="--http")
     from memory.workers import WorkerPool
 
     memory = _memory(ctx)
+    sock = None
     try:
         memory.store.data_version()  # open (and migrate) now: a database we cannot use fails before serving
+        if http:
+            sock, required = _http_socket(memory, host, port, require_token)
         workers = WorkerPool.for_memory(memory)  # None: evaluate in this process (DATALOG_MEMORY_WORKERS=0)
     except DatalogMemoryError as exc:
+        if sock is not None:
+            sock.close()
         _fail(exc, False)
     # The evaluation processes start before the MCP package is imported (most of the server's start-up): they
     # get ready meanwhile, so neither the first call nor a second one right after it waits for a cold start.
     if workers is not None:
         workers.start()
     try:
-        from memory.mcp_server import serve as run
+        if http:
+            from memory.http_server import serve_http
 
-        run(memory, log_level, workers)
+            serve_http(memory, sock, required, log_level, workers)
+        else:
+            from memory.mcp_server import serve as run
+
+            run(memory, log_level, workers)
     finally:
         if workers is not None:
             workers.close()  # no worker outlives the server
+
+
+def _bind(host: str, port: int):
+    """A listening TCP socket on host:port (port 0: a free one); OSError when the address cannot be had. Bound
+    here, before the server starts, so a port in use fails at once, and port 0's choice is known."""
+    import socket
+
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                         flags=socket.AI_PASSIVE)[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)  # from here a client's connection waits in the backlog until the server accepts it
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _http_socket(memory: Memory, host: str, port: int, require_token: bool):
+    """The HTTP server's listening socket and whether it requires tokens; refused (exit 2) when it would have to
+    and cannot (no token exists), or for a database only this process could see."""
+    from memory.sources.tokens import token_required
+    from memory.store import IN_MEMORY
+
+    if memory.path == IN_MEMORY:
+        raise InvalidConfiguration("--http serves one database file to many callers; ':memory:' is private to "
+                                   "one connection: give a file with --db")
+    required = token_required(memory.repository, host, require_token)
+    try:
+        return _bind(host, port), required
+    except OSError as exc:
+        raise Failure(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
 @app.command(rich_help_panel=ADMIN)
@@ -401,6 +455,89 @@ def check(
                   markup=False, highlight=False)
     if not report.ok:
         raise typer.Exit(EXIT_FAILED)
+
+
+# --- bearer tokens of the HTTP server ------------------------------------------------
+
+token_app = typer.Typer(help="Bearer tokens for `serve --http`: each names a remote caller (principal, project, "
+                        "capabilities). Only a hash is stored; the token is printed once.", no_args_is_help=True)
+app.add_typer(token_app, name="token", rich_help_panel=ADMIN)
+
+
+def _token_record(row) -> dict:
+    """A token's row as `token list` shows it: never the token, nor its digest."""
+    return {"id": row.id, "name": row.name, "principal": row.principal, "project_remote": row.project_remote,
+            "source_class": row.source_class, "capabilities": list(row.capabilities), "created_at": row.created_at,
+            "created_by": row.created_by, "revoked_at": row.revoked_at, "revoked_by": row.revoked_by}
+
+
+@token_app.command("create")
+def token_create(
+    ctx: typer.Context,
+    name: str = typer.Option(..., "--name", help="A label: who or what holds the token"),
+    principal: str = typer.Option(..., "--principal", help="Who the caller acts as (audit rows, session namespaces)"),
+    project: Optional[str] = typer.Option(None, "--project", help="The project namespace (git remote or path) the "
+                                          "caller may use (default: none)"),
+    capabilities: Optional[str] = typer.Option(
+        None, "--capabilities", help="Comma-separated (default: every capability but memory_admin and "
+        "memory_write_global); an empty string grants none"),
+    source_class: Optional[str] = typer.Option(None, "--source-class", help="Provenance of what the caller writes "
+                                               "(default: model_inferred)"),
+    as_json: bool = typer.Option(False, "--json", help="Print the token and its record as JSON"),
+) -> None:
+    """Create a token and print it (once: only its hash is kept). Needs memory_admin."""
+    from memory.sources.context import parse_capabilities
+
+    granted = None if capabilities is None else sorted(parse_capabilities(capabilities))
+    try:
+        issued = _memory(ctx).create_token(name, principal, project, granted, source_class)
+    except DatalogMemoryError as exc:
+        _fail(exc, as_json, EXIT_USAGE if exc.code == "invalid_arguments" else None)
+    record = _token_record(issued.row)
+    if as_json:
+        out.print_json(json.dumps({"token": issued.token, **record}))
+        return
+    out.print(issued.token, markup=False, highlight=False)
+    err.print(f"token {record['id']} for {record['principal']} (capabilities: {', '.join(record['capabilities']) or 'none'}"
+              f"; project: {record['project_remote'] or 'none'}): store it now, it is not shown again",
+              markup=False, highlight=False)
+
+
+@token_app.command("list")
+def token_list(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="Print the tokens' records as JSON"),
+) -> None:
+    """List the tokens (ids and the callers they name; never a token). Needs memory_admin."""
+    try:
+        rows = _memory(ctx).list_tokens()
+    except DatalogMemoryError as exc:
+        _fail(exc, as_json)
+    records = [_token_record(row) for row in rows]
+    if as_json:
+        out.print_json(json.dumps(records))
+        return
+    for r in records:
+        state = f"revoked {r['revoked_at']}" if r["revoked_at"] else "valid"
+        out.print(f"{r['id']}  {r['name']}  principal={r['principal']}  project={r['project_remote'] or '-'}  "
+                  f"capabilities={','.join(r['capabilities']) or '-'}  created {r['created_at']}  {state}",
+                  markup=False, highlight=False)
+    if not records:
+        out.print("no tokens", markup=False, highlight=False)
+
+
+@token_app.command("revoke")
+def token_revoke(
+    ctx: typer.Context,
+    token_id: str = typer.Argument(..., metavar="ID", help="The token's id (see `token list`)"),
+    as_json: bool = typer.Option(False, "--json", help="Print the revoked token's record as JSON"),
+) -> None:
+    """Revoke a token: every request presenting it is refused from now on (401). Needs memory_admin."""
+    try:
+        row = _memory(ctx).revoke_token(token_id)
+    except DatalogMemoryError as exc:
+        _fail(exc, as_json)
+    _report(_token_record(row), as_json, f"revoked token {row.id} ({row.principal})")
 
 
 # --- one subcommand per registry tool -------------------------------------------

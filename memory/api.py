@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -18,6 +20,7 @@ from .evidence.observations import ObservationRelations, Observations
 from .sources.context import ADMIN, READ, WRITE_GLOBAL, WRITE_KNOWLEDGE, WRITE_OBSERVATIONS
 from .sources import CallerContext, CallerVisibility, SourceMemories, recall, search
 from .sources.derived import derived_recall
+from .sources.tokens import AccessTokens, IssuedToken
 from .sources.search import render_recall
 from .store import IN_MEMORY, DatabaseLocation, Store, global_db_path, resolve_location
 from .store.repository import IMPORT_BATCH, Repository
@@ -331,6 +334,27 @@ class Memory:
             return None
         return self._global()
 
+    # --- bearer tokens of the HTTP transport (each needs memory_admin) -------------------------------
+    def create_token(self, name: str, principal: str, project_remote: str | None = None,
+                     capabilities: list[str] | None = None, source_class: str | None = None) -> IssuedToken:
+        tokens = AccessTokens(self.repository, self.context)
+        if source_class is None:
+            return tokens.create(name, principal, project_remote, capabilities)
+        return tokens.create(name, principal, project_remote, capabilities, source_class)
+
+    def list_tokens(self) -> list:
+        return AccessTokens(self.repository, self.context).list()
+
+    def revoke_token(self, token_id: str):
+        return AccessTokens(self.repository, self.context).revoke(token_id)
+
+    def as_caller(self, context: CallerContext) -> "Memory":
+        """The same databases, budget and clock, called by `context` (a server serving many callers)."""
+        memory = Memory(self.path, budget=self.knowledge.budget.copy(), global_path=self.global_path, context=context,
+                        clock=self.clock)
+        memory.location = self.location
+        return memory
+
     def close(self) -> None:
         self.store.close()
         if self._global_kb is not None:
@@ -341,3 +365,35 @@ class Memory:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class CallerMemories:
+    """A Memory per caller over one database: `base` for its own caller, others made on first use and kept
+    (the most recently used `size`, each with its connection and warm relations). A Memory dropped from the
+    cache is closed; a call still holding it reopens its connection, so dropping never fails a call."""
+
+    def __init__(self, base: Memory, size: int = 32) -> None:
+        self.base = base
+        self.size = size
+        self._kept: OrderedDict[CallerContext, Memory] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def of(self, context: CallerContext | None) -> Memory:
+        if context is None or context == self.base.context:
+            return self.base
+        with self._lock:
+            memory = self._kept.get(context)
+            if memory is not None:
+                self._kept.move_to_end(context)
+                return memory
+            memory = self._kept[context] = self.base.as_caller(context)
+            dropped = self._kept.popitem(last=False)[1] if len(self._kept) > self.size else None
+        if dropped is not None:
+            dropped.close()
+        return memory
+
+    def close(self) -> None:
+        with self._lock:
+            kept, self._kept = list(self._kept.values()), OrderedDict()
+        for memory in kept:
+            memory.close()

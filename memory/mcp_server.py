@@ -2,6 +2,7 @@
 
 The SDK's dual-era loop serves the 2025-11-25 handshake (initialize, ping, …) and
 the 2026-07-28 stateless envelope (server/discover, per-request _meta, -32022).
+The Streamable HTTP transport (http_server.py) serves the same `build_server`, naming each request's caller.
 This module only maps the registry onto it: tool definitions, results with text
 and structured content, and every tool failure (argument schema included) as an
 isError result whose text starts with the stable error name. Error results carry
@@ -42,11 +43,12 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from pydantic import ValidationError
 
 from . import __version__
-from .api import Memory
+from .api import CallerMemories, Memory
 from . import resources
-from .datalog.budget import Cancellation, cancellable
+from .datalog.budget import CURRENT_CANCELLATION, Cancellation, cancellable
 from .errors import DatalogMemoryError, InvalidArguments, NotFound
 from .log_level import log_level
+from .sources.context import CallerContext
 from .store import IN_MEMORY
 from .tools import REGISTRY, ToolResult, UnknownTool, get_tool
 from .workers import WorkerPool, run_call
@@ -99,17 +101,55 @@ def _error(failure: ToolResult) -> types.CallToolResult:
                                 _meta={ERROR_META: failure.structured["error"]})
 
 
+LOG_THRESHOLD = "datalog-memory/log-threshold"
+
+
+def _connection_state(ctx, fallback: dict) -> dict:
+    """The SDK's per-connection scratch state (`Connection.state`: one per stdio process, one per HTTP session),
+    which a low-level handler reaches only through its per-request session proxy."""
+    connection = getattr(ctx.session, "_connection", None)
+    state = getattr(connection, "state", None)
+    return state if isinstance(state, dict) else fallback
+
+
+async def _in_thread(function, *args):
+    """`function(*args)` in a worker thread, under the request's cancellation. The stdio loop gives each request
+    one (and cancels it on notifications/cancelled); on HTTP the SDK cancels the handler when the client cancels
+    or goes away, and then the evaluation is told to stop at its next budget check rather than run to its
+    budget with nobody waiting."""
+    if CURRENT_CANCELLATION.get() is not None:
+        return await anyio.to_thread.run_sync(function, *args)
+    with cancellable(Cancellation()) as token:
+        try:
+            return await anyio.to_thread.run_sync(function, *args, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            token.cancel("the client cancelled the request or went away")
+            raise
+
+
 LOG_LEVELS: tuple[str, ...] = typing.get_args(types.LoggingLevel)  # RFC 5424 order, least severe first
 RESOURCE_NOT_FOUND = -32002
 
 
-def build_server(memory: Memory, workers: WorkerPool | None = None) -> Server:
+Identify = typing.Callable[[typing.Any], "CallerContext | None"]
+
+
+def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Identify | None = None) -> Server:
     """The MCP server over `memory`. With `workers`, the calls of tools that evaluate (the registry's
-    `evaluates`) run in its worker processes; without, every call runs in this process."""
+    `evaluates`) run in its worker processes; without, every call runs in this process. `identify` names
+    the caller of a request from its context (the HTTP transport: the request's token and connection);
+    None, or it returning None, means the caller `memory` was opened with (stdio: the host's environment)."""
     tools = mcp_tools()
-    # The 2025-11-25 era's logging/setLevel threshold for this connection (stdio serves one client).
+    memories = CallerMemories(memory)
+    # The 2025-11-25 era's logging/setLevel threshold, per connection (stdio has one, HTTP one per session).
     # Before the client sets one, only warnings and worse are sent. The 2026-07-28 era opts in per request.
-    threshold = {"level": "warning"}
+    shared: dict = {}  # where it is kept if the SDK ever stops giving a connection's state (see _connection_state)
+
+    def thresholds(ctx) -> dict:
+        return _connection_state(ctx, shared)
+
+    def caller(ctx) -> CallerContext | None:
+        return identify(ctx) if identify is not None else None
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
@@ -118,7 +158,7 @@ def build_server(memory: Memory, workers: WorkerPool | None = None) -> Server:
         """A notifications/message to the client, when its level is wanted; never fails the call."""
         # 2026-07-28: the request's own opt-in decides (the SDK filters); before, logging/setLevel's threshold.
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-        if not modern and LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold["level"]):
+        if not modern and LOG_LEVELS.index(level) < LOG_LEVELS.index(thresholds(ctx).get(LOG_THRESHOLD, "warning")):
             return
         try:
             with warnings.catch_warnings():
@@ -134,12 +174,13 @@ def build_server(memory: Memory, workers: WorkerPool | None = None) -> Server:
             spec = get_tool(params.name)
         except UnknownTool as exc:
             raise MCPError(INVALID_PARAMS, exc.message, {"code": exc.code, "tool": params.name}) from None
+        context = caller(ctx)
         if workers is not None and spec.evaluates:
             # In a worker process: an evaluation can neither hold this process nor leave its memory here.
-            outcome = await anyio.to_thread.run_sync(workers.call, params.name, params.arguments)
+            outcome = await _in_thread(workers.call, params.name, params.arguments, None, context)
         else:
             # A thread keeps the protocol loop answering meanwhile.
-            outcome = await anyio.to_thread.run_sync(run_call, memory, params.name, params.arguments)
+            outcome = await _in_thread(run_call, memories.of(context), params.name, params.arguments)
         if outcome.kind != OK:
             level = "error" if outcome.kind == INTERNAL else "info"
             await notify(ctx, level, {"tool": params.name, "error": outcome.code, "message": outcome.result.text[:500]})
@@ -148,13 +189,13 @@ def build_server(memory: Memory, workers: WorkerPool | None = None) -> Server:
         return _result(outcome.result)
 
     async def set_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
-        threshold["level"] = params.level
+        thresholds(ctx)[LOG_THRESHOLD] = params.level
         return types.EmptyResult()
 
     async def list_resources(ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         cursor = params.cursor if params is not None else None
         try:
-            page, after = await anyio.to_thread.run_sync(resources.list_resources, memory, cursor)
+            page, after = await anyio.to_thread.run_sync(resources.list_resources, memories.of(caller(ctx)), cursor)
         except DatalogMemoryError as exc:
             raise MCPError(INVALID_PARAMS, exc.message, exc.to_dict()) from None
         return types.ListResourcesResult(next_cursor=after, resources=[
@@ -169,7 +210,7 @@ def build_server(memory: Memory, workers: WorkerPool | None = None) -> Server:
     async def read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = str(params.uri)
         try:
-            text, mime = await anyio.to_thread.run_sync(resources.read_resource, memory, uri)
+            text, mime = await anyio.to_thread.run_sync(resources.read_resource, memories.of(caller(ctx)), uri)
         except (NotFound, InvalidArguments):  # one answer for unknown and invisible: no existence oracle
             raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri[:200]}", {"uri": uri[:200]}) from None
         except DatalogMemoryError as exc:
@@ -426,16 +467,22 @@ class _NoInput:
 
 
 _NO_INPUT = _NoInput()
+
+
+def configure_logging(level: str | None) -> None:
+    """Logs go to stderr: the SDK's own records only from warning up, unless debugging; ours at `level`."""
+    chosen = log_level(level)
+    logging.basicConfig(stream=sys.stderr, level=logging.DEBUG if chosen <= logging.DEBUG else logging.WARNING,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    log.setLevel(chosen)
+
+
 def serve(memory: Memory, level: str | None = None, workers: WorkerPool | None = None) -> None:
     """Serve MCP over stdin/stdout until stdin closes or a signal. Logs go to stderr only.
 
     `workers` is the started pool the evaluating calls go to (its owner closes it; `datalog-memory serve`
     starts it before this module is imported, see cli/main.py); None evaluates in this process."""
-    chosen = log_level(level)
-    # The SDK's own records only from warning up, unless debugging; ours at the chosen level.
-    logging.basicConfig(stream=sys.stderr, level=logging.DEBUG if chosen <= logging.DEBUG else logging.WARNING,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    log.setLevel(chosen)
+    configure_logging(level)
     interactive = sys.stdin.isatty()
     log.info("datalog-memory %s serving %s (MCP %s by handshake; %s stateless)", __version__,
              memory.path if memory.path == IN_MEMORY else os.path.abspath(memory.path),

@@ -1,4 +1,4 @@
--- datalog-memory: the whole current schema (migrations 0001-0007), for anyone
+-- datalog-memory: the whole current schema (migrations 0001-0012), for anyone
 -- opening the database with sqlite3. The migrations in migrations/ are what
 -- actually builds it; tests/test_schema.py proves the two agree.
 --
@@ -737,3 +737,35 @@ CREATE TRIGGER fact_changes_window AFTER INSERT ON fact_changes BEGIN
     DELETE FROM fact_changes WHERE number <= (SELECT value - kept_changes FROM change_counter WHERE id = 1);
 END;
 
+-- (0012) Bearer tokens of the HTTP transport (`datalog-memory serve --http`;
+-- managed with `datalog-memory token create|list|revoke`). A token names a
+-- caller: principal, the project it may use, source class and capabilities,
+-- which stdio takes from the host's environment. Only the sha256 of each token
+-- is kept (a token carries 256 random bits, so its digest cannot be brute
+-- forced); the token itself is printed once, at creation. Creating and
+-- revoking write an audit row (token_create, token_revoke) in the same
+-- transaction. A revoked token stays revoked and a token's identity never
+-- changes (create another one instead).
+CREATE TABLE access_tokens (
+    id TEXT PRIMARY KEY,               -- public id: part of the token, shown by `token list`
+    digest TEXT NOT NULL UNIQUE,       -- sha256 (hex) of the whole token
+    name TEXT NOT NULL,                -- the administrator's label (who or what holds it)
+    principal TEXT NOT NULL,           -- who acts: audit rows and session namespaces name it
+    project_remote TEXT,               -- the project namespace it may use (NULL: none)
+    source_class TEXT NOT NULL,        -- provenance of what it writes (see CallerContext)
+    capabilities TEXT NOT NULL CHECK (json_valid(capabilities)),  -- JSON array of capability names
+    created_at TEXT NOT NULL,
+    created_by TEXT NOT NULL,          -- the principal that created it
+    revoked_at TEXT,                   -- NULL while it is valid
+    revoked_by TEXT
+);
+
+CREATE TRIGGER access_tokens_fixed BEFORE UPDATE ON access_tokens
+WHEN OLD.revoked_at IS NOT NULL OR NEW.revoked_at IS NULL
+    OR NEW.id IS NOT OLD.id OR NEW.digest IS NOT OLD.digest OR NEW.name IS NOT OLD.name
+    OR NEW.principal IS NOT OLD.principal OR NEW.project_remote IS NOT OLD.project_remote
+    OR NEW.source_class IS NOT OLD.source_class OR NEW.capabilities IS NOT OLD.capabilities
+    OR NEW.created_at IS NOT OLD.created_at OR NEW.created_by IS NOT OLD.created_by
+BEGIN
+    SELECT RAISE(ABORT, 'an access token can only be revoked, once');
+END;

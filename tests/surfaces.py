@@ -185,3 +185,63 @@ def alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+class HttpServer:
+    """`datalog-memory serve --http --port 0` as its own process; `url` is its endpoint once it listens (read
+    from the line it prints on stderr, which goes to a file so the server never blocks on a full pipe)."""
+
+    def __init__(self, db: str, *args: str, extra_env: dict | None = None, log: Path | None = None) -> None:
+        import re
+        import tempfile
+        import time
+
+        self.log = log or Path(tempfile.mkstemp(suffix=".log")[1])
+        with open(self.log, "wb") as errors:
+            self.proc = subprocess.Popen([*COMMAND, "--db", db, "serve", "--http", "--port", "0", *args],
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
+                                         cwd=os.getcwd(), env=env(extra_env))
+        deadline = time.monotonic() + 60
+        while True:
+            found = re.search(r" at (http://\S+/mcp) ", self.log.read_text(errors="replace"))
+            if found:
+                self.url = found.group(1)
+                return
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise AssertionError(f"the HTTP server did not start: {self.log.read_text(errors='replace')}")
+            time.sleep(0.05)
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                return self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        return self.proc.wait()
+
+    def kill9(self) -> None:
+        self.proc.kill()  # SIGKILL
+        self.proc.wait()
+
+    def __enter__(self) -> "HttpServer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def run_http_client(url: str, era: str, scenario, token: str | None = None, **options):
+    """Connect the mcp package's Streamable HTTP client to `url` in `era` (with a bearer token when given, and the
+    Client's `options`) and run `scenario(client)`."""
+    import anyio
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async def main():
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"} if token else None)
+        async with http, Client(streamable_http_client(url, http_client=http), mode=era, **options) as client:
+            return await scenario(client)
+    return anyio.run(main)

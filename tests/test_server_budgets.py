@@ -311,10 +311,10 @@ def test_materialize_never_locks_out_a_writer_in_another_process(server, store):
 
 def test_cancelled_call_stops_evaluating_and_gets_no_reply(server):
     rid = server.call("query_logic", {"goal": "p(X, Y)"})
+    evaluating = server.processes()  # the server and the worker that evaluates, not the one started after the kill
     time.sleep(0.3)
     server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}})
     time.sleep(0.3)
-    evaluating = server.processes()  # the worker that evaluated, not one started meanwhile
     cpu = server.cpu_s(evaluating)
     time.sleep(0.6)
     assert server.cpu_s(evaluating) - cpu < 0.3  # idle: the evaluation stopped rather than running out its budget

@@ -282,6 +282,27 @@ def test_a_follower_catches_up_with_a_relation_through_its_steps(start, steps):
     assert relation.indexes[(0,)] == build_index(relation.tuples, (0,))  # indexes kept current throughout
 
 
+def test_a_finalizer_that_unpins_may_run_during_a_change(monkeypatch):
+    """A collection that starts inside a change made under the pin lock finalizes an evaluation's relations,
+    which unpin under the same lock: that must not wait for itself (it hung a test run)."""
+    import gc
+    import threading
+    import memory.datalog.relations as relations
+    other = StoredRelation([(1,)])
+    held = Relations()
+    held.load(Pred.stored("other", 1), other)
+    held.cycle = held  # only the cycle collector frees it
+    del held
+    real = relations.refile
+    monkeypatch.setattr(relations, "refile", lambda *args: (gc.collect(), real(*args))[1])
+    relation = StoredRelation([(1,), (2,)])
+    relation.indexes[(0,)] = build_index(relation.tuples, (0,))
+    done = threading.Thread(target=relation.changed, args=([(1,)], [(3,)]), daemon=True)
+    done.start()
+    done.join(10)
+    assert not done.is_alive() and set(relation.tuples) == {(2,), (3,)} and other.users == 0
+
+
 def test_pins_end_with_the_evaluation_that_took_them():
     stored = StoredRelation([(1,)])
     rels = Relations()

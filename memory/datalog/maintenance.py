@@ -65,101 +65,126 @@ def maintain(model: Model, strata: Strata, changes: dict[Pred, BaseChange], budg
 def _maintain(model: Model, strata: Strata, changes: dict[Pred, BaseChange], budget: Budget) -> set[Pred]:
     rels = model.relations
     rels.hold()
-    index_of = {id(rule): i for i, rule in enumerate(model.rules, 1)}
-    by_head = rules_by_head(model.rules)
     gone, new_base = _base_effects(model, changes)
-    recompute = _recomputed(strata, model.rules, set(gone) | set(new_base))
     # Stored relations read in place are read as they are now (changed in place, or replaced here), the model's
     # own relations as they were until step 2.
     for pred, change in changes.items():
         if change.relation is not None and pred in rels.shared:
             rels.replace(pred, change.relation)
-    now_gone = {pred: tuples for pred, tuples in gone.items() if pred in rels.shared}
-
-    # 1. Over-delete, reading the model as it was.
-    doomed: dict = {pred: dict(tuples) for pred, tuples in gone.items()}
-    for component in strata.components:
-        rules = [rule for pred in component for rule in by_head.get(pred, ())]
-        if not rules:
-            continue
-        preds = set(component)
-        if component[0] in recompute:
-            for pred in preds:  # every derived tuple goes; recomputing brings back what holds
-                doomed.setdefault(pred, {}).update((t, c) for t, c in rels.rel.get(pred, {}).items() if c)
-            continue
-        below = {p for p, tuples in doomed.items() if tuples and p not in preds}
-        delta = {pred: {} for pred in preds}
-        variants = seeded_variants(rules, below, rels, index_of, budget) + _gone_together(rules, now_gone, rels,
-                                                                                          index_of, budget)
-        _over_delete(variants, doomed, doomed, delta, rels, budget)
-        for pred in preds:
-            delta[pred].update(doomed.get(pred, {}))
-        variants = seeded_variants(rules, preds, rels, index_of, budget)
-        while any(delta.values()):
-            for pred, tuples in delta.items():
-                doomed.setdefault(pred, {}).update(tuples)
-            seeds, delta = delta, {pred: {} for pred in preds}
-            _over_delete(variants, seeds, doomed, delta, rels, budget)
-
-    # 2. Remove them; the base changes take effect.
-    for pred, tuples in doomed.items():
-        if tuples and pred not in rels.shared:
-            rels.remove(pred, tuples)
-    added: dict = {}  # per predicate: what is in the model now that was not after step 2
-    for pred, tuples in new_base.items():
-        if pred in rels.shared:  # read in place: the new tuples are in it already
-            added[pred] = dict.fromkeys(tuples, 0)
-            continue
-        relation = rels.writable(pred)
-        fresh = {}
-        for t in tuples:
-            if t in relation:
-                relation[t] = 0  # a derived tuple now stored as well: a base fact, as evaluation loads it
-            else:
-                fresh[t] = 0
-        rels.add(pred, fresh, budget)
-        added[pred] = fresh
-
-    # 3. Rederive and insert, component by component.
-    counter = model.iterations
-    work: dict = {}
-    for component, recursive in zip(strata.components, strata.recursive):
-        rules = [rule for pred in component for rule in by_head.get(pred, ())]
-        if not rules:
-            continue
-        preds = set(component)
-        candidates = {pred: doomed[pred] for pred in preds if doomed.get(pred)}
-        if component[0] in recompute or \
-                sum(map(len, candidates.values())) * REDERIVE_COST > sum(len(rels.rel[p]) for p in preds):
-            # Its rules over what it holds now (its base tuples, or what survived): one evaluation, cheaper than
-            # rederiving many tuples one search at a time.
-            before = {pred: set(rels.rel.get(pred, ())) for pred in preds}
-            counter = evaluate_component(preds, rules, recursive, rels, index_of, budget, counter)
-            for pred in preds:
-                added[pred] = {t: c for t, c in rels.rel[pred].items() if t not in before[pred]} | added.get(pred, {})
-            continue
-        below = {p for p, tuples in added.items() if tuples and p not in preds}
-        if not below and not candidates and not any(added.get(pred) for pred in preds):
-            continue
-        counter += 1
-        first: dict = {pred: {} for pred in preds}
-        if candidates:
-            _rederive(rules, candidates, first, rels, index_of, budget, counter)
-        stamp = counter << RULE_BITS
-        for compiled, seed_pred, head, rule_index in seeded_variants(rules, below, rels, index_of, budget):
-            budget.tick(compiled.fire(added[seed_pred], known=(rels.rel[head],), into=first[head],
-                                      code=stamp | rule_index))
-        for pred in preds:
-            rels.add(pred, first[pred], budget)
-            first[pred].update(added.get(pred, {}))
-        collect = {pred: dict(first[pred]) for pred in preds}
-        if recursive:
-            variants = seeded_variants(rules, preds, rels, index_of, budget)
-            counter = semi_naive_rounds(preds, variants, first, rels, budget, counter, work, collect)
-        added.update(collect)
-    model.iterations = counter
+    step = _Steps(model, strata, budget, _recomputed(strata, model.rules, set(gone) | set(new_base)))
+    doomed = step.over_delete(gone)
+    added = step.remove_and_add(doomed, new_base)
+    model.iterations = step.rederive_and_insert(doomed, added, model.iterations)
     rels.let_go()
     return {p for p, t in doomed.items() if t} | {p for p, t in added.items() if t}
+
+
+class _Steps:
+    """The three steps over one model, component by component (see the module's docstring)."""
+
+    def __init__(self, model: Model, strata: Strata, budget: Budget, recompute: set) -> None:
+        self.rels = model.relations
+        self.strata = strata
+        self.budget = budget
+        self.recompute = recompute  # the predicates recomputed whole (`_recomputed`)
+        self.index_of = {id(rule): i for i, rule in enumerate(model.rules, 1)}
+        self.by_head = rules_by_head(model.rules)
+
+    def components(self):
+        """(predicates, their rules, recursive?) of each component that has rules, dependencies first."""
+        for component, recursive in zip(self.strata.components, self.strata.recursive):
+            rules = [rule for pred in component for rule in self.by_head.get(pred, ())]
+            if rules:
+                yield set(component), rules, recursive
+
+    def variants(self, rules: list[Rule], seeds: set) -> list:
+        return seeded_variants(rules, seeds, self.rels, self.index_of, self.budget)
+
+    def over_delete(self, gone: dict) -> dict:
+        """1. Every tuple with a derivation that used a base tuple `gone` or another over-deleted one, per
+        predicate, read from the model as it was."""
+        rels = self.rels
+        now_gone = {pred: tuples for pred, tuples in gone.items() if pred in rels.shared}
+        doomed: dict = {pred: dict(tuples) for pred, tuples in gone.items()}
+        for preds, rules, _ in self.components():
+            if next(iter(preds)) in self.recompute:
+                for pred in preds:  # every derived tuple goes; recomputing brings back what holds
+                    doomed.setdefault(pred, {}).update((t, c) for t, c in rels.rel.get(pred, {}).items() if c)
+                continue
+            below = {p for p, tuples in doomed.items() if tuples and p not in preds}
+            delta = {pred: {} for pred in preds}
+            variants = self.variants(rules, below) + _gone_together(rules, now_gone, rels, self.index_of, self.budget)
+            _over_delete(variants, doomed, doomed, delta, rels, self.budget)
+            for pred in preds:
+                delta[pred].update(doomed.get(pred, {}))
+            variants = self.variants(rules, preds)
+            while any(delta.values()):
+                for pred, tuples in delta.items():
+                    doomed.setdefault(pred, {}).update(tuples)
+                seeds, delta = delta, {pred: {} for pred in preds}
+                _over_delete(variants, seeds, doomed, delta, rels, self.budget)
+        return doomed
+
+    def remove_and_add(self, doomed: dict, new_base: dict) -> dict:
+        """2. The over-deleted tuples removed from the model's own relations, the new base tuples added; per
+        predicate, what is in the model now that was not after the removal."""
+        rels = self.rels
+        for pred, tuples in doomed.items():
+            if tuples and pred not in rels.shared:
+                rels.remove(pred, tuples)
+        added: dict = {}
+        for pred, tuples in new_base.items():
+            if pred in rels.shared:  # read in place: the new tuples are in it already
+                added[pred] = dict.fromkeys(tuples, 0)
+                continue
+            relation = rels.writable(pred)
+            fresh = {}
+            for t in tuples:
+                if t in relation:
+                    relation[t] = 0  # a derived tuple now stored as well: a base fact, as evaluation loads it
+                else:
+                    fresh[t] = 0
+            rels.add(pred, fresh, self.budget)
+            added[pred] = fresh
+        return added
+
+    def rederive_and_insert(self, doomed: dict, added: dict, counter: int) -> int:
+        """3. Per component, the over-deleted tuples that still hold come back and the fixpoint continues from
+        everything new (`added` gains each component's new tuples); the last stamp used."""
+        rels, budget = self.rels, self.budget
+        work: dict = {}
+        for preds, rules, recursive in self.components():
+            candidates = {pred: doomed[pred] for pred in preds if doomed.get(pred)}
+            if next(iter(preds)) in self.recompute or \
+                    sum(map(len, candidates.values())) * REDERIVE_COST > sum(len(rels.rel[p]) for p in preds):
+                # Its rules over what it holds now (its base tuples, or what survived): one evaluation, cheaper
+                # than rederiving many tuples one search at a time.
+                before = {pred: set(rels.rel.get(pred, ())) for pred in preds}
+                counter = evaluate_component(preds, rules, recursive, rels, self.index_of, budget, counter)
+                for pred in preds:
+                    added[pred] = {t: c for t, c in rels.rel[pred].items() if t not in before[pred]} | \
+                        added.get(pred, {})
+                continue
+            below = {p for p, tuples in added.items() if tuples and p not in preds}
+            if not below and not candidates and not any(added.get(pred) for pred in preds):
+                continue
+            counter += 1
+            first: dict = {pred: {} for pred in preds}
+            if candidates:
+                _rederive(rules, candidates, first, rels, self.index_of, budget, counter)
+            stamp = counter << RULE_BITS
+            for compiled, seed_pred, head, rule_index in self.variants(rules, below):
+                budget.tick(compiled.fire(added[seed_pred], known=(rels.rel[head],), into=first[head],
+                                          code=stamp | rule_index))
+            for pred in preds:
+                rels.add(pred, first[pred], budget)
+                first[pred].update(added.get(pred, {}))
+            collect = {pred: dict(first[pred]) for pred in preds}
+            if recursive:
+                counter = semi_naive_rounds(preds, self.variants(rules, preds), first, rels, budget, counter, work,
+                                            collect)
+            added.update(collect)
+        return counter
 
 
 def _base_effects(model: Model, changes: dict[Pred, BaseChange]) -> tuple[dict, dict]:

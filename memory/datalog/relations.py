@@ -129,7 +129,8 @@ class StoredRelation:
             refile(idx, columns, gone, fresh)
 
 
-_PINS = threading.Lock()
+# Reentrant: a finalizer that unpins (`_unpin`) can run inside a change made under it, when a collection starts there.
+_PINS = threading.RLock()
 LOGGED_KEPT = 100_000  # tuples of changes made in place remembered at least (see `StoredRelation.changes_to`)
 
 

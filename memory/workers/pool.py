@@ -33,6 +33,7 @@ from typing import Any, Mapping
 
 from ..datalog.budget import CURRENT_CANCELLATION, Cancellation, resident_mb
 from ..errors import Cancelled, EvaluationError, InvalidConfiguration
+from ..sources.context import CallerContext
 from ..store import IN_MEMORY
 from .calls import OK, Outcome
 from .protocol import Call, ProtocolError, Start, cancel_message, decode, encode, outcome_of
@@ -294,26 +295,29 @@ class WorkerPool:
             self._changed.notify_all()
 
     # --- a call ---------------------------------------------------------------------------------
-    def call(self, name: str, arguments: Any, token: Cancellation | None = None) -> Outcome:
-        """Run one evaluating tool call in a worker; always an Outcome (typed failures included)."""
+    def call(self, name: str, arguments: Any, token: Cancellation | None = None,
+             context: CallerContext | None = None) -> Outcome:
+        """Run one evaluating tool call in a worker; always an Outcome (typed failures included). `context`: who
+        calls, when not the server's own caller (an HTTP server's callers each have theirs)."""
         token = token or CURRENT_CANCELLATION.get() or Cancellation()
         for _ in range(ATTEMPTS):
             acquired = self._acquire(token)
             if isinstance(acquired, Outcome):
                 return acquired
-            outcome = self._run(*acquired, name, arguments, token)
+            outcome = self._run(*acquired, name, arguments, token, context)
             if outcome is not None:
                 return outcome
         return Outcome.failed(EvaluationError(
             f"{name} could not be started: the evaluation processes ended before taking it; see the server's log",
             reason="worker_exited"))
 
-    def _run(self, worker: _Worker, started: float, name: str, arguments: Any, token: Cancellation) -> Outcome | None:
+    def _run(self, worker: _Worker, started: float, name: str, arguments: Any, token: Cancellation,
+             context: CallerContext | None = None) -> Outcome | None:
         """The call in `worker`; None when the worker ended before it took the call (one that died while
         idle, not yet noticed): nothing of the call ran, so it is sent to another."""
         hard = self._deadline(started)
         call_id = next(self._ids)
-        sent = worker.send(Call(call_id, name, arguments, max(0.0, time.monotonic() - started)).to_message())
+        sent = worker.send(Call(call_id, name, arguments, max(0.0, time.monotonic() - started), context).to_message())
         taken = False
         cancel_sent: float | None = None
         while True:

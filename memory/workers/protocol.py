@@ -1,7 +1,8 @@
 """What crosses the pipe between the server and an evaluation worker: one JSON object per line, each
 way. Messages are parsed (json.loads) and checked field by field, never evaluated.
 
-server -> worker: `start` (once, first: what Memory's constructor takes), `call`, `cancel`.
+server -> worker: `start` (once, first: what Memory's constructor takes), `call` (with its caller when that
+is not the start's: an HTTP server serves many), `cancel`.
 worker -> server: `ready` (once), then per call `started` (the call is taken: from here on it may
 have run, so the server never sends it elsewhere) and `result`."""
 
@@ -51,6 +52,20 @@ def _field(message: dict, name: str, kinds, optional: bool = False):
     return value
 
 
+def _context_message(c: CallerContext) -> dict:
+    return {"principal": c.principal, "session_id": c.session_id, "project_remote": c.project_remote,
+            "source_class": c.source_class, "capabilities": sorted(c.capabilities)}
+
+
+def _context_of(context: dict) -> CallerContext:
+    capabilities = _field(context, "capabilities", list)
+    if not all(isinstance(c, str) for c in capabilities):
+        raise ProtocolError("context: capabilities must be names")
+    return CallerContext(principal=_field(context, "principal", str), session_id=_field(context, "session_id", str),
+                         project_remote=_field(context, "project_remote", str, optional=True),
+                         source_class=_field(context, "source_class", str), capabilities=frozenset(capabilities))
+
+
 @dataclass(frozen=True)
 class Start:
     """Everything a worker's Memory is built from, given explicitly by the server: the same database, the
@@ -70,10 +85,9 @@ class Start:
                    memory.knowledge.budget.copy())
 
     def to_message(self) -> dict:
-        c, b = self.context, self.budget
+        b = self.budget
         return {"type": "start", "path": self.path, "global_path": self.global_path,
-                "context": {"principal": c.principal, "session_id": c.session_id, "project_remote": c.project_remote,
-                            "source_class": c.source_class, "capabilities": sorted(c.capabilities)},
+                "context": _context_message(self.context),
                 "budget": {"timeout_s": b.timeout_s, "max_tuples": b.max_tuples, "max_rows": b.max_rows,
                            "max_memory_mb": b.max_memory_mb}}
 
@@ -82,18 +96,12 @@ class Start:
         if message.get("type") != "start":
             raise ProtocolError("the first message must be start")
         context, budget = _field(message, "context", dict), _field(message, "budget", dict)
-        capabilities = _field(context, "capabilities", list)
-        if not all(isinstance(c, str) for c in capabilities):
-            raise ProtocolError("start: capabilities must be names")
         limits = (_field(budget, "timeout_s", (int, float)), _field(budget, "max_tuples", int),
                   _field(budget, "max_rows", int), _field(budget, "max_memory_mb", int))
         if not all(math.isfinite(v) and v > 0 for v in limits):
             raise ProtocolError("start: every budget limit must be positive")
         return cls(
-            _field(message, "path", str), _field(message, "global_path", str),
-            CallerContext(principal=_field(context, "principal", str), session_id=_field(context, "session_id", str),
-                          project_remote=_field(context, "project_remote", str, optional=True),
-                          source_class=_field(context, "source_class", str), capabilities=frozenset(capabilities)),
+            _field(message, "path", str), _field(message, "global_path", str), _context_of(context),
             Budget(float(limits[0]), *limits[1:]))
 
 
@@ -103,17 +111,23 @@ class Call:
     tool: str
     arguments: Any
     elapsed: float  # seconds the call has already run (since it arrived at the server): its budget counts them
+    context: CallerContext | None = None  # who calls, when not the start message's caller (HTTP: per caller)
 
     def to_message(self) -> dict:
-        return {"type": "call", "id": self.id, "tool": self.tool, "arguments": self.arguments,
-                "elapsed": self.elapsed}
+        message = {"type": "call", "id": self.id, "tool": self.tool, "arguments": self.arguments,
+                   "elapsed": self.elapsed}
+        if self.context is not None:
+            message["context"] = _context_message(self.context)
+        return message
 
     @classmethod
     def from_message(cls, message: dict) -> "Call":
         elapsed = _field(message, "elapsed", (int, float))
         if not (math.isfinite(elapsed) and elapsed >= 0):
             raise ProtocolError("call: elapsed must be a duration")
-        return cls(_field(message, "id", int), _field(message, "tool", str), message.get("arguments"), float(elapsed))
+        context = _field(message, "context", dict, optional=True)
+        return cls(_field(message, "id", int), _field(message, "tool", str), message.get("arguments"), float(elapsed),
+                   None if context is None else _context_of(context))
 
 
 def cancel_message(call_id: int, reason: str) -> dict:

@@ -1,7 +1,8 @@
 """An evaluation worker's main: `python -m memory.workers.worker`, started by the MCP server (pool.py).
 
 It reads the `start` message, opens its own Memory on the same database with the identity and budget
-given there (and nothing else), answers `ready`, then runs one call at a time, each exactly as the
+given there (and nothing else; a call naming its own caller, as the HTTP server's calls do, runs in a
+Memory of that caller), answers `ready`, then runs one call at a time, each exactly as the
 server would run it in process (`run_call`), and answers `result`. A `cancel` stops the call in flight
 at its next budget check. End of input (the server closed the pipe, or died) ends the process at once:
 a call in flight is abandoned, and since every write is one transaction, it leaves nothing behind.
@@ -26,6 +27,7 @@ from .protocol import Call, ProtocolError, Start, decode, encode, result_message
 
 log = logging.getLogger("datalog-memory")
 
+CALLERS_KEPT = 4  # callers other than the start message's whose Memory a worker keeps open
 WORKER_NICENESS = 5  # added to the server's niceness: about a third of the CPU weight of the server's loop
 
 
@@ -43,8 +45,8 @@ class Worker:
             self.out.write(data)
             self.out.flush()
 
-    def serve(self, memory) -> None:
-        """Run the calls the reader queues, one at a time."""
+    def serve(self, memories) -> None:
+        """Run the calls the reader queues, one at a time, each as its caller (`memories`: a CallerMemories)."""
         while True:
             call = self.calls.get()
             token = Cancellation()
@@ -54,7 +56,7 @@ class Worker:
             self.send({"type": "started", "id": call.id})  # from here on, the call may have run
             try:
                 with cancellable(token):
-                    outcome: Outcome = run_call(memory, call.tool, call.arguments)
+                    outcome: Outcome = run_call(memories.of(call.context), call.tool, call.arguments)
             except BaseException as exc:  # run_call catches every Exception: this is the process ending
                 outcome = Outcome.failed(InternalError(f"{type(exc).__name__}: {exc}", tool=call.tool))
             with self.lock:
@@ -98,7 +100,7 @@ def main() -> int:
     except ProtocolError as exc:
         log.error("refusing to start: %s", exc)
         return 2
-    from ..api import Memory
+    from ..api import CallerMemories, Memory
     from ..evidence import detect, reasoning, recall, verify  # noqa: F401
     from ..tools import REGISTRY
 
@@ -114,7 +116,10 @@ def main() -> int:
     budgets.RETURN_MEMORY_AFTER_FAILURE = False
     worker = Worker(out)
     worker.send({"type": "ready", "pid": os.getpid()})
-    threading.Thread(target=worker.serve, args=(memory,), name="evaluation", daemon=True).start()
+    # A few recent callers' Memories (an HTTP server's connections each call as their own): each keeps warm
+    # relations, and the pool retires a worker whose memory stays high, so a worker keeps few.
+    memories = CallerMemories(memory, size=CALLERS_KEPT)
+    threading.Thread(target=worker.serve, args=(memories,), name="evaluation", daemon=True).start()
     while line := inp.readline():
         try:
             message = decode(line)

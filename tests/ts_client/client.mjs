@@ -1,15 +1,19 @@
 // The official TypeScript MCP client against our server: reads a JSON plan
-// {command, args, env, calls: [{name, arguments}]} on stdin, prints a JSON transcript.
+// {command, args, env, calls: [{name, arguments}]} (or {url, headers, calls} for `serve --http`) on stdin,
+// prints a JSON transcript.
 // A call the client library throws on is recorded as {thrown: message}: the test asserts there are none.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const chunks = [];
 for await (const chunk of process.stdin) chunks.push(chunk);
 const plan = JSON.parse(Buffer.concat(chunks).toString("utf8"));
 
-const transport = new StdioClientTransport({ command: plan.command, args: plan.args, env: plan.env, cwd: plan.cwd,
-                                             stderr: "inherit" });
+const transport = plan.url
+  ? new StreamableHTTPClientTransport(new URL(plan.url), { requestInit: { headers: plan.headers ?? {} } })
+  : new StdioClientTransport({ command: plan.command, args: plan.args, env: plan.env, cwd: plan.cwd,
+                               stderr: "inherit" });
 const client = new Client({ name: "datalog-memory-tests", version: "1.0.0" });
 await client.connect(transport);
 const out = { server: client.getServerVersion(), capabilities: client.getServerCapabilities(), calls: [] };

@@ -121,3 +121,19 @@ class SnapshotRow(NamedTuple):
 class AuditRow(NamedTuple):
     at: str
     payload: dict
+
+
+@dataclass(frozen=True)
+class TokenRow:
+    """A bearer token's row: never the token, only its sha256 `digest`."""
+    id: str
+    digest: str
+    name: str
+    principal: str
+    project_remote: str | None
+    source_class: str
+    capabilities: tuple[str, ...]
+    created_at: str
+    created_by: str
+    revoked_at: str | None
+    revoked_by: str | None

@@ -17,6 +17,7 @@ from .rules import Rules
 from .segments import Segments
 from .snapshots import Snapshots
 from .supports import Supports
+from .tokens import Tokens
 
 
 class Transaction:
@@ -56,6 +57,10 @@ class Transaction:
     @cached_property
     def invariants(self) -> Invariants:
         return Invariants(self._conn)
+
+    @cached_property
+    def tokens(self) -> Tokens:
+        return Tokens(self._conn)
 
     @property
     def clock(self) -> Clock:
