@@ -50,6 +50,16 @@ CALLS = [
 CODES = {"foo(bar": "syntax_error"}
 
 
+def assert_answers_to_calls(results: list) -> None:
+    """The SDK client's results for `CALLS`, in order: errors where expected, each text as expected."""
+    for (name, _, is_error, expected), got in zip(CALLS, results):
+        assert got.is_error is is_error, (name, got)
+        _check_text(got.content[0].text, expected)
+        if is_error:
+            assert got.structured_content is None and got.meta["datalog-memory/error"]["code"]
+    assert results[1].meta["datalog-memory/error"]["code"] == "syntax_error"
+
+
 def _check_text(text: str, expected: str) -> None:
     if expected.endswith("…"):
         assert text.startswith(expected[:-1]), (text, expected)
@@ -108,10 +118,5 @@ def test_python_sdk_client_accepts_every_result(tmp_path, era):
         return results, listed
     extra = _home(tmp_path)
     results, listed = run_client(extra["DATALOG_MEMORY_DB"], era, scenario, extra)
-    for (name, _, is_error, expected), got in zip(CALLS, results):
-        assert got.is_error is is_error, (name, got)
-        _check_text(got.content[0].text, expected)
-        if is_error:
-            assert got.structured_content is None and got.meta["datalog-memory/error"]["code"]
-    assert results[1].meta["datalog-memory/error"]["code"] == "syntax_error"
+    assert_answers_to_calls(results)
     assert str(listed.resources[0].uri) == "datalog-memory://schema"
