@@ -403,3 +403,44 @@ def test_the_caches_let_the_least_recently_used_go_by_size():
     assert [key for key, _ in cache.items()] == ["a"] and cache.get("c") is None
     cache.put("d", list(range(9)))  # bigger than the whole: kept alone, the newest always stays
     assert [key for key, _ in cache.items()] == ["d"]
+
+
+def test_a_served_memory_keeps_and_maintains_answers_as_a_fresh_one_would(tmp_path):
+    """Through `serve` and its evaluation workers (the mcp package's client): after each write a query asked
+    again is answered from the worker's kept evaluation, brought up to date, and equals what a service opened
+    fresh on the file answers after the same writes."""
+    import shutil
+    from surfaces import run_client
+
+    db = str(tmp_path / "m.db")
+    with Memory(db) as m:
+        m.add_facts([f"edge({i}, {i + 1})" for i in range(12)] + ["edge(3, 9)", "blocked(5)"])
+        m.define_rule("path(X, Y)", "edge(X, Y)")
+        m.define_rule("path(X, Z)", "path(X, Y), edge(Y, Z)")
+        m.define_rule("unblocked(X)", "path(0, X), \\+ blocked(X)")
+    shutil.copy(db, tmp_path / "replay.db")
+    writes = [("forget_fact", "edge(4, 5)"), ("remember_fact", "edge(0, 20)"), ("remember_fact", "blocked(9)"),
+              ("forget_fact", "edge(3, 9)"), ("remember_fact", "edge(20, 4)"), ("forget_fact", "blocked(5)"),
+              ("remember_fact", "edge(4, 5)"), ("forget_fact", "edge(0, 20)")]
+    goals = ["path(0, X)", "unblocked(X)", "aggregate_all(count, path(X, Y), N)"]
+
+    async def scenario(client):
+        answered = [[(await client.call_tool("query_logic", {"goal": g})).structured_content["bindings"]
+                     for g in goals]]
+        for tool, fact in writes:
+            assert not (await client.call_tool(tool, {"fact": fact})).is_error
+            answered.append([(await client.call_tool("query_logic", {"goal": g})).structured_content["bindings"]
+                             for g in goals])
+        return answered
+
+    served = run_client(db, "legacy", scenario, {"DATALOG_MEMORY_WORKERS": "1"})
+    replay = str(tmp_path / "replay.db")
+    expected = []
+    for step in range(len(writes) + 1):
+        if step:
+            tool, fact = writes[step - 1]
+            with Memory(replay) as writer:
+                getattr(writer, tool)(fact)
+        with Memory(replay) as fresh:
+            expected.append([fresh.query_logic(g).bindings for g in goals])
+    assert served == expected
