@@ -177,8 +177,7 @@ class Evaluation:
         """The answers after `changes` to the stored predicates. After an error the evaluation is unusable:
         `release` it."""
         if changes and self.head in maintain(self.model, self.strata, changes, budget or Budget()):
-            self.answers = AllAnswers(self.answers.variables, sort_standard(list(self.model.tuples(self.head))),
-                                      self.model.iterations, self.model.derived)
+            self.answers = _answers(self.answers.variables, self.model, self.head)
         return self.answers
 
     def size(self) -> int:
@@ -210,17 +209,21 @@ def solve_kept(program: Program, goal: Term, load: EdbLoader, *, budget: Budget 
     if not roots:
         return AllAnswers(variables, [], 0, 0), None
     edb = _lookup_edb(program, roots, lookup)
+    head = roots[0].head.pred
     if edb is not None:
         model = evaluate(extended, edb, rules=roots, budget=budget)
-        answers = AllAnswers(variables, sort_standard(list(model.tuples(roots[0].head.pred))), model.iterations,
-                             model.derived)
+        answers = _answers(variables, model, head)
         model.release()
         return answers, None
     model, rules = _evaluate_for(extended, roots, load, budget, demand, factor=True)
-    head = roots[0].head.pred
-    answers = AllAnswers(variables, sort_standard(list(model.tuples(head))), model.iterations, model.derived)
+    answers = _answers(variables, model, head)
     model.relations.let_go()  # kept between uses: the stored relations it reads may grow in place meanwhile
     return answers, Evaluation(answers, model, stratify(extended, rules), head)
+
+
+def _answers(variables: list[str], model: Model, head: Pred) -> AllAnswers:
+    """The query's answers in a model, in the standard order of terms."""
+    return AllAnswers(variables, sort_standard(list(model.tuples(head))), model.iterations, model.derived)
 
 
 def solve(program: Program, goal: Term, load: EdbLoader, *, limit: int | None = None, offset: int = 0,

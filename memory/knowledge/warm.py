@@ -3,8 +3,9 @@
 A long-running process (an evaluation worker, a server evaluating in process) reads a predicate once; before
 each use it asks the store's change feed (migrations 0008 and 0010) where the predicate stands. Unchanged: the
 copy is used as it is, indexes and all. Only new rows since: those rows are read and added in place. Other
-changes (a fact forgotten or renamed, a support moved): the feed names the facts they touched, and a new copy
-drops what they held and takes what the caller may see of them now (plus any new rows). Only a predicate that
+changes (a fact forgotten or renamed, a support moved): the feed names the facts they touched, and the copy
+drops what they held and takes what the caller may see of them now (plus any new rows), in place, or in a new
+copy while an evaluation is reading it. Only a predicate that
 lost every fact, or a copy older than the feed reaches back, is read again. A write to one predicate leaves
 every other copy alone, whichever process made it.
 
@@ -33,7 +34,7 @@ class Input:
     state: PredicateState
     generation: int | None  # the segment's, for predicates computed relations join
     relation: StoredRelation | None = None  # what the evaluation read; None for an answer from the indexes
-    position: int = 0  # how many tuples that relation had gained in place then (`StoredRelation.changes_to`)
+    position: int = 0  # how many changes that relation had logged then (`StoredRelation.changes_to`)
 
 
 @dataclass
