@@ -485,7 +485,8 @@ def serve(memory: Memory, level: str | None = None, workers: WorkerPool | None =
     configure_logging(level)
     interactive = sys.stdin.isatty()
     log.info("datalog-memory %s serving %s (MCP %s by handshake; %s stateless)", __version__,
-             memory.path if memory.path == IN_MEMORY else os.path.abspath(memory.path),
+             memory.path if memory.path == IN_MEMORY else memory.store.display if memory.store.dialect != "sqlite"
+             else os.path.abspath(memory.path),
              ", ".join(HANDSHAKE_PROTOCOL_VERSIONS), ", ".join(MODERN_PROTOCOL_VERSIONS))
     if interactive:
         print(f"datalog-memory {__version__}: an MCP server on stdin/stdout, meant to be started by an MCP "

@@ -36,9 +36,54 @@ set_hypothesis_home_dir(str(SESSION_HOME / ".hypothesis"))
 from memory import Memory  # noqa: E402
 
 
+# The stores the store-level fixtures run on: SQLite, and PostgreSQL from a throwaway server (tests/
+# postgresql_server.py). DATALOG_MEMORY_TEST_STORES=sqlite runs SQLite alone; without PostgreSQL's binaries the
+# postgresql cases skip, except under CI, where they fail (.ci/run installs PostgreSQL).
+STORES = [s.strip() for s in os.environ.get("DATALOG_MEMORY_TEST_STORES", "sqlite,postgresql").split(",") if s.strip()]
+_POSTGRESQL: list = []
+
+
+def postgresql_server():
+    """This process's PostgreSQL server (one per xdist worker), started at its first use."""
+    if not _POSTGRESQL:
+        from postgresql_server import binaries, start_server
+        if binaries() is None:
+            if os.environ.get("CI"):
+                pytest.fail("PostgreSQL is not installed: .ci/run installs it (apt-get install postgresql)")
+            pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+        server = start_server()
+        atexit.register(server.stop)
+        _POSTGRESQL.append(server)
+    return _POSTGRESQL[0]
+
+
+@pytest.fixture(params=STORES)
+def store_location(request):
+    """Where a test's store lives: ":memory:" on SQLite, a fresh database's URL on PostgreSQL."""
+    if request.param == "sqlite":
+        yield ":memory:"
+        return
+    server = postgresql_server()
+    url = server.fresh_database()
+    yield url
+    server.drop_database(url)
+
+
+@pytest.fixture(params=STORES)
+def store_file(request, tmp_path):
+    """A store that outlives one connection: a file on SQLite, a fresh database's URL on PostgreSQL."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "memory.db")
+        return
+    server = postgresql_server()
+    url = server.fresh_database()
+    yield url
+    server.drop_database(url)
+
+
 @pytest.fixture
-def mem():
-    m = Memory(":memory:", actor="tester")
+def mem(store_location):
+    m = Memory(store_location, actor="tester")
     yield m
     m.close()
 
@@ -90,8 +135,16 @@ def clock():
 def snapshot_counts(m: Memory) -> dict:
     """Row counts of every table plus the audit log's contents: 'nothing changed' means equal."""
     with m.store.read() as conn:
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")]
+        tables = table_names(conn)
         counts = {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
         counts["__audit"] = conn.execute("SELECT id, operation, payload FROM audit_log ORDER BY id").fetchall()
         counts["__generation"] = conn.execute("SELECT name, generation FROM segments ORDER BY id").fetchall()
     return counts
+
+
+def table_names(conn) -> list[str]:
+    """The tables of the store a connection is on, by name."""
+    if conn.dialect == "postgresql":
+        return [r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
+                                           "ORDER BY tablename COLLATE \"C\"")]
+    return [r[0] for r in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")]
