@@ -3,6 +3,7 @@ import os
 import shutil
 import sys
 import tempfile
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -57,12 +58,24 @@ def postgresql_server():
     return _POSTGRESQL[0]
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "sqlite_only(reason): a test about the SQLite file itself (the sqlite3 face, "
+                                       "PRAGMAs, WAL, file permissions); its postgresql case is skipped with the reason")
+
+
+def _sqlite_only(request) -> None:
+    marker = request.node.get_closest_marker("sqlite_only")
+    if marker is not None:
+        pytest.skip(f"SQLite only: {marker.args[0] if marker.args else 'about the SQLite file'}")
+
+
 @pytest.fixture(params=STORES)
 def store_location(request):
     """Where a test's store lives: ":memory:" on SQLite, a fresh database's URL on PostgreSQL."""
     if request.param == "sqlite":
         yield ":memory:"
         return
+    _sqlite_only(request)
     server = postgresql_server()
     url = server.fresh_database()
     yield url
@@ -75,10 +88,56 @@ def store_file(request, tmp_path):
     if request.param == "sqlite":
         yield str(tmp_path / "memory.db")
         return
+    _sqlite_only(request)
     server = postgresql_server()
     url = server.fresh_database()
     yield url
     server.drop_database(url)
+
+
+@pytest.fixture(params=STORES)
+def store_kind(request):
+    """"sqlite" or "postgresql", for a test that makes its stores itself (`fresh_location`)."""
+    if request.param == "postgresql":
+        _sqlite_only(request)
+        postgresql_server()
+    return request.param
+
+
+def fresh_location(kind: str, folder: Path) -> str:
+    """A new, empty store of this kind: a file in `folder`, or a new database on this process's server (dropped
+    with the server)."""
+    if kind == "sqlite":
+        folder.mkdir(parents=True, exist_ok=True)
+        return str(folder / f"memory-{next(_LOCATIONS)}.db")
+    return postgresql_server().fresh_database()
+
+
+_LOCATIONS = __import__("itertools").count(1)
+
+
+@contextmanager
+def by_hand(location: str):
+    """The store as a person at a prompt would use it (sqlite3, psql): one transaction, committed at the end,
+    without this program's write lock."""
+    if location.startswith("postgresql://"):
+        from memory.store.postgresql import PostgresConnection
+        conn = PostgresConnection(location)
+        try:
+            conn.execute("BEGIN")
+            yield conn
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        return
+    import apsw
+    conn = apsw.Connection(location)
+    try:
+        conn.execute("PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000")
+        with conn:
+            yield conn
+    finally:
+        conn.close()
 
 
 @pytest.fixture

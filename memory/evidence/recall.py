@@ -146,7 +146,7 @@ def recall(conn, query: str, top_k: int | None = None, now: object = None) -> di
             "ORDER BY h.event_ts DESC LIMIT ?", [json.dumps(parsed.types), *params, CANDIDATES]).fetchall()
         overlap = {r[0]: 1 for r in rows}
     elif parsed.window is not None or not query.strip():
-        rows = conn.execute(f"SELECT h.id FROM hyperedges AS h WHERE 1{where} ORDER BY h.event_ts DESC, h.id "
+        rows = conn.execute(f"SELECT h.id FROM hyperedges AS h WHERE TRUE{where} ORDER BY h.event_ts DESC, h.id "
                             "LIMIT ?", [*params, CANDIDATES]).fetchall()
         overlap = {r[0]: 1 for r in rows}
     else:

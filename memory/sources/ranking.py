@@ -135,9 +135,9 @@ def rank_in_sql(conn, words: list[str], where: str, params: list, mode: str, lim
     unindexed = "(SELECT unindexed FROM stats)" if text_on else "0"
     sql = ("WITH " + ",\n".join(ctes)
            + f"\nSELECT 0, (SELECT count(*) FROM matched), {unindexed}"
-           + "\nUNION ALL SELECT * FROM (SELECT 1, seq, score FROM scored WHERE NOT several "
+           + "\nUNION ALL SELECT * FROM (SELECT 1, seq, score FROM scored WHERE several = 0 "
            + "ORDER BY score DESC, seq DESC LIMIT ?) AS top"
-           + "\nUNION ALL SELECT 2, seq, text FROM scored WHERE several")
+           + "\nUNION ALL SELECT 2, seq, text FROM scored WHERE several = 1")
     rows = conn.execute(sql, [*values, limit]).fetchall()
     (_, total, unindexed_count), rest = rows[0], rows[1:]
     if unindexed_count:

@@ -4,7 +4,8 @@ Statements are written once, for SQLite; on PostgreSQL each one is rewritten by 
 The rewriting is lexical: it walks the text once, copies string literals and quoted names unchanged, and only
 touches what lies outside them:
 
-- placeholders: `?` becomes `%s`, `:name` becomes `%(name)s`, and a literal `%` is doubled (psycopg's syntax);
+- placeholders: `?` and `?NNN` become `%s` (the parameters reordered for `?NNN`), `:name` becomes `%(name)s`,
+  and a literal `%` is doubled (psycopg's syntax);
 - `INSERT OR IGNORE INTO ...` becomes `INSERT INTO ... ON CONFLICT DO NOTHING`;
 - `x IN (SELECT value FROM json_each(?))` becomes `x = ANY(?)`, the parameter (a JSON array) passed as a list;
 - `json_each(col) AS j` and `json_each(col, '$.key') AS j` become the rows of `json_array_elements_text`, with
@@ -38,6 +39,7 @@ class Translated:
     sql: str
     json_lists: tuple[int, ...]  # positions of `?` parameters that hold a JSON array to pass as a list
     named: bool  # the statement uses :name parameters
+    order: tuple[int, ...] | None = None  # with `?NNN`: which parameter each `%s` takes, else None (in order)
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
@@ -84,6 +86,8 @@ def to_postgresql(sql: str) -> Translated:
     json_lists: list[int] = []
     placeholders = 0
     named = False
+    numbered = False
+    order: list[int] = []
     i, n = 0, len(sql)
     while i < n:
         c = sql[i]
@@ -101,9 +105,15 @@ def to_postgresql(sql: str) -> Translated:
             i += 1
             continue
         if c == "?":
+            j = i + 1
+            while j < n and sql[j].isdigit():
+                j += 1
+            number = int(sql[i + 1:j]) if j > i + 1 else None
+            numbered = numbered or number is not None
+            order.append(number - 1 if number is not None else len(order))
             out.append("%s")
             placeholders += 1
-            i += 1
+            i = j
             continue
         if c == ":" and i + 1 < n and (sql[i + 1].isalpha() or sql[i + 1] == "_") and not sql.startswith("::", i - 1):
             match = _WORD.match(sql, i + 1)
@@ -132,6 +142,7 @@ def to_postgresql(sql: str) -> Translated:
             if match and (i == 0 or not (sql[i - 1].isalnum() or sql[i - 1] == "_")):
                 out.append("= ANY(%s)")
                 json_lists.append(placeholders)
+                order.append(len(order))
                 placeholders += 1
                 i = match.end()
                 continue
@@ -180,7 +191,7 @@ def to_postgresql(sql: str) -> Translated:
         text = _on_conflict_do_nothing(text)
     if named and placeholders:
         raise UnsupportedStatement("a statement mixes ? and :name parameters")
-    return Translated(text, tuple(json_lists), named)
+    return Translated(text, tuple(json_lists), named, tuple(order) if numbered else None)
 
 
 def _on_conflict_do_nothing(sql: str) -> str:

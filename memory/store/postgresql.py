@@ -140,6 +140,8 @@ class PostgresConnection:
     def _params(self, translated, params) -> Any:
         if params is None:
             return {} if translated.named else ()
+        if translated.order is not None:
+            params = [params[i] for i in translated.order]
         if translated.json_lists:
             params = list(params)
             for position in translated.json_lists:
