@@ -101,16 +101,23 @@ def store_kind(request):
     if request.param == "postgresql":
         _sqlite_only(request)
         postgresql_server()
-    return request.param
+    yield request.param
+    while _MADE:  # the databases fresh_location made for this test
+        postgresql_server().drop_database(_MADE.pop())
+
+
+_MADE: list[str] = []
 
 
 def fresh_location(kind: str, folder: Path) -> str:
     """A new, empty store of this kind: a file in `folder`, or a new database on this process's server (dropped
-    with the server)."""
+    after the test by `store_kind`)."""
     if kind == "sqlite":
         folder.mkdir(parents=True, exist_ok=True)
         return str(folder / f"memory-{next(_LOCATIONS)}.db")
-    return postgresql_server().fresh_database()
+    url = postgresql_server().fresh_database()
+    _MADE.append(url)
+    return url
 
 
 _LOCATIONS = __import__("itertools").count(1)

@@ -117,7 +117,7 @@ def rank_in_sql(conn, words: list[str], where: str, params: list, mode: str, lim
     if symbolic_on:
         # The other memories with a plain projection matching a query word, coded alike.
         parts.append(
-            "SELECT k.memory_seq AS seq, NULL AS text, "
+            "SELECT k.memory_seq AS seq, CAST(NULL AS REAL) AS text, "
             "count(*) * 2 + CASE WHEN min(k.position) <> max(k.position) THEN 1 ELSE 0 END AS hits "
             "FROM memory_projection_keys AS k CROSS JOIN source_memories AS m ON m.seq = k.memory_seq "
             f"WHERE k.key IN ({_in(words)}) AND k.plain "
