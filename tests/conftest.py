@@ -101,9 +101,7 @@ def store_kind(request):
     if request.param == "postgresql":
         _sqlite_only(request)
         postgresql_server()
-    yield request.param
-    while _MADE:  # the databases fresh_location made for this test
-        postgresql_server().drop_database(_MADE.pop())
+    return request.param
 
 
 _MADE: list[str] = []
@@ -111,7 +109,7 @@ _MADE: list[str] = []
 
 def fresh_location(kind: str, folder: Path) -> str:
     """A new, empty store of this kind: a file in `folder`, or a new database on this process's server (dropped
-    after the test by `store_kind`)."""
+    after the test)."""
     if kind == "sqlite":
         folder.mkdir(parents=True, exist_ok=True)
         return str(folder / f"memory-{next(_LOCATIONS)}.db")
@@ -121,6 +119,27 @@ def fresh_location(kind: str, folder: Path) -> str:
 
 
 _LOCATIONS = __import__("itertools").count(1)
+
+
+def copy_store(location: str, into: Path, name: str, keep: bool = False) -> str:
+    """A copy of a store: the file copied into `into`, or a new database made from it (CREATE DATABASE ...
+    TEMPLATE; dropped after the test unless `keep`, e.g. for a module's fixture). Nothing may be connected to
+    `location` meanwhile."""
+    if not location.startswith("postgresql://"):
+        target = into / f"{name}-{next(_LOCATIONS)}.db"
+        shutil.copy(location, target)
+        return str(target)
+    url = postgresql_server().copy_database(location)
+    if not keep:
+        _MADE.append(url)
+    return url
+
+
+@pytest.fixture(autouse=True)
+def _drop_made_databases():
+    yield
+    while _MADE:  # the databases fresh_location and copy_store made for this test
+        postgresql_server().drop_database(_MADE.pop())
 
 
 @contextmanager

@@ -60,6 +60,14 @@ class Server:
             conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE}"')
         return self.url(name)
 
+    def copy_database(self, url: str) -> str:
+        """A new database with the contents of another one (which nothing may be connected to)."""
+        source = url.split("///", 1)[1].split("?", 1)[0]
+        name = f"test_{os.getpid()}_{next(self._names)}"
+        with self.admin() as conn:
+            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{source}"')
+        return self.url(name)
+
     def drop_database(self, url: str) -> None:
         name = url.split("///", 1)[1].split("?", 1)[0]
         with self.admin() as conn:
