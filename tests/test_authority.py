@@ -479,6 +479,7 @@ VOLATILE = {"created_at", "recorded_at", "at", "valid_from", "valid_to", "source
 UUID = re.compile(r"\b(mem|src|proj|project)_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 GENERATION = re.compile(r"generation \d+")
 JOURNAL = re.compile(r"journal_size: \d+ bytes")  # the WAL's size: write volume, shared by all (README)
+DATABASE = re.compile(r"postgresql:///test_\d+_\d+")  # the copies are databases of their own
 INSTANT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
 
 
@@ -499,6 +500,7 @@ def normalized(value, key: str | None = None, numbers_only: bool = False):
         if numbers_only:
             return value
         value = JOURNAL.sub("journal_size: <n> bytes", GENERATION.sub("generation <n>", INSTANT.sub("<time>", value)))
+        value = DATABASE.sub("<database>", value)
         return UUID.sub(lambda m: f"{m.group(1)}_<id>", value)
     if isinstance(value, list):
         return [normalized(v, numbers_only=numbers_only) for v in value]
