@@ -73,6 +73,12 @@ def is_url(path: str) -> bool:
     return path.startswith(POSTGRESQL_SCHEMES)
 
 
+def absolute(path: str) -> str:
+    """The location as another process (a worker, another working directory) must be given it: a file's
+    absolute path; a URL or ":memory:" as it is (a URL is not a file name, never made one)."""
+    return path if path == IN_MEMORY or is_url(path) else os.path.abspath(path)
+
+
 def _expand(path: str) -> str:
     return path if path == IN_MEMORY or is_url(path) else str(Path(path).expanduser())
 
