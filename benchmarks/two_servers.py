@@ -1,9 +1,9 @@
 """Two `serve --http` servers on one PostgreSQL database, as two hosts would run them.
 
-    python benchmarks/two_servers.py [--url postgresql://...] [--clients 4] [--facts 500]
+    python benchmarks/two_servers.py [--url postgresql://...] [--clients 8] [--facts 500]
 
 Without --url it starts a throwaway PostgreSQL server (the test suite's, from the distribution's binaries).
---clients clients (half on each server) each write --facts facts through the mcp package's HTTP client,
+--clients clients (four on each server by default) each write --facts facts through the mcp package's HTTP client,
 concurrently; meanwhile one observer per server keeps asking its server for the facts written through the
 other one. It prints:
 - acknowledged writes, facts present in the database, and audit rows (they must be equal);
@@ -90,7 +90,7 @@ def percentile(values: list[float], q: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", help="a PostgreSQL database (default: a throwaway server's new database)")
-    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--clients", type=int, default=8, help="clients in all, half on each server")
     parser.add_argument("--facts", type=int, default=500)
     options = parser.parse_args()
     pg = None

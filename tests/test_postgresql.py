@@ -250,3 +250,50 @@ def test_an_erase_leaves_no_content_in_the_tables(store_file):
 def test_the_test_server_is_a_throwaway_one():
     server = postgresql_server()
     assert str(server.folder).startswith("/tmp") and server.socket_dir.exists()
+
+
+# --- two servers, one database --------------------------------------------------------------------------------
+
+def test_two_servers_share_one_database_and_a_kill9_loses_no_acknowledged_write(store_kind, tmp_path):
+    """Two `serve --http` processes on one database, as two hosts: server A is killed (-9) while a client writes
+    through it; every write it acknowledged is present with its audit row, and server B goes on writing and
+    answers with A's writes (its evaluation workers open the same database)."""
+    if store_kind != "postgresql":
+        pytest.skip("two servers share one database only on PostgreSQL (an SQLite file is one machine's)")
+    import time
+
+    from conftest import fresh_location
+    from surfaces import HttpServer, run_http_client
+    url = fresh_location(store_kind, tmp_path)
+    acked: list[int] = []
+
+    def write_until_killed(server_url: str) -> None:
+        async def scenario(client):
+            for n in range(100_000):
+                result = await client.call_tool("remember_fact", {"fact": f"k({n})"})
+                assert not result.is_error
+                acked.append(n)
+        try:
+            run_http_client(server_url, "2026-07-28", scenario)
+        except BaseException:  # the server died under the client: expected
+            pass
+
+    with HttpServer(url) as a, HttpServer(url) as b:
+        writer = threading.Thread(target=write_until_killed, args=(a.url,))
+        writer.start()
+        deadline = time.monotonic() + 60
+        while len(acked) < 20 and writer.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        a.kill9()
+        writer.join(timeout=60)
+        assert len(acked) >= 20
+        with by_hand(url) as conn:
+            present = {json.loads(args)[0] for (args,) in conn.execute("SELECT args FROM facts WHERE functor = 'k'")}
+            audited = conn.execute("SELECT count(*) FROM audit_log WHERE operation = 'remember_fact'").fetchone()[0]
+        assert set(acked) <= present and audited == len(present)
+
+        async def other(client):
+            written = await client.call_tool("remember_fact", {"fact": "from_b(1)"})
+            answer = await client.call_tool("query_logic", {"goal": "k(X)", "limit": 1})
+            return written.is_error, answer.structured_content["total"]
+        assert run_http_client(b.url, "2026-07-28", other) == (False, len(present))
