@@ -43,8 +43,11 @@ from collections import deque
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from http_client import HttpClient, ToolFailed, answer_of, hello, start_http_server, tool_result  # noqa: E402
+
 COMMAND = [sys.executable, "-m", "memory.cli"]
-PROTOCOL = "2025-11-25"  # the handshake era, which both transports serve
 RULES = [("path(X, Y)", "edge(X, Y)"), ("path(X, Z)", "path(X, Y), edge(Y, Z)"),
          ("pair(X, C)", "edge(X, Y), colour(Y, C)")]
 
@@ -103,26 +106,16 @@ def run_measured(cmd: list[str], env: dict, cwd: Path) -> tuple[float, float, st
 
 
 class Server:
-    """A warm `datalog-memory serve` and a minimal JSON-RPC client of it; subclasses carry the messages."""
+    """A warm `datalog-memory serve` (`proc`) and a client of it; subclasses carry the requests."""
 
     transport = ""
-
-    def notify(self, method: str, params: dict | None = None) -> None:
-        raise NotImplementedError
+    proc: subprocess.Popen
 
     def request(self, method: str, params: dict) -> dict:
         raise NotImplementedError
 
-    def handshake(self) -> None:
-        self.request("initialize", {"protocolVersion": PROTOCOL, "capabilities": {},
-                                    "clientInfo": {"name": "latency-benchmark", "version": "1"}})
-        self.notify("notifications/initialized")
-
     def call(self, tool: str, arguments: dict) -> dict:
-        result = self.request("tools/call", {"name": tool, "arguments": arguments})
-        if result.get("isError"):
-            raise ToolFailed(result["content"][0]["text"])
-        return result
+        return tool_result(self.request("tools/call", {"name": tool, "arguments": arguments}))
 
     def resident_mb(self) -> float:
         """Resident memory of the server and every process below it."""
@@ -138,11 +131,6 @@ class Server:
                 continue
         return total / 2**20
 
-    def _answer(self, message: dict, method: str) -> dict:
-        if "error" in message:
-            raise RuntimeError(f"{method}: {message['error']}")
-        return message["result"]
-
 
 class StdioServer(Server):
     """`datalog-memory serve` over stdio, spoken to as newline-delimited JSON-RPC."""
@@ -154,7 +142,7 @@ class StdioServer(Server):
         self.proc = subprocess.Popen([*COMMAND, "serve"], env=env, cwd=cwd, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
         self.next_id = 0
-        self.handshake()
+        hello(self)
 
     def notify(self, method: str, params: dict | None = None) -> None:
         self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": method, "params": params or {}}) + "\n")
@@ -171,7 +159,7 @@ class StdioServer(Server):
                 raise RuntimeError("the server closed its output")
             message = json.loads(line)
             if message.get("id") == self.next_id:
-                return self._answer(message, method)
+                return answer_of(message, method)
 
     def close(self) -> None:
         self.proc.stdin.close()
@@ -182,59 +170,22 @@ class StdioServer(Server):
 
 
 class HttpServer(Server):
-    """`datalog-memory serve --http` on a free loopback port, spoken to over one kept-alive connection: each
-    call is a POST of one JSON-RPC request in the session the handshake opened (its answer read from the JSON
-    or server-sent-events body). Loopback without tokens: the caller is the configured one, as over stdio."""
+    """`datalog-memory serve --http` on a free loopback port, spoken to over one kept-alive connection
+    (benchmarks/http_client.py). Loopback without tokens: the caller is the configured one, as over stdio."""
 
     transport = "http"
 
     def __init__(self, env: dict, cwd: Path) -> None:
-        import http.client
-        import re
-
         self.started = time.perf_counter()
-        self.log = cwd / f"http-{os.getpid()}-{time.monotonic_ns()}.log"
-        with open(self.log, "wb") as errors:
-            self.proc = subprocess.Popen([*COMMAND, "serve", "--http", "--port", "0"], env=env, cwd=cwd,
-                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors)
-        while not (found := re.search(r" at http://([^/\s]+):(\d+)/mcp ", self.log.read_text(errors="replace"))):
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"serve --http did not start: {self.log.read_text(errors='replace')}")
-            time.sleep(0.01)
-        self.connection = http.client.HTTPConnection(found.group(1), int(found.group(2)))
-        self.session: str | None = None
-        self.next_id = 0
-        self.handshake()
-
-    def _post(self, message: dict):
-        headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-        if self.session:
-            headers.update({"mcp-session-id": self.session, "mcp-protocol-version": PROTOCOL})
-        self.connection.request("POST", "/mcp", json.dumps(message).encode(), headers)
-        response = self.connection.getresponse()
-        body = response.read()
-        if response.status >= 400:
-            raise RuntimeError(f"HTTP {response.status}: {body[:200]!r}")
-        self.session = self.session or response.getheader("mcp-session-id")
-        return response, body
-
-    def notify(self, method: str, params: dict | None = None) -> None:
-        self._post({"jsonrpc": "2.0", "method": method, "params": params or {}})
+        log = cwd / f"http-{os.getpid()}-{time.monotonic_ns()}.log"
+        self.proc, host, port = start_http_server([*COMMAND, "serve"], env, cwd, log)
+        self.client = HttpClient(host, port)
 
     def request(self, method: str, params: dict) -> dict:
-        self.next_id += 1
-        response, body = self._post({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        if response.getheader("content-type", "").startswith("text/event-stream"):
-            messages = [json.loads(line[5:]) for line in body.decode().splitlines() if line.startswith("data:")]
-        else:
-            messages = [json.loads(body)]
-        for message in messages:
-            if message.get("id") == self.next_id:
-                return self._answer(message, method)
-        raise RuntimeError(f"{method}: no answer in {body[:200]!r}")
+        return self.client.request(method, params)
 
     def close(self) -> None:
-        self.connection.close()
+        self.client.close()
         self.proc.terminate()
         try:
             self.proc.wait(timeout=30)
@@ -243,10 +194,6 @@ class HttpServer(Server):
 
 
 SERVERS = {server.transport: server for server in (StdioServer, HttpServer)}
-
-
-class ToolFailed(RuntimeError):
-    pass
 
 
 def timed(fn, calls: int) -> tuple[float, float]:
