@@ -1,196 +1,227 @@
-"""Two `serve --http` servers on one PostgreSQL database, as two hosts would run them.
+"""Two servers, one memory: concurrent writers on two `serve --http` processes sharing one database.
 
-    python benchmarks/two_servers.py [--url postgresql://...] [--clients 8] [--facts 500]
+    python benchmarks/two_servers.py [--db PATH_OR_URL] [--clients 4] [--facts 500] [--kill]
 
-Without --url it starts a throwaway PostgreSQL server (the test suite's, from the distribution's binaries).
---clients clients (four on each server by default) each write --facts facts through the mcp package's HTTP client,
-concurrently; meanwhile one observer per server keeps asking its server for the facts written through the
-other one. It prints:
-- acknowledged writes, facts present in the database, and audit rows (they must be equal);
-- how long after its acknowledgement each write was first seen in an answer of the other server (p50, p99,
-  max, and how many took over 1 s): measured at the end of the observer's query that first included it, so
-  an upper bound;
-- the write latency per call (p50, p99) and the throughput.
+Starts two servers (A and B) on one database (`--db`, as the CLI takes it; default: a new SQLite file in a
+temporary folder, where HOME and XDG_DATA_HOME point too). Each server gets `--clients` clients, each on its
+own connection and session, each writing `--facts` facts `w(Server, Client, I)` with remember_fact, one
+after another, all clients at once. Beside them, a watcher per server asks that server, over and over, how
+many of the OTHER server's writes it sees (`aggregate_all(count, w(a, c0, I), N)` per client: a client's
+writes are acknowledged in order, so what is visible of them is a prefix), and notes when each write was
+first seen. So the table gives, per server: writes acknowledged, present afterwards, the audit rows of
+remember_fact (one per write, in the write's transaction), and how long after its acknowledgement the
+other server first answered with each write (the poll's answer time: an upper bound).
+
+`--kill` sends SIGKILL to server A when its clients are half done: A's clients fail from then on, every
+write A acknowledged must still be present, and B's clients and watcher must go on unaffected.
+
+Targets (issue "Many hosts, one memory"): acknowledged = present = audit rows; every server sees the
+other's writes within 1 s of their acknowledgement. Nothing is asserted: it prints a table.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
+import json
 import os
-import re
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from http_client import HttpClient, ToolFailed, start_http_server  # noqa: E402
+
+COMMAND = [sys.executable, "-m", "memory.cli"]
+SERVERS = ("a", "b")
+VISIBLE_WITHIN_S = 1.0
+POLL_PAUSE_S = 0.01  # between a watcher's rounds: it asks as fast as the server answers, nearly
 
 
-class Server:
-    """`datalog-memory serve --http --port 0` on the database; `url` once it listens."""
+@dataclass
+class Side:
+    """One server, its clients' acknowledgements and what its watcher saw of the other side."""
 
-    def __init__(self, db: str, home: Path, name: str) -> None:
-        self.log = home / f"{name}.log"
-        env = dict(os.environ, HOME=str(home), XDG_DATA_HOME=str(home / "xdg"), PYTHONPATH=str(ROOT),
-                   DATALOG_MEMORY_PRINCIPAL=name)
-        with open(self.log, "wb") as errors:
-            self.proc = subprocess.Popen([sys.executable, "-m", "memory.cli", "--db", db, "serve", "--http",
-                                          "--port", "0"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=errors, env=env, cwd=str(home))
-        deadline = time.monotonic() + 120
-        while True:
-            found = re.search(r" at (http://\S+/mcp) ", self.log.read_text(errors="replace"))
-            if found:
-                self.url = found.group(1)
-                return
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise SystemExit(f"the server did not start: {self.log.read_text(errors='replace')}")
-            time.sleep(0.05)
+    name: str
+    proc: subprocess.Popen
+    host: str
+    port: int
+    acked: dict[str, list[float]] = field(default_factory=dict)  # client -> acknowledgement time of each write
+    failed: dict[str, str] = field(default_factory=dict)  # client -> the error that stopped it
+    seen: dict[str, list[float]] = field(default_factory=dict)  # other side's client -> first-seen times
+    polls: int = 0
+    poll_errors: list[str] = field(default_factory=list)
 
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
+
+def writer(side: Side, client: str, facts: int, half_done: threading.Event, total_acks: list[int],
+           lock: threading.Lock, clients: int) -> None:
+    times = side.acked.setdefault(client, [])
+    try:
+        connection = HttpClient(side.host, side.port)
+        for i in range(facts):
+            connection.call("remember_fact", {"fact": f"w({side.name}, {client}, {i})"})
+            times.append(time.monotonic())
+            with lock:
+                total_acks[0] += 1
+                if total_acks[0] >= clients * facts // 2:
+                    half_done.set()
+    except (ToolFailed, RuntimeError, OSError, http.client.HTTPException) as exc:  # killed, or refused
+        side.failed[client] = f"{type(exc).__name__}: {exc}"[:200]
+
+
+def watcher(side: Side, other: Side, clients: list[str], done: threading.Event) -> None:
+    """Polls `side` for the other side's writes until they are all seen after the writers finished."""
+    for client in clients:
+        side.seen[client] = []
+    try:
+        connection = HttpClient(side.host, side.port)
+    except (RuntimeError, OSError, http.client.HTTPException) as exc:
+        side.poll_errors.append(str(exc))
+        return
+    while True:
+        finished = done.is_set()
+        for client in clients:
             try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+                answer = connection.call("query_logic",
+                                         {"goal": f"aggregate_all(count, w({other.name}, {client}, I), N)"})
+            except (ToolFailed, RuntimeError, OSError, http.client.HTTPException) as exc:
+                side.poll_errors.append(f"{type(exc).__name__}: {exc}"[:200])
+                return
+            now = time.monotonic()
+            count = answer["structuredContent"]["values"][0]["N"]
+            seen = side.seen[client]
+            seen.extend([now] * (count - len(seen)))
+        side.polls += 1
+        if finished and all(len(side.seen[c]) >= len(other.acked.get(c, ())) for c in clients):
+            return
+        time.sleep(POLL_PAUSE_S)
 
 
-def session(url: str, work) -> None:
-    """Run `work(call)` with one MCP client session on `url`; `call(tool, arguments)` returns the result."""
-    import anyio
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
-
-    async def main():
-        http = create_mcp_http_client()
-        async with http, Client(streamable_http_client(url, http_client=http), mode="2026-07-28") as client:
-            async def call(tool, arguments):
-                result = await client.call_tool(tool, arguments)
-                if result.is_error:
-                    raise RuntimeError(f"{tool} failed: {result.content}")
-                return result.structured_content
-            await work(call)
-    anyio.run(main)
+COUNT_SCRIPT = """
+import json, sys
+from memory import Memory
+from memory.store import Store
+db, pairs = sys.argv[1], json.loads(sys.argv[2])
+memory = Memory(db)
+counts = [memory.query_logic(f"aggregate_all(count, w({s}, {c}, I), N)").values[0]["N"] for s, c in pairs]
+with Store(db).read() as conn:
+    audit = conn.execute("SELECT count(*) FROM audit_log WHERE operation = 'remember_fact'").fetchone()[0]
+print(json.dumps({"counts": counts, "audit": audit}))
+"""
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else float("nan")
+def count_rows(db: str, env: dict, pairs: list[tuple[str, str]]) -> tuple[dict[tuple[str, str], int], int]:
+    """Facts per (server, client) and remember_fact audit rows, read afterwards by a fresh process."""
+    out = subprocess.run([sys.executable, "-c", COUNT_SCRIPT, db, json.dumps(pairs)], env=env, capture_output=True,
+                         text=True, check=True)
+    data = json.loads(out.stdout)
+    return dict(zip(pairs, data["counts"])), data["audit"]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--url", help="a PostgreSQL database (default: a throwaway server's new database)")
-    parser.add_argument("--clients", type=int, default=8, help="clients in all, half on each server")
-    parser.add_argument("--facts", type=int, default=500)
-    options = parser.parse_args()
-    pg = None
-    url = options.url
-    if url is None:
-        from postgresql_server import start_server
-        pg = start_server()
-        url = pg.fresh_database()
-    home = Path(tempfile.mkdtemp(prefix="two-servers-"))
-    servers = [Server(url, home, "host_a"), Server(url, home, "host_b")]
-    acked: dict[str, list[tuple[str, float]]] = {"a": [], "b": []}  # per server: (fact, acknowledged at)
-    latencies: list[float] = []
-    seen_after: dict[str, float] = {}
+    parser.add_argument("--db", help="the shared database (a path or a postgresql:// URL); default a new SQLite file")
+    parser.add_argument("--clients", type=int, default=4, help="clients per server")
+    parser.add_argument("--facts", type=int, default=500, help="facts each client writes")
+    parser.add_argument("--kill", action="store_true", help="SIGKILL server A when its clients are half done")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="two-servers-") as name:
+        tmp = Path(name)
+        db = args.db or str(tmp / "shared.db")
+        env = dict(os.environ, HOME=str(tmp), XDG_DATA_HOME=str(tmp / "data"), DATALOG_MEMORY_DB=db,
+                   PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        subprocess.run([*COMMAND, "--db", db, "remember-fact", "--fact", "w(start, c0, 0)"], env=env, cwd=tmp,
+                       capture_output=True, check=True)  # created before two servers race to create it
+        sides = {}
+        for server in SERVERS:
+            proc, host, port = start_http_server([*COMMAND, "--db", db, "serve"], env, tmp, tmp / f"{server}.log")
+            sides[server] = Side(server, proc, host, port)
+        clients = [f"c{k}" for k in range(args.clients)]
+        try:
+            report(run(sides, clients, args), sides, clients, db, env, args)
+        finally:
+            for side in sides.values():
+                if side.proc.poll() is None:
+                    side.proc.send_signal(signal.SIGTERM)
+                    side.proc.wait(30)
+
+
+def run(sides: dict[str, Side], clients: list[str], args) -> float:
+    """Runs every writer and both watchers; returns the wall seconds the writers took."""
     lock = threading.Lock()
-    writing = threading.Event()
-    writing.set()
-    errors: list[BaseException] = []
-
-    def writer(index: int) -> None:
-        side = "ab"[index % 2]
-
-        async def work(call):
-            for n in range(options.facts):
-                fact = f"w_{side}(c{index}, {n})"
-                started = time.monotonic()
-                await call("remember_fact", {"fact": fact})
-                done = time.monotonic()
-                with lock:
-                    acked[side].append((fact, done))
-                    latencies.append(done - started)
-        try:
-            session(servers[index % 2].url, work)
-        except BaseException as exc:  # reported after the run
-            errors.append(exc)
-
-    def observer(side: str) -> None:
-        other = "b" if side == "a" else "a"  # this server is asked for the facts written through the other
-
-        async def work(call):
-            while True:
-                still = writing.is_set()
-                answer = await call("query_logic", {"goal": f"w_{other}(C, N)", "limit": 10_000})
-                finished = time.monotonic()
-                present = {f"w_{other}({b['C']}, {b['N']})" for b in answer["bindings"]}
-                with lock:
-                    for fact, at in acked[other]:
-                        if fact not in seen_after and fact in present:
-                            seen_after[fact] = finished - at
-                if not still:
-                    return
-        try:
-            session(servers["ab".index(side)].url, work)
-        except BaseException as exc:
-            errors.append(exc)
-
-    observers = [threading.Thread(target=observer, args=(s,)) for s in "ab"]
-    writers = [threading.Thread(target=writer, args=(i,)) for i in range(options.clients)]
+    half_done = {name: threading.Event() for name in sides}
+    writers_done = {name: threading.Event() for name in sides}
+    acks = {name: [0] for name in sides}
+    a, b = sides["a"], sides["b"]
+    watchers = [threading.Thread(target=watcher, args=(a, b, clients, writers_done["b"])),
+                threading.Thread(target=watcher, args=(b, a, clients, writers_done["a"]))]
+    groups = {name: [threading.Thread(target=writer, args=(side, c, args.facts, half_done[name], acks[name], lock,
+                                                           len(clients))) for c in clients]
+              for name, side in sides.items()}
     started = time.monotonic()
-    for t in observers + writers:
-        t.start()
-    for t in writers:
-        t.join()
+    for thread in [*watchers, *groups["a"], *groups["b"]]:
+        thread.start()
+    if args.kill:
+        half_done["a"].wait()
+        a.proc.kill()  # SIGKILL: no shutdown, no checkpoint
+        a.proc.wait()
+    for name, group in groups.items():
+        for thread in group:
+            thread.join()
+        writers_done[name].set()
     elapsed = time.monotonic() - started
-    writing.clear()
-    for t in observers:
-        t.join()
-    for server in servers:
-        server.stop()
-    if errors:
-        raise SystemExit(f"a client failed: {errors[0]!r}")
-    from memory.store.postgresql import PostgresConnection
-    conn = PostgresConnection(url)
-    present = conn.execute("SELECT count(*) FROM facts WHERE functor IN ('w_a', 'w_b')").fetchone()[0]
-    audit = conn.execute("SELECT count(*) FROM audit_log WHERE operation = 'remember_fact'").fetchone()[0]
-    conn.close()
-    total = len(acked["a"]) + len(acked["b"])
-    lags = list(seen_after.values())
-    unseen = total - len(lags)
-    rows = [
-        ("acknowledged writes", f"{total}"),
-        ("facts present", f"{present}"),
-        ("audit rows (remember_fact)", f"{audit}"),
-        ("writes seen by the other server", f"{len(lags)} ({unseen} never seen)"),
-        ("seen by the other server after ack: p50", f"{statistics.median(lags) * 1000:.0f} ms" if lags else "-"),
-        ("  p99", f"{percentile(lags, 0.99) * 1000:.0f} ms" if lags else "-"),
-        ("  max", f"{max(lags) * 1000:.0f} ms" if lags else "-"),
-        ("  over 1 s", f"{sum(1 for x in lags if x > 1.0)}"),
-        ("write latency p50 / p99", f"{statistics.median(latencies) * 1000:.1f} / "
-                                    f"{percentile(latencies, 0.99) * 1000:.1f} ms"),
-        ("throughput", f"{total / elapsed:.0f} writes/s ({options.clients} clients, {elapsed:.1f} s)"),
-    ]
-    width = max(len(k) for k, _ in rows)
-    print(f"two servers on one PostgreSQL database, {options.clients} clients x {options.facts} facts")
-    for key, value in rows:
-        print(f"{key:<{width}}  {value}")
-    if pg is not None:
-        pg.stop()
-    ok = total == present == audit == options.clients * options.facts and unseen == 0 \
-        and all(x <= 1.0 for x in lags)
-    sys.exit(0 if ok else 1)
+    for thread in watchers:
+        thread.join(timeout=120)
+    return elapsed
+
+
+def report(elapsed: float, sides: dict[str, Side], clients: list[str], db: str, env: dict, args) -> None:
+    counts, audit = count_rows(db, env, [(s, c) for s in sides for c in clients])
+    acked_total = sum(len(t) for side in sides.values() for t in side.acked.values())
+    present_total = sum(v for (server, _), v in counts.items() if server in sides)
+    print(f"Two servers on {db if args.db else 'one SQLite file'}: {args.clients} clients each, {args.facts} "
+          f"facts per client{', server A killed (SIGKILL) half-way' if args.kill else ''}; writers took {elapsed:.1f} s")
+    print(f"{'server':8} {'acknowledged':>12} {'present':>8} {'acked missing':>13} {'clients failed':>14} "
+          f"{'writes/s':>9}   other side's writes seen after ack, ms: p50 / p99 / max (polls)")
+    print("-" * 118)
+    for name, side in sides.items():
+        other = sides["b" if name == "a" else "a"]
+        acked = sum(len(t) for t in side.acked.values())
+        present = sum(counts.get((name, c), 0) for c in clients)
+        missing = sum(max(0, len(side.acked.get(c, ())) - counts.get((name, c), 0)) for c in clients)
+        delays = [max(0.0, seen - ack) * 1000 for c in clients
+                  for ack, seen in zip(other.acked.get(c, ()), side.seen.get(c, ()))]
+        unseen = sum(max(0, len(other.acked.get(c, ())) - len(side.seen.get(c, ()))) for c in clients)
+        if side.proc.returncode == -signal.SIGKILL:
+            seen_text = "killed: not watching"
+        elif delays:
+            ordered = sorted(delays)
+            seen_text = (f"{statistics.median(ordered):.0f} / {ordered[int(0.99 * (len(ordered) - 1))]:.0f} / "
+                         f"{ordered[-1]:.0f} ({side.polls} polls)"
+                         + (f"; {unseen} never seen" if unseen else "")
+                         + f"; within {VISIBLE_WITHIN_S:g} s: {'met' if ordered[-1] <= VISIBLE_WITHIN_S * 1000 and not unseen else 'missed'}")
+        else:
+            seen_text = f"nothing seen ({'; '.join(side.poll_errors[:1]) or 'no writes'})"
+        print(f"{name.upper():8} {acked:>12,} {present:>8,} {missing:>13} {len(side.failed):>14} "
+              f"{acked / elapsed:>9.0f}   {seen_text}")
+    print()
+    equal = "met" if present_total == acked_total and audit == present_total + 1 else (
+        "every acknowledged write present" if audit == present_total + 1 and present_total >= acked_total else "missed")
+    # + 1: the fact written before the servers started, through the CLI (also audited).
+    print(f"acknowledged {acked_total:,}; present {present_total:,}; remember_fact audit rows {audit - 1:,} "
+          f"(one more, the CLI's first fact, excluded): acknowledged = present = audit rows: {equal}")
+    for name, side in sides.items():
+        for client, error in list(side.failed.items())[:2]:
+            print(f"  {name.upper()} {client} stopped: {error}")
 
 
 if __name__ == "__main__":
