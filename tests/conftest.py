@@ -95,6 +95,14 @@ def store_file(request, tmp_path):
     server.drop_database(url)
 
 
+@pytest.fixture
+def postgresql_location(tmp_path):
+    """A fresh PostgreSQL database, for a test about PostgreSQL alone (skipped when the run is SQLite only)."""
+    if "postgresql" not in STORES:
+        pytest.skip("DATALOG_MEMORY_TEST_STORES leaves PostgreSQL out")
+    return fresh_location("postgresql", tmp_path)
+
+
 @pytest.fixture(params=STORES)
 def store_kind(request):
     """"sqlite" or "postgresql", for a test that makes its stores itself (`fresh_location`)."""

@@ -82,19 +82,21 @@ def _postgresql_shape(url: str) -> dict:
     return {"relations": shape, "triggers": triggers}
 
 
-def test_both_dialects_define_the_same_tables_views_columns_and_triggers(mem, request):
+def test_both_dialects_define_the_same_tables_views_columns_and_triggers(postgresql_location):
     """migrations/ and migrations/postgresql/ describe one schema: every table and view with the same columns,
     every trigger under the same name. The differences are the ones the PostgreSQL file names: FTS5's
     memory_fts is a plain table there (its rows keyed by `rowid`, SQLite's hidden column), the view the
     projection-key triggers read is a function, and TRUNCATE (which SQLite lacks) is refused on the audit log."""
-    if mem.store.dialect != "postgresql":
-        pytest.skip("compares the PostgreSQL schema with SQLite's")
-    sqlite, postgresql = _sqlite_shape(), _postgresql_shape(mem.path)
+    url = postgresql_location
+    store = PostgresStore(url)
+    store.ensure_created()
+    store.close()
+    sqlite, postgresql = _sqlite_shape(), _postgresql_shape(url)
     sqlite["relations"].pop("memory_projection_key_rows")
     postgresql["relations"]["memory_fts"].discard("rowid")
     assert postgresql["relations"] == sqlite["relations"]
     assert postgresql["triggers"] - {"audit_log_no_truncate"} == sqlite["triggers"]
-    with mem.store.read() as conn:
+    with by_hand(url) as conn:
         assert conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0] == 12
 
 
@@ -105,14 +107,11 @@ def _waiting_on_the_write_lock(url: str) -> bool:
         return conn.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").fetchone()[0] > 0
 
 
-def test_a_write_waits_for_the_one_before_it_so_ids_become_visible_in_order(store_kind, tmp_path):
+def test_a_write_waits_for_the_one_before_it_so_ids_become_visible_in_order(postgresql_location):
     """Two servers on one database: while one write transaction is open, another one waits for it (the advisory
     lock), so the second's fact gets the higher id only after the first is committed: no reader can see id N+1
     without id N, which the change feed's "new rows are above the newest id" needs."""
-    if store_kind != "postgresql":
-        pytest.skip("SQLite serializes writers by its own lock (BEGIN IMMEDIATE)")
-    from conftest import fresh_location
-    url = fresh_location(store_kind, tmp_path)
+    url = postgresql_location
     first, second = Memory(url, actor="one"), Memory(url, actor="two")
     first.remember_fact("seen(0)")
     second.remember_fact("seen(1)")
@@ -139,11 +138,8 @@ def test_a_write_waits_for_the_one_before_it_so_ids_become_visible_in_order(stor
         second.close()
 
 
-def test_a_write_that_waits_too_long_fails_and_changes_nothing(store_kind, tmp_path):
-    if store_kind != "postgresql":
-        pytest.skip("the SQLite busy timeout is tested with the file")
-    from conftest import fresh_location
-    url = fresh_location(store_kind, tmp_path)
+def test_a_write_that_waits_too_long_fails_and_changes_nothing(postgresql_location):
+    url = postgresql_location
     holder = PostgresStore(url)
     waiting = PostgresStore(url, busy_timeout_ms=100)
     try:
@@ -160,11 +156,8 @@ def test_a_write_that_waits_too_long_fails_and_changes_nothing(store_kind, tmp_p
         waiting.close()
 
 
-def test_concurrent_writers_on_two_stores_all_land_with_their_audit_rows(store_kind, tmp_path):
-    if store_kind != "postgresql":
-        pytest.skip("the SQLite case is test_facts_and_rules.py::test_concurrent_writers_all_land")
-    from conftest import fresh_location
-    url = fresh_location(store_kind, tmp_path)
+def test_concurrent_writers_on_two_stores_all_land_with_their_audit_rows(postgresql_location):
+    url = postgresql_location
     writers = [Memory(url, actor=f"w{i}") for i in range(4)]
     try:
         threads = [threading.Thread(target=lambda m=m, i=i: [m.remember_fact(f"n({i}, {j})") for j in range(25)])
@@ -254,17 +247,14 @@ def test_the_test_server_is_a_throwaway_one():
 
 # --- two servers, one database --------------------------------------------------------------------------------
 
-def test_two_servers_share_one_database_and_a_kill9_loses_no_acknowledged_write(store_kind, tmp_path):
+def test_two_servers_share_one_database_and_a_kill9_loses_no_acknowledged_write(postgresql_location):
     """Two `serve --http` processes on one database, as two hosts: server A is killed (-9) while a client writes
     through it; every write it acknowledged is present with its audit row, and server B goes on writing and
     answers with A's writes (its evaluation workers open the same database)."""
-    if store_kind != "postgresql":
-        pytest.skip("two servers share one database only on PostgreSQL (an SQLite file is one machine's)")
     import time
 
-    from conftest import fresh_location
     from surfaces import HttpServer, run_http_client
-    url = fresh_location(store_kind, tmp_path)
+    url = postgresql_location
     acked: list[int] = []
 
     def write_until_killed(server_url: str) -> None:

@@ -1,4 +1,5 @@
-"""SQLite storage: connections, transactions, migrations, the clock; `repository` holds the SQL on core tables."""
+"""Storage: connections, transactions, migrations, the clock; `repository` holds the SQL on core tables. SQLite by
+default; a `postgresql://` location gives the same interface on PostgreSQL (postgresql.py, dialect.py)."""
 
 from .audit import utc_now
 from .connection import Store, open_connection
