@@ -318,3 +318,52 @@ def test_workers_evaluate_at_a_lower_priority_than_the_server(runaway):
         with open(f"/proc/{pid}/stat") as f:
             niceness = int(f.read().rsplit(")", 1)[1].split()[16])
         assert niceness == min(19, os.nice(0) + WORKER_NICENESS)
+
+
+# --- fairness between callers -------------------------------------------------------------------------
+def _slow_goal(k: int) -> str:
+    """A join of three 45-fact relations (91,125 rows, ~0.3 s) with no answer; `k` varies the goal."""
+    return f"v(A), v(B), v(C), A + B + C =:= -{k}"
+
+
+def test_a_caller_flooding_the_pool_does_not_starve_another(db_path):
+    """zed keeps six slow calls in flight on two workers; bob's quick call arrives while zed holds both and
+    has calls waiting. zed alone uses every worker; then bob gets the next one freed: at most the two zed calls
+    running when he came end before his answer, and most of zed's flood ends after it (before, whichever
+    thread took the lock first won: zed's, asking again at once, mostly)."""
+    memory = Memory(db_path, budget=Budget(timeout_s=10, max_memory_mb=1000))
+    memory.add_facts([f"v({i})" for i in range(45)] + ["bob_secret(42)"])
+    zed, bob = (CallerContext(principal=p, capabilities=DEFAULT_CAPABILITIES) for p in ("zed", "bob"))
+    events: list[str] = []
+    goals = iter(range(1, 1000))
+    lock = threading.Lock()
+
+    def flood(pool: WorkerPool) -> None:
+        for _ in range(3):
+            with lock:
+                goal = _slow_goal(next(goals))
+            outcome = pool.call("query_logic", {"goal": goal}, context=zed)
+            with lock:
+                events.append(f"zed {outcome.kind}")
+
+    with WorkerPool.for_memory(memory, WorkerSettings(workers=2)) as pool:
+        assert pool.wait_ready(workers=2)
+        flooders = [threading.Thread(target=flood, args=(pool,)) for _ in range(6)]
+        for thread in flooders:
+            thread.start()
+        with pool._changed:  # zed alone holds both workers, and has calls waiting
+            assert pool._changed.wait_for(lambda: pool._fair.running["zed"] == 2 and len(pool._fair.waiting) == 4,
+                                          timeout=30)
+        with lock:
+            events.append("bob asks")
+        answer = pool.call("query_logic", {"goal": "bob_secret(X)"}, context=bob)
+        with lock:
+            events.append("bob answered")
+        for thread in flooders:
+            thread.join(60)
+    memory.close()
+    assert answer.kind == "ok" and answer.result.structured["total"] == 1
+    assert events.count("zed ok") == 18, events
+    asked, answered = events.index("bob asks"), events.index("bob answered")
+    assert answered - asked - 1 <= 2, events  # zed answers meanwhile: the calls running when bob came, at most
+    assert len(events) - answered - 1 >= 12, events  # zed's calls answered after bob's
