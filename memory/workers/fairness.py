@@ -4,9 +4,13 @@ flooding the pool with slow calls cannot starve the others (an HTTP server's cal
 A caller is keyed by its principal (None for the server's own caller, over stdio). The rules:
 
 - work first: a free worker never stays idle while a call waits, and a caller alone may use every worker;
-- a cap: with N workers, a caller that holds N - 1 gets no more while another caller's call waits;
 - the order: the next free worker goes to the waiting caller with the fewest calls running, and among those
-  to the longest-waiting call (not to whoever queued first, nor to whoever asked again quickest).
+  to the longest-waiting call (not to whoever queued first, nor to whoever asked again quickest);
+- hence a cap: with N workers, a caller holding N - 1 gets no more while another caller's call waits (with a
+  worker free, at most N - 1 calls run, all that caller's: the other has none), and a newcomer gets the next
+  free worker;
+- one worker: nobody runs when it is free, so the caller whose call just ended goes after the other callers'
+  waiting calls (callers take turns; otherwise a flooder's queued calls, older than a newcomer's, go first).
 
 A worker is only ever taken, never pre-empted: a call keeps its worker to the end. The object holds no lock;
 the pool's lock guards it."""
@@ -15,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Hashable
 
 
@@ -24,7 +28,7 @@ class Ticket:
     """One call's place: its caller and its arrival order (kept across a retry on another worker)."""
 
     key: Hashable
-    seq: int = field(default=0)
+    seq: int
 
 
 class FairShare:
@@ -37,11 +41,7 @@ class FairShare:
         self.running: Counter = Counter()
         self.waiting: list[Ticket] = []
         self._seq = itertools.count()
-
-    @property
-    def cap(self) -> int:
-        """What one caller may hold while another's call waits (with one worker, that one)."""
-        return max(1, self.workers - 1)
+        self._last: list[Hashable] = []  # the caller of the call started last (a list: None is a caller)
 
     def ticket(self, key: Hashable) -> Ticket:
         return Ticket(key, next(self._seq))
@@ -64,16 +64,16 @@ class FairShare:
         waiting = list(self.waiting)
         chosen: list[Ticket] = []
         while free > 0 and waiting:
-            keys = Counter(t.key for t in waiting)
-            eligible = [t for t in waiting if running[t.key] < self.cap or keys[t.key] == len(waiting)]
-            if not eligible:  # cannot happen while the running calls hold the busy workers; never idle a worker
-                eligible = waiting
-            first = min(eligible, key=lambda t: (running[t.key], t.seq))
+            first = min(waiting, key=lambda t: (running[t.key] + self._turn_taken(t.key), t.seq))
             chosen.append(first)
             waiting.remove(first)
             running[first.key] += 1
             free -= 1
         return chosen
+
+    def _turn_taken(self, key: Hashable) -> int:
+        """With one worker, 1 for the caller that had it last: the others' calls go first."""
+        return int(self.workers == 1 and self._last == [key])
 
     def may_start(self, ticket: Ticket, free: int) -> bool:
         """Whether `ticket` takes one of the `free` workers now."""
@@ -83,6 +83,7 @@ class FairShare:
         """`ticket` took a worker."""
         self.withdraw(ticket)
         self.running[ticket.key] += 1
+        self._last = [ticket.key]
 
     def finish(self, ticket: Ticket) -> None:
         """`ticket`'s worker is free again (or gone)."""
