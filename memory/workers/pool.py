@@ -3,7 +3,8 @@ enforced from outside.
 
 A call is sent to an idle worker. Two (or DATALOG_MEMORY_WORKERS, if fewer) start with the server, so a
 second evaluating call waits neither behind a long one nor for a cold start; a call that takes the last
-idle one starts another, up to DATALOG_MEMORY_WORKERS; beyond two, one idle for a minute exits. While a worker
+idle one starts another, up to DATALOG_MEMORY_WORKERS; beyond two, one idle for a minute exits. When calls wait,
+the next free worker goes to the caller with the fewest calls running (fairness.py). While a worker
 evaluates, the calling thread watches it every 10 ms:
 
 - time: the worker stops itself at the budget with a typed budget_exceeded; if it has not answered by
