@@ -19,13 +19,12 @@ import json
 import re
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator
 
 from ..clock import SYSTEM_CLOCK, Clock
-from ..errors import SchemaTooNew, SQLiteOnly, StorageError  # noqa: F401 (SQLiteOnly: re-exported)
+from ..errors import SchemaTooNew, StorageError
 from .dialect import to_postgresql
 from .location import shown
 from .migrations import BOOTSTRAP, Migration
@@ -84,7 +83,7 @@ class Cursor:
 def _configure(conn) -> None:
     """Values come back as SQLite gives them: booleans as 0/1, numeric (sum of bigints) as int or float; a
     Python bool goes in as 0/1 (the schema's flags are integers) and a str as text."""
-    psycopg = _psycopg()
+    _psycopg()
     from psycopg.adapt import Loader
     from psycopg.types.numeric import IntDumper
     from psycopg.types.string import StrDumper
@@ -109,7 +108,6 @@ def _configure(conn) -> None:
     conn.adapters.register_loader("numeric", NumericAsNumber)
     conn.adapters.register_dumper(bool, BoolDumper)
     conn.adapters.register_dumper(str, StrDumper)
-    del psycopg
 
 
 class PostgresConnection:
@@ -254,12 +252,6 @@ def migrate(conn: PostgresConnection, migrations: list[Migration] | None = None)
             conn.execute("ROLLBACK")
             raise
     return latest
-
-
-@dataclass
-class _State:
-    conn: PostgresConnection | None = None
-    depth: int = 0
 
 
 class PostgresStore:
