@@ -79,9 +79,10 @@ class Server:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def start_server() -> Server:
+def start_server(durable: bool = False) -> Server:
     """initdb into a new temporary folder and start the server on a socket in it. Durability settings are
-    relaxed (fsync off): the data is thrown away with the folder."""
+    relaxed (fsync off; the data is thrown away with the folder), unless `durable` (a benchmark: PostgreSQL's
+    defaults, every commit flushed)."""
     bin_dir = binaries()
     if bin_dir is None:
         raise RuntimeError("PostgreSQL is not installed (no initdb/pg_ctl): apt-get install postgresql")
@@ -94,8 +95,8 @@ def start_server() -> Server:
     subprocess.run(_as_server_user([str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust",
                                     "--encoding=UTF8", "--locale=C", "--no-sync"]),
                    check=True, capture_output=True, timeout=120)
-    options = (f"-k {folder / 'socket'} -c listen_addresses='' -c fsync=off -c synchronous_commit=off "
-               "-c full_page_writes=off -c max_connections=200 -c shared_buffers=32MB")
+    options = (f"-k {folder / 'socket'} -c listen_addresses='' -c max_connections=200 -c shared_buffers=32MB"
+               + ("" if durable else " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"))
     subprocess.run(_as_server_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l",
                                     str(folder / "server.log"), "-w", "-t", "60", "start"]),
                    check=True, capture_output=True, timeout=90)
