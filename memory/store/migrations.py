@@ -35,19 +35,21 @@ class Migration:
         return hashlib.sha256(self.sql.encode("utf-8")).hexdigest()
 
 
+def shipped(packaged: str, checkout: str) -> Path:
+    """A data file or folder shipped with the code: installed wheels carry it inside the package (`packaged`,
+    under memory/), a source checkout has it at the root (`checkout`)."""
+    inside = resources.files("memory").joinpath(*packaged.split("/"))
+    if inside.is_dir() or inside.is_file():
+        return Path(str(inside))
+    return Path(__file__).resolve().parents[2].joinpath(*checkout.split("/"))
+
+
 def _migrations_dir() -> Path:
-    """Installed wheels carry the files inside the package; a source checkout has them at the root."""
-    packaged = resources.files("memory") / "_migrations"
-    if packaged.is_dir():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parents[2] / "migrations"
+    return shipped("_migrations", "migrations")
 
 
 def schema_sql_path() -> Path:
-    packaged = resources.files("memory") / "_schema" / "schema.sql"
-    if packaged.is_file():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parents[2] / "schema" / "schema.sql"
+    return shipped("_schema/schema.sql", "schema/schema.sql")
 
 
 def plain_ddl(sql: str) -> str:

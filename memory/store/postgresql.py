@@ -19,7 +19,6 @@ import json
 import re
 import threading
 from contextlib import contextmanager
-from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -27,7 +26,7 @@ from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import SchemaTooNew, StorageError
 from .dialect import to_postgresql
 from .location import shown
-from .migrations import BOOTSTRAP, Migration
+from .migrations import BOOTSTRAP, Migration, shipped
 
 # The advisory lock every write transaction takes first (a constant of this program: "datalog-memory" hashed).
 WRITE_LOCK = int.from_bytes(hashlib.sha256(b"datalog-memory write").digest()[:8], "big", signed=True)
@@ -209,10 +208,7 @@ def load_postgresql_migrations(directory: Path | None = None) -> list[Migration]
 
 
 def _migrations_dir() -> Path:
-    packaged = resources.files("memory") / "_migrations" / "postgresql"
-    if packaged.is_dir():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parents[2] / "migrations" / "postgresql"
+    return shipped("_migrations/postgresql", "migrations/postgresql")
 
 
 def current_version(conn: PostgresConnection) -> int:
