@@ -274,3 +274,41 @@ def test_maintained_models_obey_the_incremental_law_with_the_columnar_path_force
     monkeypatch.setattr(law.maintenance, "REDERIVE_COST", cost)  # what the law test's `rederive` fixture sets
     with threshold(0):
         law.test_a_maintained_model_equals_a_fresh_evaluation.hypothesis.inner_test(None, clauses, base, steps, data)
+
+
+@contextmanager
+def no_chain_walk():
+    """The engine's inline chain walk switched off: every round goes through the compiled rule's fused join."""
+    from memory.datalog import compiler
+
+    real = compiler.CompiledRule.__init__
+
+    def without_walk(self, *args, **kw):
+        real(self, *args, **kw)
+        self.lookup = None
+    compiler.CompiledRule.__init__ = without_walk
+    try:
+        yield
+    finally:
+        compiler.CompiledRule.__init__ = real
+
+
+RIGHT = "path(X,Y) :- edge(X,Y). path(X,Z) :- edge(X,Y), path(Y,Z)."
+FROM_ONE = ("path(X,Y) :- start(X,Y). path(X,Z) :- path(X,Y), edge(Y,Z). "
+            "reach(Y) :- start(_,Y). reach(Z) :- reach(Y), edge(Y,Z).")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(2, 40), st.lists(st.tuples(st.integers(0, 45), st.integers(0, 45)), max_size=4),
+       st.integers(0, 10), st.sampled_from([TC, RIGHT]))
+def test_the_chain_walk_derives_the_rounds_model(length, extra, start, rules):
+    """Long chains are walked one tuple a round inline (one lookup, one projection) until a seed has no match,
+    several (a fork: the general round takes over) or only a known tuple (a cycle): the same model, stamps
+    included, as the fused join's rounds (rounds seeded from one tuple), and the same answers to a bound goal
+    (the demand rewrite's chain)."""
+    edb = {("edge", 2): chain(length) + extra, ("start", 2): [(start, start + 1)]}
+    walked = model(program(FROM_ONE), edb, None)
+    with no_chain_walk():
+        assert relations(walked) == relations(model(program(FROM_ONE), edb, None))
+        expected = answers(program(rules), f"path({start}, X)", edb)
+    assert answers(program(rules), f"path({start}, X)", edb) == expected

@@ -12,7 +12,7 @@ from .budget import Budget, give_back_memory
 from .columnar import DispatchingRule
 from .predicates import Pred
 from .program import Lit, Program, Rule, body_preds, rules_by_head
-from .relations import RULE_BITS, RULE_MASK, Relations, release
+from .relations import EMPTY, RULE_BITS, RULE_MASK, Relations, release
 
 T = TypeVar("T")
 EdbLoader = Callable[[set], dict]  # stored predicates -> {pred: iterable of tuples}
@@ -227,7 +227,30 @@ def _single_variant_loop(variant, delta: dict, rels: Relations, budget: Budget, 
     known = (relation,)
     chain = compiled.direct and not indexed
     fused, project = compiled.fused, compiled.project
+    walk = compiled.lookup if chain else None
     while seeds:
+        if walk is not None and len(seeds) == 1:
+            # A chain walked one tuple a round while each seed has exactly one match: the fused join's work
+            # inline (one index lookup, one projection), none of its set building.
+            get, i = walk
+            (r,) = seeds
+            start = r
+            while len(bucket := get(r[i], EMPTY)) == 1:
+                t = project(r + bucket[0])
+                if t in relation:
+                    bucket = EMPTY
+                    break
+                counter += 1
+                relation[t] = (counter << RULE_BITS) | rule_index
+                r = t
+                budget.derived += 1
+                if not counter & 1023:
+                    budget.tick(0)
+            if not bucket:  # no match, or only a known tuple: the round that finds nothing new ends it
+                counter += 1
+                break
+            if r is not start:  # several matches: the general round below takes the last tuple walked
+                seeds = {r: relation[r]}
         counter += 1
         if chain and len(seeds) == 1:
             out = fused(seeds, project)
