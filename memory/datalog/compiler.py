@@ -112,7 +112,7 @@ def compile_positive(lit: Lit, varmap: dict, width: int, rels: Relations, needed
         ckey = _const_key(keys)
         key = itemgetter(*columns)  # the key as an index on `columns` files it: ckey's shape
         index = {}
-        matching = [u for u in relation if key(u) == ckey]
+        matching = [u for u in rels.settled(lit.pred) if key(u) == ckey]  # read now: whole
         if matching:
             index[ckey] = matching
     else:
@@ -231,7 +231,7 @@ class CompiledRule:
         self.rule = rule
         self.seed = seed
         self.budget = budget
-        size = lambda pred: len(rels.get(pred))
+        size = rels.size
         bound: set = set() if seed is None else literal_vars(rule.body[seed])
         steps: list[Step] = []
         varmap: dict = {}

@@ -177,7 +177,7 @@ class _Steps:
                 budget.tick(compiled.fire(added[seed_pred], known=(rels.rel[head],), into=first[head],
                                           code=stamp | rule_index))
             for pred in preds:
-                rels.add(pred, first[pred], budget)
+                rels.add(pred, rels.settle_set(first[pred]), budget)  # read as a dict below
                 first[pred].update(added.get(pred, {}))
             collect = {pred: dict(first[pred]) for pred in preds}
             if recursive:

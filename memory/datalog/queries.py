@@ -183,7 +183,7 @@ class Evaluation:
     def size(self) -> int:
         """Tuples held: the answers and the model's own relations (not the stored ones it reads in place)."""
         rels = self.model.relations
-        return len(self.answers.rows) + sum(len(r) for p, r in rels.rel.items() if p not in rels.shared)
+        return len(self.answers.rows) + sum(rels.size(p) for p in rels.raw if p not in rels.shared)
 
     def release(self) -> None:
         """Free the model (not the answers, which may still be read)."""
