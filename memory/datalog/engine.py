@@ -246,7 +246,7 @@ def _single_variant_loop(variant, delta: dict, rels: Relations, budget: Budget, 
             # inline (one index lookup, one projection), none of its set building.
             get, i = walk
             (r,) = seeds
-            start = r
+            start, walked = r, counter
             while len(bucket := get(r[i], EMPTY)) == 1:
                 t = project(r + bucket[0])
                 if t in relation:
@@ -255,9 +255,11 @@ def _single_variant_loop(variant, delta: dict, rels: Relations, budget: Budget, 
                 counter += 1
                 relation[t] = (counter << RULE_BITS) | rule_index
                 r = t
-                budget.derived += 1
                 if not counter & 1023:
+                    budget.derived += counter - walked
+                    walked = counter
                     budget.tick(0)
+            budget.derived += counter - walked  # one tuple a round
             if not bucket:  # no match, or only a known tuple: the round that finds nothing new ends it
                 counter += 1
                 break
