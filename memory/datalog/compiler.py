@@ -108,20 +108,22 @@ def compile_positive(lit: Lit, varmap: dict, width: int, rels: Relations, needed
                     fuse=(lambda rows, project: {project(r + u) for r in rows for u in relation}) if check is None else None)
 
     row_key = _row_key(keys)
-    if row_key is None and once and columns not in rels.indexes.get(lit.pred, {}):
-        ckey = _const_key(keys)
-        key = itemgetter(*columns)  # the key as an index on `columns` files it: ckey's shape
-        index = {}
-        matching = [u for u in rels.settled(lit.pred) if key(u) == ckey]  # read now: whole
-        if matching:
-            index[ckey] = matching
-    else:
-        index = rels.index(lit.pred, columns)
     if row_key is None:
         ckey = _const_key(keys)
+        if once and columns not in rels.indexes.get(lit.pred, {}):
+            key = itemgetter(*columns)  # the key as an index on `columns` files it: ckey's shape
+            scanned: list = []
+
+            def lookup(_key, _default=None):
+                """The matching tuples, scanned at the first firing (the rule fires once: no index is kept)."""
+                if not scanned:
+                    scanned.append([u for u in rels.settled(lit.pred) if key(u) == ckey])
+                return scanned[0]
+        else:
+            lookup = rels.index(lit.pred, columns).get
 
         def const_join(rows, _delta=None):
-            cands = index.get(ckey, EMPTY)
+            cands = lookup(ckey, EMPTY)
             if check is not None:
                 cands = [u for u in cands if check(u)]
             if not introduces:
@@ -129,6 +131,7 @@ def compile_positive(lit: Lit, varmap: dict, width: int, rels: Relations, needed
             return [r + u for r in rows for u in cands]
         return Step(const_join, new_varmap if introduces else varmap, (width + arity) if introduces else width)
 
+    index = rels.index(lit.pred, columns)
     if not introduces and check is None:
         # Semi-join: only existence matters, rows keep their width.
         return Step(lambda rows, _d=None: [r for r in rows if row_key(r) in index], varmap, width)

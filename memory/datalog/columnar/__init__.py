@@ -15,10 +15,13 @@ the tuple path. numpy is imported with the first large delta: an interactive cal
 
 from __future__ import annotations
 
+from itertools import islice
+from operator import itemgetter
+
 from ...terms import Var, is_ground
 from ..compiler import CompiledRule
 from ..program import Lit, Neg, Rule
-from ..relations import Relations
+from ..relations import RELEASE_SLICE, Relations
 
 # Deltas of at least this many tuples go columnar (None: never). Below it, the fixed cost of a few dozen numpy
 # calls per firing exceeds what the tuple path spends (about 0.6 µs a derived tuple on a chain): measured with
@@ -46,6 +49,27 @@ def supports(rule: Rule) -> bool:
     return True
 
 
+def _selection(rule: Rule):
+    """(pred, key getter, wanted key, projection) for `p(Vars) :- q(Args)`: Args distinct named variables and
+    ground terms, every head argument one of those variables; None for any other rule."""
+    if len(rule.body) != 1 or type(rule.body[0]) is not Lit or not rule.head.args:
+        return None
+    args = rule.body[0].args
+    named = [a for a in args if type(a) is Var]
+    if any(a.anonymous for a in named) or len(set(named)) != len(named) or not all(
+            type(a) is Var or is_ground(a) for a in args):
+        return None
+    position = {a: j for j, a in enumerate(args) if type(a) is Var}
+    if not all(type(a) is Var and a in position for a in rule.head.args):
+        return None
+    constants = [j for j, a in enumerate(args) if type(a) is not Var]
+    key = itemgetter(*constants) if constants else None
+    wanted = (args[constants[0]] if len(constants) == 1 else tuple(args[j] for j in constants)) if constants else None
+    columns = [position[a] for a in rule.head.args]
+    project = itemgetter(*columns) if len(columns) > 1 else itemgetter(slice(columns[0], columns[0] + 1))
+    return rule.body[0].pred, key, wanted, project
+
+
 class DispatchingRule(CompiledRule):
     """A compiled rule whose `fire` picks per call: tuple-at-a-time below THRESHOLD seeds (or, unseeded, when its
     first literal does not scan a relation of that size), columnar from there when the rule allows it."""
@@ -61,6 +85,8 @@ class DispatchingRule(CompiledRule):
             seed is None and len(body) == 1 and type(body[0]) is Lit and body[0].args == rule.head.args
             and all(type(a) is Var and not a.anonymous for a in body[0].args)
             and len(set(body[0].args)) == len(body[0].args)) else None
+        # p(Y) :- q(0, Y) (a bound query's answers, a view that selects or projects): one pass over q's tuples.
+        self.selects = _selection(rule) if seed is None and self.copies is None else None
         # What the tuple path reads at firing time (an aggregate's goal is read when the rule is compiled).
         self.reads = {rule.head.pred} | {lit.pred for lit in body if type(lit) is Lit} | {
             lit.lit.pred for lit in body if type(lit) is Neg}
@@ -69,6 +95,9 @@ class DispatchingRule(CompiledRule):
         rels = self.rels
         if self.copies is not None and into is not None and not rels.count(into) and not any(map(rels.count, known)):
             return self._copy(into, code)
+        if self.selects is not None and into is not None and not rels.count(into) and not any(map(rels.count, known)) \
+                and not (rels.columnar is not None and rels.columnar.deferred(self.selects[0])):
+            return self._select(into, code)
         if self.supported and THRESHOLD is not None:
             if self.seed is not None:
                 size = rels.count(delta)
@@ -131,6 +160,22 @@ class DispatchingRule(CompiledRule):
             added = len(into)
         budget.check()
         return added
+
+    def _select(self, into: dict, code: int) -> int:
+        """The head tuples of a one-literal rule, into an empty `into` for a head with no tuples yet: the body's
+        tuples filtered on its constants and projected, a slice at a time between budget checks."""
+        pred, key, wanted, project = self.selects
+        self._settle(None, into)
+        source, budget = self.rels.get(pred), self.budget
+        tuples = iter(source)
+        while chunk := list(islice(tuples, RELEASE_SLICE)):
+            matching = chunk if key is None else [u for u in chunk if key(u) == wanted]
+            into.update(dict.fromkeys(map(project, matching), code))
+            if len(into) > budget.max_tuples - budget.derived:
+                raise budget.exceeded("tuples", f"evaluation derived more than {budget.max_tuples} tuples",
+                                      budget.max_tuples + 1)
+            budget.check()
+        return len(into)
 
     def _scanned(self) -> int:
         """The size of the relation an unseeded firing starts from, 0 when its first literal has a constant."""

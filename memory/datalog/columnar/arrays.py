@@ -23,7 +23,7 @@ import numpy as np
 from ...terms import Var
 from ..planner import order_body
 from ..program import Rule, literal_vars
-from ..relations import Relations
+from ..relations import Relations, _file, key_function
 from . import Unsupported
 
 CHUNK_ROWS = 1 << 20  # joined rows built at once: bounds the arrays of one step between budget checks
@@ -349,8 +349,6 @@ class ColumnarState:
             start = len(mirror.relation)
             _fill(mirror.relation, columns, mirror.runs, self.interner, budget)
             if indexes:
-                from ..relations import _file, key_function
-
                 added = list(islice(mirror.relation, start, None))
                 for columns_key, idx in indexes.items():
                     _file(idx, key_function(columns_key), added, budget)
