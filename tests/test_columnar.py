@@ -397,3 +397,24 @@ def test_the_tuple_budget_holds_on_a_selection():
         evaluate(program("q(Y) :- p(1, Y)."), {Pred.stored("p", 2): [(1, i) for i in range(500)]},
                  budget=Budget(max_tuples=100))
     assert caught.value.details["limit_kind"] == "tuples"
+
+
+def test_answers_built_from_deferred_columns_stay_within_the_memory_budget(monkeypatch):
+    """The columns a query's evaluation deferred become its answers' tuples within the call's budget: a process
+    over the memory limit while they are built stops there."""
+    from memory.datalog import solve
+    from memory.terms import parse_term
+
+    filling = []
+    real_fill = arrays._fill
+
+    def fill(*args, **kw):
+        filling.append(1)
+        return real_fill(*args, **kw)
+    monkeypatch.setattr(arrays, "_fill", fill)
+    monkeypatch.setattr("memory.datalog.budget.resident_mb", lambda pid=None: 10_000.0 if filling else 10.0)
+    monkeypatch.setattr("memory.datalog.budget.MEMORY_CHECK_S", 0.0)  # every check reads the resident set
+    load = lambda preds: {p: chain(60) if p == Pred.stored("edge", 2) else [] for p in preds}  # noqa: E731
+    with threshold(0), pytest.raises(BudgetExceeded) as caught:
+        solve(program(TC), parse_term("path(X, Y)"), load, budget=Budget(max_memory_mb=5_000))
+    assert caught.value.details["limit_kind"] == "memory_mb" and filling

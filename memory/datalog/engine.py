@@ -79,7 +79,19 @@ def evaluate_program(program: Program, load: EdbLoader, budget: Budget | None = 
     """The whole model of an analyzed program: every stored predicate its rules mention, read through
     `load`, then evaluated within `budget` (whose clock, once started, also counts the loading)."""
     preds = body_preds(program.rules) | {rule.head.pred for rule in program.rules}
-    return evaluate(program, load({p for p in preds if p.is_stored}), budget=budget)
+    model = evaluate(program, load({p for p in preds if p.is_stored}), budget=budget)
+    return settled(model, None, budget)  # its readers read every relation
+
+
+def settled(model: Model, pred: Pred | None, budget: Budget | None) -> Model:
+    """The model with a pred's deferred tuples (every relation's, without `pred`) turned into tuples within
+    `budget`; on a failure the model is freed."""
+    try:
+        guarded(lambda: model.relations.settle(pred, budget), budget)
+    except BaseException:
+        model.release()
+        raise
+    return model
 
 
 def evaluate(

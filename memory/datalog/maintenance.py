@@ -65,6 +65,7 @@ def maintain(model: Model, strata: Strata, changes: dict[Pred, BaseChange], budg
 def _maintain(model: Model, strata: Strata, changes: dict[Pred, BaseChange], budget: Budget) -> set[Pred]:
     rels = model.relations
     rels.hold()
+    rels.settle(budget=budget)  # maintenance reads the relations as tuples: built within the budget
     gone, new_base = _base_effects(model, changes)
     # Stored relations read in place are read as they are now (changed in place, or replaced here), the model's
     # own relations as they were until step 2.

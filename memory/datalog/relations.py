@@ -213,6 +213,12 @@ class Relations:
     def rel(self, value: dict) -> None:
         self.raw = value
 
+    def settle(self, pred=None, budget=None) -> None:
+        """Turn the deferred tuples of a pred's relation (of every relation, without `pred`) into tuples now,
+        within `budget` (a reader that comes later then finds them whole)."""
+        if self.columnar is not None:
+            self.columnar.settle(pred, budget)
+
     def settled(self, pred) -> dict:
         """The pred's relation, whole."""
         if self.columnar is not None:
