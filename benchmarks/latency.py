@@ -1,7 +1,7 @@
 """Latency benchmark: what one call costs on a warm `datalog-memory serve`, as the store grows.
 
     python benchmarks/latency.py [--sizes 10000,100000,1000000] [--calls 50] [--memories 10000]
-                                 [--chain 100000] [--skip-swipl]
+                                 [--chain 100000] [--skip-swipl] [--transports stdio,http]
 
 `--sizes ""` skips the fact stores (and SWI-Prolog), `--memories 0` the source memories and `--chain 0` the
 aggregates, so one part can be measured alone: `--sizes "" --chain 0` times only memory_recall and memory_search.
@@ -9,10 +9,11 @@ aggregates, so one part can be measured alone: `--sizes "" --chain 0` times only
 For each size it builds a store in a temporary folder (HOME, XDG_DATA_HOME and the database all
 there): `edge/2` in clusters of 1,000 nodes with out-degree 2, 300 other facts, a left-recursive
 `path/2` and a small join rule. It imports the edges through the CLI (seconds and peak memory of
-that process), times a one-shot CLI bound query, starts a real `serve` over stdio, and times each
-call below as p50 and p99 in milliseconds over `--calls` calls. The client is a minimal
-newline-delimited JSON-RPC client written here (initialize, then `tools/call`), so the figures are
-the server's cost plus one pipe round trip, not a client library's overhead. Server memory is the
+that process), times a one-shot CLI bound query, starts a real `serve` over each transport in turn
+(stdio; `serve --http` on a loopback port), and times each call below as p50 and p99 in milliseconds
+over `--calls` calls. The clients are minimal JSON-RPC clients written here (initialize, then
+`tools/call`; newline-delimited over stdio, one POST per call on a kept-alive connection over HTTP), so
+the figures are the server's cost plus one round trip, not a client library's overhead. Server memory is the
 resident set of the server and every process it started, read from /proc after the run.
 
 The server keeps a query's answers while nothing it read changes. So that every timed call is
@@ -42,6 +43,10 @@ from collections import deque
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from http_client import HttpClient, ToolFailed, answer_of, hello, start_http_server, tool_result  # noqa: E402
+
 COMMAND = [sys.executable, "-m", "memory.cli"]
 RULES = [("path(X, Y)", "edge(X, Y)"), ("path(X, Z)", "path(X, Y), edge(Y, Z)"),
          ("pair(X, C)", "edge(X, Y), colour(Y, C)")]
@@ -101,16 +106,43 @@ def run_measured(cmd: list[str], env: dict, cwd: Path) -> tuple[float, float, st
 
 
 class Server:
+    """A warm `datalog-memory serve` (`proc`) and a client of it; subclasses carry the requests."""
+
+    transport = ""
+    proc: subprocess.Popen
+
+    def request(self, method: str, params: dict) -> dict:
+        raise NotImplementedError
+
+    def call(self, tool: str, arguments: dict) -> dict:
+        return tool_result(self.request("tools/call", {"name": tool, "arguments": arguments}))
+
+    def resident_mb(self) -> float:
+        """Resident memory of the server and every process below it."""
+        total, pending = 0, [self.proc.pid]
+        while pending:
+            pid = pending.pop()
+            try:
+                with open(f"/proc/{pid}/statm") as f:
+                    total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+                with open(f"/proc/{pid}/task/{pid}/children") as f:
+                    pending.extend(int(c) for c in f.read().split())
+            except OSError:
+                continue
+        return total / 2**20
+
+
+class StdioServer(Server):
     """`datalog-memory serve` over stdio, spoken to as newline-delimited JSON-RPC."""
+
+    transport = "stdio"
 
     def __init__(self, env: dict, cwd: Path) -> None:
         self.started = time.perf_counter()
         self.proc = subprocess.Popen([*COMMAND, "serve"], env=env, cwd=cwd, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
         self.next_id = 0
-        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                    "clientInfo": {"name": "latency-benchmark", "version": "1"}})
-        self.notify("notifications/initialized")
+        hello(self)
 
     def notify(self, method: str, params: dict | None = None) -> None:
         self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": method, "params": params or {}}) + "\n")
@@ -127,29 +159,7 @@ class Server:
                 raise RuntimeError("the server closed its output")
             message = json.loads(line)
             if message.get("id") == self.next_id:
-                if "error" in message:
-                    raise RuntimeError(f"{method}: {message['error']}")
-                return message["result"]
-
-    def call(self, tool: str, arguments: dict) -> dict:
-        result = self.request("tools/call", {"name": tool, "arguments": arguments})
-        if result.get("isError"):
-            raise ToolFailed(result["content"][0]["text"])
-        return result
-
-    def resident_mb(self) -> float:
-        """Resident memory of the server and every process below it."""
-        total, pending = 0, [self.proc.pid]
-        while pending:
-            pid = pending.pop()
-            try:
-                with open(f"/proc/{pid}/statm") as f:
-                    total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-                with open(f"/proc/{pid}/task/{pid}/children") as f:
-                    pending.extend(int(c) for c in f.read().split())
-            except OSError:
-                continue
-        return total / 2**20
+                return answer_of(message, method)
 
     def close(self) -> None:
         self.proc.stdin.close()
@@ -159,8 +169,31 @@ class Server:
             self.proc.kill()
 
 
-class ToolFailed(RuntimeError):
-    pass
+class HttpServer(Server):
+    """`datalog-memory serve --http` on a free loopback port, spoken to over one kept-alive connection
+    (benchmarks/http_client.py). Loopback without tokens: the caller is the configured one, as over stdio."""
+
+    transport = "http"
+
+    def __init__(self, env: dict, cwd: Path) -> None:
+        self.started = time.perf_counter()
+        log = cwd / f"http-{os.getpid()}-{time.monotonic_ns()}.log"
+        self.proc, host, port = start_http_server([*COMMAND, "serve"], env, cwd, log)
+        self.client = HttpClient(host, port)
+
+    def request(self, method: str, params: dict) -> dict:
+        return self.client.request(method, params)
+
+    def close(self) -> None:
+        self.client.close()
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+SERVERS = {server.transport: server for server in (StdioServer, HttpServer)}
 
 
 def timed(fn, calls: int) -> tuple[float, float]:
@@ -178,7 +211,54 @@ def percentiles(samples: list) -> tuple[float, float]:
     return statistics.median(samples), samples[min(len(samples) - 1, int(round(0.99 * (len(samples) - 1))))]
 
 
-def measure_store(size: int, calls: int, tmp: Path) -> dict:
+def time_calls(server: Server, edges: list[tuple[int, int]], a: str, far: str, calls: int) -> dict:
+    """The warm calls' p50/p99 on one started server, its first answer's delay and its memory after the run."""
+    results: dict = {}
+    server.call("query_logic", {"goal": f"edge({a}, X)"})
+    results["first_answer_s"] = time.perf_counter() - server.started
+    answers = server.call("query_logic", {"goal": f"path({a}, X)", "limit": 1})["structuredContent"]
+    results["path_answers"] = answers.get("total")
+    # The server keeps a query's answers while nothing it read changes; each timed call names its variable
+    # afresh (X1, X2, ...), so it is a new query and is evaluated (SWI-Prolog's tables are abolished likewise).
+    # The ground lookup has no variable: it asks about a different edge each time.
+    fresh = iter(range(1, 10**9))
+    pairs = iter(edges[i % len(edges)] for i in range(10**9))
+    results["ground"] = timed(lambda: server.call("query_logic", {"goal": "edge(n{}, n{})".format(*next(pairs))}),
+                              calls)
+    results["bound"] = timed(lambda: server.call("query_logic", {"goal": f"edge({a}, X{next(fresh)})"}), calls)
+    results["path"] = timed(lambda: server.call("query_logic", {"goal": f"path({a}, X{next(fresh)})"}), calls)
+    results["path_kept"] = timed(lambda: server.call("query_logic", {"goal": f"path({a}, X)"}), calls)
+    results["explain"] = timed(lambda: server.call("explain_why", {"fact": f"path({a}, {far})"}), calls)
+    counter = iter(range(10**9))
+
+    def after_write() -> None:
+        started = time.perf_counter()
+        server.call("remember_fact", {"fact": f"note(k{next(counter)})"})
+        written.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        server.call("query_logic", {"goal": f"edge({a}, X{next(fresh)})"})
+        after_write.samples.append((time.perf_counter() - started) * 1000)
+    after_write.samples, written = [], []
+    for _ in range(calls):
+        after_write()
+    results["after_write"], results["write"] = percentiles(after_write.samples), percentiles(written)
+
+    # The kept evaluation of path(a, X) brought up to date after an edge into a's cluster came, then went.
+    added, removed = [], []
+    for _ in range(calls):
+        edge = f"edge({far}, m{next(counter)})"
+        for tool, samples in (("remember_fact", added), ("forget_fact", removed)):
+            server.call(tool, {"fact": edge})
+            started = time.perf_counter()
+            server.call("query_logic", {"goal": f"path({a}, X)"})
+            samples.append((time.perf_counter() - started) * 1000)
+    results["path_after_add"], results["path_after_forget"] = percentiles(added), percentiles(removed)
+    results["server_mb"] = server.resident_mb()
+    server.close()
+    return results
+
+
+def measure_store(size: int, calls: int, tmp: Path, transports: list[str]) -> dict:
     home, db = tmp / f"home-{size}", tmp / f"store-{size}.db"
     home.mkdir()
     env = environment(home, db)
@@ -198,46 +278,8 @@ def measure_store(size: int, calls: int, tmp: Path) -> dict:
     far = f"n{at_distance(edges, start, 4)}"
     results["cli_s"], _, _ = run_measured([*COMMAND, "query-logic", "--goal", f"edge({a}, X)"], env, home)
 
-    server = Server(env, home)
-    server.call("query_logic", {"goal": f"edge({a}, X)"})
-    results["first_answer_s"] = time.perf_counter() - server.started
-    answers = server.call("query_logic", {"goal": f"path({a}, X)", "limit": 1})["structuredContent"]
-    results["path_answers"] = answers.get("total")
-    # The server keeps a query's answers while nothing it read changes; each timed call names its variable
-    # afresh (X1, X2, ...), so it is a new query and is evaluated (SWI-Prolog's tables are abolished likewise).
-    # The ground lookup has no variable: it asks about a different edge each time.
-    fresh = iter(range(1, 10**9))
-    pairs = iter(edges[i % len(edges)] for i in range(10**9))
-    results["ground"] = timed(lambda: server.call("query_logic", {"goal": "edge(n{}, n{})".format(*next(pairs))}),
-                              calls)
-    results["bound"] = timed(lambda: server.call("query_logic", {"goal": f"edge({a}, X{next(fresh)})"}), calls)
-    results["path"] = timed(lambda: server.call("query_logic", {"goal": f"path({a}, X{next(fresh)})"}), calls)
-    results["path_kept"] = timed(lambda: server.call("query_logic", {"goal": f"path({a}, X)"}), calls)
-    results["explain"] = timed(lambda: server.call("explain_why", {"fact": f"path({a}, {far})"}), calls)
-    counter = iter(range(10**9))
-
-    def after_write() -> None:
-        server.call("remember_fact", {"fact": f"note(k{next(counter)})"})
-        started = time.perf_counter()
-        server.call("query_logic", {"goal": f"edge({a}, X{next(fresh)})"})
-        after_write.samples.append((time.perf_counter() - started) * 1000)
-    after_write.samples = []
-    for _ in range(calls):
-        after_write()
-    results["after_write"] = percentiles(after_write.samples)
-
-    # The kept evaluation of path(a, X) brought up to date after an edge into a's cluster came, then went.
-    added, removed = [], []
-    for _ in range(calls):
-        edge = f"edge({far}, m{next(counter)})"
-        for tool, samples in (("remember_fact", added), ("forget_fact", removed)):
-            server.call(tool, {"fact": edge})
-            started = time.perf_counter()
-            server.call("query_logic", {"goal": f"path({a}, X)"})
-            samples.append((time.perf_counter() - started) * 1000)
-    results["path_after_add"], results["path_after_forget"] = percentiles(added), percentiles(removed)
-    results["server_mb"] = server.resident_mb()
-    server.close()
+    for transport in transports:
+        results[transport] = time_calls(SERVERS[transport](env, home), edges, a, far, calls)
     results["query"] = (a, b, far)
     return results
 
@@ -271,7 +313,7 @@ def measure_sources(memories: int, calls: int, tmp: Path) -> dict:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    server = Server(env, home)
+    server = StdioServer(env, home)
     calls_made = {"recall": ("memory_recall", {"predicate": "mentions", "arguments": ["item42", None]}),
                   "search": ("memory_search", {"query": "outage budget"})}
     out: dict = {}
@@ -294,7 +336,7 @@ def measure_aggregate(chain: int, tmp: Path) -> dict:
                        + "path(X, Y) :- edge(X, Y).\npath(X, Z) :- path(X, Y), edge(Y, Z).\n"
                        + "reach(N) :- aggregate_all(count, path(0, Y), N).\n")
     run_measured([*COMMAND, "import", str(program)], env, home)
-    server = Server(env, home)
+    server = StdioServer(env, home)
     out = {}
     fresh = iter(range(1, 10**9))  # a new variable name per call: evaluated each time, not kept answers
     for key, goal in (("plain", "path(0, Y{})"), ("aggregate", "reach(N{})"),
@@ -347,12 +389,17 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--chain", type=int, default=100_000)
     parser.add_argument("--skip-swipl", action="store_true")
+    parser.add_argument("--transports", default="stdio,http",
+                        help="the servers timed, each on the same store: stdio, http (serve --http on loopback)")
     args = parser.parse_args()
+    args.transports = [t for t in args.transports.split(",") if t.strip()]
+    if not args.transports or set(args.transports) - set(SERVERS):
+        parser.error(f"--transports: a comma-separated list of {', '.join(SERVERS)}")
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "memory"), str(ROOT / "cli")], check=True)
     with tempfile.TemporaryDirectory(prefix="latency-") as name:
         tmp = Path(name)
-        stores = {size: measure_store(size, args.calls, tmp) for size in sizes}
+        stores = {size: measure_store(size, args.calls, tmp, args.transports) for size in sizes}
         swipl = None if args.skip_swipl or not sizes else measure_swipl(stores[sizes[-1]]["edges"],
                                                                         stores[sizes[-1]]["query"], args.calls, tmp)
         sources = measure_sources(args.memories, args.calls, tmp) if args.memories else None
@@ -375,28 +422,56 @@ def report(sizes, stores, swipl, sources, aggregate, args) -> None:
 
 
 def report_stores(sizes, stores, swipl, args) -> None:
-    small, big = stores[sizes[0]], stores[sizes[-1]]
+    big = stores[sizes[-1]]
+    first = args.transports[0]
+    for transport in args.transports:
+        report_calls(sizes, {s: stores[s][transport] for s in sizes}, swipl, args, transport,
+                     None if transport == first else {s: stores[s][first] for s in sizes}, first)
+        print()
+    print(f"Cold and bulk, at {sizes[-1]:,} facts")
+    print(f"{'what':38} {'measured':>12}  target")
+    print("-" * 80)
+    for transport in args.transports:
+        started = big[transport]["first_answer_s"]
+        print(f"{'serve to first bound answer (' + transport + ')':38} {started:>10.2f} s  <= 1 s: "
+              f"{'met' if started <= 1 else 'missed'}")
+    print(f"{'CLI one-shot bound query':38} {big['cli_s']:>10.2f} s  <= 0.6 s: {'met' if big['cli_s'] <= 0.6 else 'missed'}")
+    print(f"{'import (CLI, CSV)':38} {big['import_s']:>10.2f} s  <= 20 s: {'met' if big['import_s'] <= 20 else 'missed'}")
+    print(f"{'import peak resident memory':38} {big['import_mb']:>9.0f} MB  <= 400 MB: "
+          f"{'met' if big['import_mb'] <= 400 else 'missed'}")
+
+
+CALL_ROWS = [("query_logic edge(a, b)  (ground)", "ground", 2.0),
+             ("query_logic edge(a, X)", "bound", 2.0),
+             ("query_logic path(a, X)", "path", None),
+             ("path(a, X) asked again (kept answers)", "path_kept", None),
+             ("explain_why path(a, b)  (4 steps)", "explain", 10.0),
+             ("remember_fact note(k)", "write", None),
+             ("edge(a, X) after a remember_fact", "after_write", None),
+             ("path(a, X) after an edge came (kept)", "path_after_add", None),
+             ("path(a, X) after that edge went (kept)", "path_after_forget", None)]
+
+
+def report_calls(sizes, calls, swipl, args, transport, baseline, baseline_name) -> None:
+    """One table of warm calls over one transport: with the issue's targets, or (`baseline` given) with the
+    ratio of each p50 at the largest size to the same call over the baseline transport."""
+    small, big = calls[sizes[0]], calls[sizes[-1]]
     heads = " ".join(f"{f'{s:,} p50/p99':>18}" for s in sizes)
-    print(f"Warm calls over stdio, ms ({args.calls} calls each; path answers: "
-          f"{', '.join(str(stores[s]['path_answers']) for s in sizes)})")
-    print(f"{'call':38} {heads} {'SWI-Prolog':>11}  target at the largest size")
+    print(f"Warm calls over {transport}, ms ({args.calls} calls each; path answers: "
+          f"{', '.join(str(calls[s]['path_answers']) for s in sizes)})")
+    print(f"{'call':38} {heads} {'SWI-Prolog':>11}  " + (f"x {baseline_name} at the largest size" if baseline
+                                                          else "target at the largest size"))
     print("-" * (52 + 19 * len(sizes) + 30))
-    rows = [("query_logic edge(a, b)  (ground)", "ground", 2.0),
-            ("query_logic edge(a, X)", "bound", 2.0),
-            ("query_logic path(a, X)", "path", None),
-            ("path(a, X) asked again (kept answers)", "path_kept", None),
-            ("explain_why path(a, b)  (4 steps)", "explain", 10.0),
-            ("edge(a, X) after a remember_fact", "after_write", None),
-            ("path(a, X) after an edge came (kept)", "path_after_add", None),
-            ("path(a, X) after that edge went (kept)", "path_after_forget", None)]
-    for label, key, limit in rows:
-        cells = " ".join(f"{stores[s][key][0]:>8.2f}/{stores[s][key][1]:<9.2f}" for s in sizes)
+    for label, key, limit in CALL_ROWS:
+        cells = " ".join(f"{calls[s][key][0]:>8.2f}/{calls[s][key][1]:<9.2f}" for s in sizes)
         prolog = f"{swipl[key]:>11.4f}" if swipl and key in swipl else f"{'-':>11}"
-        if key == "path_kept":  # not one of the issue's rows: what keeping answers saves
-            cells = " ".join(f"{stores[s][key][0]:>8.2f}/{stores[s][key][1]:<9.2f}" for s in sizes)
+        p50 = big[key][0]
+        if baseline:
+            print(f"{label:38} {cells} {prolog}  {p50 / baseline[sizes[-1]][key][0]:.2f}x")
+            continue
+        if key in ("path_kept", "write"):  # not among the issue's rows
             print(f"{label:38} {cells} {prolog}")
             continue
-        p50 = big[key][0]
         goals = [f"<= 3x its {sizes[0]:,} figure: {'met' if p50 <= 3 * small[key][0] else 'missed'}"]
         if limit is not None:
             goals.append(f"p50 <= {limit:g} ms: {'met' if p50 <= limit else 'missed'}")
@@ -409,17 +484,7 @@ def report_stores(sizes, stores, swipl, args) -> None:
     mem_goal = f"<= 1.5x SWI-Prolog ({prolog_mb:.0f} MB): {'met' if big['server_mb'] <= 1.5 * prolog_mb else 'missed'}" \
         if prolog_mb else "<= 1.5x SWI-Prolog's (not measured: swipl absent)"
     print(f"{'server resident MB after the run':38} "
-          + " ".join(f"{stores[s]['server_mb']:>18.0f}" for s in sizes) + (f" {prolog_mb:>11.0f}" if prolog_mb else f" {'-':>11}") + f"  {mem_goal}")
-    print()
-    print(f"Cold and bulk, at {sizes[-1]:,} facts")
-    print(f"{'what':38} {'measured':>12}  target")
-    print("-" * 80)
-    print(f"{'serve to first bound answer':38} {big['first_answer_s']:>10.2f} s  <= 1 s: "
-          f"{'met' if big['first_answer_s'] <= 1 else 'missed'}")
-    print(f"{'CLI one-shot bound query':38} {big['cli_s']:>10.2f} s  <= 0.6 s: {'met' if big['cli_s'] <= 0.6 else 'missed'}")
-    print(f"{'import (CLI, CSV)':38} {big['import_s']:>10.2f} s  <= 20 s: {'met' if big['import_s'] <= 20 else 'missed'}")
-    print(f"{'import peak resident memory':38} {big['import_mb']:>9.0f} MB  <= 400 MB: "
-          f"{'met' if big['import_mb'] <= 400 else 'missed'}")
+          + " ".join(f"{calls[s]['server_mb']:>18.0f}" for s in sizes) + (f" {prolog_mb:>11.0f}" if prolog_mb else f" {'-':>11}") + f"  {mem_goal}")
 
 
 def report_aggregate(aggregate, args) -> None:

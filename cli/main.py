@@ -225,9 +225,11 @@ def _bind(host: str, port: int):
 def _http_socket(memory: Memory, host: str, port: int, require_token: bool):
     """The HTTP server's listening socket and whether it requires tokens; refused (exit 2) when it would have to
     and cannot (no token exists), or for a database only this process could see."""
+    from memory.http_connections import configure
     from memory.sources.tokens import token_required
     from memory.store import IN_MEMORY
 
+    configure()  # the connection limits from the environment: a bad value stops here, before anything listens
     if memory.path == IN_MEMORY:
         raise InvalidConfiguration("--http serves one database file to many callers; ':memory:' is private to "
                                    "one connection: give a file with --db")

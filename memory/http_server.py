@@ -21,19 +21,22 @@ import dataclasses
 import json
 import logging
 import os
+import re
 import socket
 import sys
 
+import anyio
 import anyio.to_thread
 import uvicorn
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from starlette.types import ASGIApp, Receive, Scope, Send
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import __version__
 from .api import Memory
+from .http_connections import GuardedH11Protocol
 from .mcp_server import build_server, configure_logging
 from .sources.context import CallerContext
 from .sources.tokens import caller_of, is_loopback, verify
@@ -50,50 +53,151 @@ REALM = "datalog-memory"
 # Every call stdio accepts fits: the largest argument (memory_remember's 1,000,000 characters) is at most 12 MB
 # as JSON (an astral character escaped as two \uXXXX); a larger body is refused with 413 before it is parsed.
 MAX_BODY_BYTES = 16 << 20
+# What a session keeps lives as long as the session: the request that opens one (initialize, a few hundred bytes
+# from real clients) may carry at most this much, so open sessions cannot hold the server's memory.
+OPENING_BODY_BYTES = 64 << 10
+MAX_SESSIONS = 1000  # open handshake-era sessions, all callers together (each idle one ends after 30 minutes)
+# A body over LARGE_BODY_BYTES (or of unknown length) waits for the one large request being served: parsing a
+# 16 MiB body of tiny JSON values takes about 350 MB for a moment, and several at once could take gigabytes.
+LARGE_BODY_BYTES = 1 << 20
+LARGE_AT_ONCE = 1
+ORIGIN = re.compile(r"http://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?")
 SHUTDOWN_GRACE_S = 3  # at a signal, how long open requests and streams get before the server stops
 
 
 class TokenGate:
-    """ASGI middleware: authenticates each HTTP request by its bearer token before anything else runs."""
+    """ASGI middleware: authenticates each HTTP request by its bearer token before anything else runs, and holds
+    every request to the limits that keep one caller from taking the server from the others (see the
+    constants above): one Authorization and one Origin header, an exact Origin on loopback, a small opening
+    request, one large body parsed at a time."""
 
-    def __init__(self, app: ASGIApp, repository: Repository, required: bool) -> None:
+    def __init__(self, app: ASGIApp, repository: Repository, required: bool, origins: frozenset[str] | None) -> None:
         self.app = app
         self.repository = repository
         self.required = required
+        self.origins = origins  # the hosts an Origin header may name, on loopback; None: any
+        self.large = anyio.CapacityLimiter(LARGE_AT_ONCE)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # the lifespan
             await self.app(scope, receive, send)
             return
-        header = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"authorization"), None)
+        headers = _headers(scope)
+        refused = _refusal(headers, self.origins)
+        if refused is not None:
+            await _plain(send, *refused)
+            return
+        header = headers.get(b"authorization", [None])[0]
         if header is None:
             if self.required:
                 await _unauthorized(send, None, "a bearer token is required")
                 return
-            await self.app(scope, receive, send)
+        else:
+            scheme, _, presented = header.partition(" ")
+            row = None
+            if scheme.lower() == "bearer":
+                row = await anyio.to_thread.run_sync(verify, self.repository, presented.strip())
+            if row is None:
+                await _unauthorized(send, "invalid_token", "the bearer token is not valid")
+                return
+            # The SDK binds a session to the credential that opened it (its client_id): another token's request
+            # for that session id is answered 404, as an unknown session.
+            scope["user"] = AuthenticatedUser(AccessToken(token=row.id, client_id=row.id,
+                                                          scopes=list(row.capabilities)))
+            scope[TOKEN_ROW] = row
+        if scope["method"] == "POST" and _opens_a_session(headers):
+            body = await _read_at_most(receive, OPENING_BODY_BYTES)
+            if body is None:
+                await _plain(send, 413, f"a request opening a session may carry at most {OPENING_BODY_BYTES} bytes")
+                return
+            await self.app(scope, _replay(body, receive), send)
             return
-        scheme, _, presented = header.partition(" ")
-        row = None
-        if scheme.lower() == "bearer":
-            row = await anyio.to_thread.run_sync(verify, self.repository, presented.strip())
-        if row is None:
-            await _unauthorized(send, "invalid_token", "the bearer token is not valid")
+        length = headers.get(b"content-length", [None])[0]
+        if scope["method"] == "POST" and (length is None or not length.isdigit() or int(length) > LARGE_BODY_BYTES):
+            async with self.large:
+                await self.app(scope, receive, send)
             return
-        # The SDK binds a session to the credential that opened it (its client_id): another token's request for
-        # that session id is answered 404, as an unknown session.
-        scope["user"] = AuthenticatedUser(AccessToken(token=row.id, client_id=row.id, scopes=list(row.capabilities)))
-        scope[TOKEN_ROW] = row
         await self.app(scope, receive, send)
+
+
+def _headers(scope: Scope) -> dict[bytes, list[str]]:
+    found: dict[bytes, list[str]] = {}
+    for key, value in scope["headers"]:
+        found.setdefault(key, []).append(value.decode("latin-1"))
+    return found
+
+
+def _refusal(headers: dict[bytes, list[str]], origins: frozenset[str] | None) -> tuple[int, str] | None:
+    """Why a request is refused before its credentials are looked at: (status, reason), or None."""
+    for name in (b"authorization", b"origin", SESSION_HEADER.encode(), b"content-length"):
+        if len(headers.get(name, ())) > 1:  # which one counts is where a proxy and this server could disagree
+            return 400, f"more than one {name.decode()} header"
+    origin = headers.get(b"origin", [None])[0]
+    if origin is not None and origins is not None and not _local_origin(origin, origins):
+        return 403, "the Origin header does not name this machine"
+    return None
+
+
+def _local_origin(origin: str, hosts: frozenset[str]) -> bool:
+    """Whether an Origin is exactly http://<one of hosts>[:<port>]: no user, no path, digits after a colon."""
+    found = ORIGIN.fullmatch(origin)
+    return found is not None and found.group(1).lower() in hosts
+
+
+def _opens_a_session(headers: dict[bytes, list[str]]) -> bool:
+    """A handshake-era request with no session: the one that opens a session and whose content it keeps."""
+    if SESSION_HEADER.encode() in headers:
+        return False
+    version = headers.get(b"mcp-protocol-version", [None])[0]
+    return version is None or version in HANDSHAKE_PROTOCOL_VERSIONS
+
+
+async def _read_at_most(receive: Receive, limit: int) -> bytes | None:
+    """The whole body, or None once it is longer than `limit` (the rest is not read)."""
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks)  # the client went away: the app sees an empty body, then the disconnect
+        chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        if size > limit:
+            return None
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A receive that gives `body` in one message, then whatever `receive` gives (a disconnect)."""
+    given = False
+
+    async def replayed() -> Message:
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
+
+
+async def _plain(send: Send, status: int, reason: str) -> None:
+    await _respond(send, status, {"error": reason})
+
+
+async def _respond(send: Send, status: int, content: dict, headers: tuple = ()) -> None:
+    """A whole JSON response, sent by the gate itself (the request goes no further)."""
+    body = json.dumps(content).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _unauthorized(send: Send, error: str | None, description: str) -> None:
     """401 with the RFC 6750 challenge: no error code when the request had no credentials at all."""
-    body = json.dumps({"error": error or "unauthorized", "error_description": description}).encode()
     challenge = f'Bearer realm="{REALM}"' + (f', error="{error}", error_description="{description}"' if error else "")
-    await send({"type": "http.response.start", "status": 401, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-        (b"www-authenticate", challenge.encode())]})
-    await send({"type": "http.response.body", "body": body})
+    await _respond(send, 401, {"error": error or "unauthorized", "error_description": description},
+                   ((b"www-authenticate", challenge.encode()),))
 
 
 def identify(base: CallerContext):
@@ -116,12 +220,16 @@ def identify(base: CallerContext):
     return caller
 
 
+def _local_names(host: str) -> set[str]:
+    return {"127.0.0.1", "localhost", "[::1]", f"[{host}]" if ":" in host else host}
+
+
 def _security(host: str) -> TransportSecuritySettings | None:
     """On loopback, the Host and Origin headers must name this machine (no DNS rebinding from a web page);
     beyond it every request carries a token, and the names clients use are the operator's to choose."""
     if not is_loopback(host):
         return None
-    named = {"127.0.0.1", "localhost", "[::1]", f"[{host}]" if ":" in host else host}
+    named = _local_names(host)
     return TransportSecuritySettings(enable_dns_rebinding_protection=True,
                                      allowed_hosts=[f"{h}:*" for h in sorted(named)],
                                      allowed_origins=[f"http://{h}:*" for h in sorted(named)])
@@ -130,10 +238,11 @@ def _security(host: str) -> TransportSecuritySettings | None:
 def build_app(memory: Memory, workers: WorkerPool | None, host: str, required: bool) -> ASGIApp:
     server = build_server(memory, workers, identify(memory.context))
     app = server.streamable_http_app(streamable_http_path=PATH, host=host, transport_security=_security(host),
-                                     max_request_body_size=MAX_BODY_BYTES)
+                                     max_request_body_size=MAX_BODY_BYTES, max_sessions=MAX_SESSIONS)
     # Its own connection: checking a token never waits behind a call on the server's Memory.
     tokens = Repository(Store(memory.path, clock=memory.clock))
-    return TokenGate(app, tokens, required)
+    origins = frozenset(h.lower() for h in _local_names(host)) if is_loopback(host) else None
+    return TokenGate(app, tokens, required, origins)
 
 
 def serve_http(memory: Memory, sock: socket.socket, required: bool, level: str | None = None,
@@ -151,6 +260,6 @@ def serve_http(memory: Memory, sock: socket.socket, required: bool, level: str |
           file=sys.stderr, flush=True)
     if workers is not None and not workers.wait_ready():
         log.error("the evaluation process did not start; evaluating calls will fail (see the log above)")
-    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
+    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", http=GuardedH11Protocol,
                             timeout_graceful_shutdown=SHUTDOWN_GRACE_S, log_level=logging.WARNING)
     uvicorn.Server(config).run(sockets=[sock])

@@ -130,3 +130,26 @@ def test_erase_keeps_what_is_not_the_memorys_alone(db_path):
                                               ).fetchone()[0])
     assert payload == {"fact": "keeper(zanzibarquux_person)", "created": True}
     assert leftovers(db_path, [TEXT, STATEMENT, KEY, "qwertyplugh", "plughroom"]) == []
+
+
+def test_an_erase_never_rewrites_another_principals_audit_rows(db_path):
+    """Alice erases a session memory whose text and statement are words bob's own writes contain: bob's audit
+    rows (and a token's) stay as they were written; alice's own row naming the same words is redacted."""
+    alice = CallerContext(principal="alice", session_id="s1", project_remote="https://example.org/a")
+    bob = CallerContext(principal="bob", session_id="s1", project_remote="https://example.org/b")
+    with Memory(db_path, context=bob) as b:
+        b.remember_fact("deploy(prod_cluster_7)")
+        b.remember_fact("e(x)")
+        with b.store.read() as conn:
+            before = conn.execute("SELECT id, payload FROM audit_log WHERE actor = 'bob' ORDER BY id").fetchall()
+    with Memory(db_path, context=alice) as a:
+        a.remember_fact("note(prod)")
+        stored = a.memory_remember("prod", scope="session", projections=[
+            {"predicate": "tag", "arguments": ["prod_cluster_7"], "statement": "e"}])
+        a.memory_forget([stored["id"]], action="delete", erase=True)
+        with a.store.read() as conn:
+            after = conn.execute("SELECT id, payload FROM audit_log WHERE actor = 'bob' ORDER BY id").fetchall()
+            own = json.loads(conn.execute("SELECT payload FROM audit_log WHERE actor = 'alice' AND "
+                                          "operation = 'remember_fact'").fetchone()[0])
+    assert after == before and len(before) == 2
+    assert own["fact"] == "[erased]" and "redacted_at" in own  # her own copy of the erased text goes

@@ -260,3 +260,74 @@ def test_query_results_are_bounded_by_default_and_say_so(db_path):
     assert first.structured_content["total"] == 1500 and first.structured_content["truncated"] is True
     assert len(first.structured_content["bindings"]) == 1000
     assert len(rest.structured_content["bindings"]) == 500 and rest.structured_content["truncated"] is False
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def _big_answers(db_path: str, facts: int = 1000) -> dict:
+    """A store whose `big(X, Y)` answers fill about 150 KB of JSON per call, and the call that asks for them."""
+    from memory import Memory
+
+    with Memory(db_path) as memory:
+        memory.add_facts([f"big({i}, '{'x' * 60}{i}')" for i in range(facts)])
+    return {"name": "query_logic", "arguments": {"goal": "big(X, Y)", "limit": facts}}
+
+
+def test_a_client_that_reads_late_gets_every_answer_whole(db_path):
+    """Answers far larger than a pipe holds, written while the client reads nothing: the server's writes wait
+    for the client (nothing dropped, cut or interleaved), and it serves on once the client reads."""
+    call = _big_answers(db_path)
+    server = RawServer(db_path)
+    server.send(INITIALIZE)
+    server.send(INITIALIZED)
+    for i in range(2, 22):  # 20 answers of ~150 KB: 3 MB, against a pipe of 64 KB
+        server.send({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": call})
+    answers = {}
+    for _ in range(21):
+        message = server.recv()
+        answers[message["id"]] = message
+    assert sorted(answers) == list(range(1, 22))
+    assert all(answers[i]["result"]["structuredContent"]["total"] == 1000 for i in range(2, 22))
+    assert server.request({"jsonrpc": "2.0", "id": 99, "method": "ping"}) == {"jsonrpc": "2.0", "id": 99, "result": {}}
+    assert server.close() == 0
+
+
+@pytest.mark.parametrize("stdout", ["file", "socket"])
+def test_the_server_answers_into_a_file_or_a_socket_as_into_a_pipe(db_path, tmp_path, stdout):
+    """stdout need not be a pipe: a regular file (written as the SDK writes) or a socket (written by the event
+    loop, as a pipe is) gets every answer, whole."""
+    import json
+    import socket
+    import subprocess
+
+    from surfaces import COMMAND, env
+
+    call = _big_answers(db_path, 300)
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text("".join(json.dumps(m) + "\n" for m in [
+        INITIALIZE, INITIALIZED, *({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": call}
+                                   for i in range(2, 6))]))
+    with open(requests, "rb") as stdin:
+        if stdout == "file":
+            with open(tmp_path / "answers.jsonl", "wb") as out:
+                code = subprocess.run([*COMMAND, "--db", db_path, "serve"], stdin=stdin, stdout=out,
+                                      stderr=subprocess.DEVNULL, env=env(), timeout=120).returncode
+            written = (tmp_path / "answers.jsonl").read_bytes()
+        else:
+            ours, theirs = socket.socketpair()
+            proc = subprocess.Popen([*COMMAND, "--db", db_path, "serve"], stdin=stdin, stdout=theirs,
+                                    stderr=subprocess.DEVNULL, env=env())
+            theirs.close()
+            chunks = []
+            while chunk := ours.recv(1 << 16):
+                chunks.append(chunk)
+            ours.close()
+            code = proc.wait(120)
+            written = b"".join(chunks)
+    assert code == 0
+    messages = [json.loads(line) for line in written.decode().splitlines()]
+    assert sorted(m["id"] for m in messages) == [1, 2, 3, 4, 5]
+    assert all(m["result"]["structuredContent"]["total"] == 300 for m in messages if m["id"] > 1)

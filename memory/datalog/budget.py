@@ -18,7 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from ..errors import BudgetExceeded, Cancelled, InvalidConfiguration
+from ..errors import BudgetExceeded, Cancelled
+from ..settings import positive
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_TUPLES = 5_000_000
@@ -36,17 +37,8 @@ ENV = {"seconds": "DATALOG_MEMORY_TIMEOUT_S", "tuples": "DATALOG_MEMORY_MAX_TUPL
 def _setting(env, key: str, kind: type, default):
     """One limit from the environment: unset gives the default (None: the machine's memory default),
     anything but a positive finite number is refused by the variable's name."""
-    name, text = ENV[key], env.get(ENV[key])
-    if text is None or text.strip() == "":
-        return default_max_memory_mb() if default is None else default
-    try:
-        value = kind(text)
-    except ValueError:
-        value = None
-    if value is None or not 0 < value < float("inf"):
-        what = "number of seconds" if kind is float else "whole number"
-        raise InvalidConfiguration(f"invalid {name}={text[:20]!r}: a positive {what}")
-    return value
+    value = positive(env, ENV[key], kind, default)
+    return default_max_memory_mb() if value is None else value
 
 
 def default_max_memory_mb() -> int:

@@ -6,7 +6,11 @@ the full-text index entries (the index is then optimized, so no old segment
 keeps the tokens) and search's word counts, every materialized
 conclusion (any may rest on the memory; `materialize` rebuilds them), the change
 feed's record of removed facts (`fact_changes`: every warm copy is then read
-again), and the erased strings wherever an older audit payload holds them. Connections run with
+again), and the erased strings wherever an older audit payload of the memory's
+author or of the eraser holds them. Another principal's audit rows are never changed by
+someone else's erase: what they wrote is their record, even where it spells the
+same words (else anyone could wipe others' audit trail by erasing a memory of
+their own that names their writes). Connections run with
 `secure_delete`, so freed bytes are overwritten with zeros, and after the commit
 the WAL is checkpointed and truncated (`Store.scrub`).
 
@@ -23,8 +27,9 @@ from ..store.repository import Transaction
 from .words import erase_words
 
 
-def erase_memory(tx: Transaction, record, now: str) -> None:
-    """Erase one memory's content inside the caller's write transaction (`record`: a MemoryRecord)."""
+def erase_memory(tx: Transaction, record, now: str, eraser: str) -> None:
+    """Erase one memory's content inside the caller's write transaction (`record`: a MemoryRecord; `eraser`: the
+    principal erasing it)."""
     conn = tx.connection  # the source-memory tables; the core ones go through the repository
     strings = {record.text, record.sha256, record.idempotency_key}
     facts: set[str] = set()
@@ -52,4 +57,4 @@ def erase_memory(tx: Transaction, record, now: str) -> None:
     # A fact text or argument still held by a stored fact (asserted, or projected by another memory) is not
     # this memory's alone: it stays where it is, and so do the audit rows of whoever stored it.
     strings |= {t for t in facts if t and not tx.facts.any_text_contains(t)}
-    tx.audit.redact({s for s in strings if isinstance(s, str) and s.strip()}, now)
+    tx.audit.redact({s for s in strings if isinstance(s, str) and s.strip()}, now, {record.principal, eraser})

@@ -392,7 +392,7 @@ class SourceMemories:
                     if record.status != status:
                         removed += self._end(tx, record, status, reason, now)
                     if erase and record.erased_at is None:
-                        erase_memory(tx, record, now)
+                        erase_memory(tx, record, now, self.context.principal)
                 # The tombstone of an erase: what happened, to which ids, by whom (the actor) and when. Never
                 # the query or the facts' texts, which may spell out what was erased.
                 tx.audit.record(self.context.principal, "memory_forget", None, {

@@ -32,15 +32,17 @@ class Audit:
                                  (operation,)).fetchone()
         return None if row is None else AuditRow(row[0], json.loads(row[1]))
 
-    def redact(self, strings: set[str], now: str) -> int:
-        """Replace every payload string holding one of `strings` with "[erased]" and mark the payload with
-        `redacted_at` (the one change the log allows). Returns how many rows were redacted."""
-        if not strings:
+    def redact(self, strings: set[str], now: str, actors: set[str]) -> int:
+        """Replace every payload string holding one of `strings` with "[erased]" in the rows these `actors` wrote,
+        and mark the payload with `redacted_at` (the one change the log allows). Returns how many rows were
+        redacted."""
+        if not strings or not actors:
             return 0
         # A payload is JSON text: look for each string as JSON writes it (ensure_ascii=False, as record does).
         needles = [json.dumps(s, ensure_ascii=False)[1:-1] for s in strings]
         condition = " OR ".join("instr(payload, ?) > 0" for _ in needles)
-        rows = self._conn.execute(f"SELECT id, payload FROM audit_log WHERE {condition}", needles).fetchall()
+        rows = self._conn.execute(f"SELECT id, payload FROM audit_log WHERE actor IN ({', '.join('?' * len(actors))}) "
+                                  f"AND ({condition})", [*sorted(actors), *needles]).fetchall()
         for row_id, payload in rows:
             redacted = _redact(json.loads(payload), strings)
             redacted["redacted_at"] = now
