@@ -368,6 +368,7 @@ class ColumnarState:
             mirror.tail = (None, 0, 0)
         self.mirrors = deferred
         self.pending, self.generations = {}, {}
+        self.interner.ids = None  # decoding needs only the terms; nothing interns into a finished state
         self.finished = True
         return self
 
