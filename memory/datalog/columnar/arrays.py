@@ -168,11 +168,23 @@ class _Pending:
     count: int = 0
     keyset: object = None
     settled: bool = False  # its tuples were put into `into` (for a reader on the tuple path)
+    seen: KeySet = field(default_factory=lambda: KeySet(0))  # every chunk's keys, in merged levels
+
+    def add(self, columns: list, keys: np.ndarray, code: int) -> None:
+        """A chunk of new tuples (`keys` sorted, none seen yet)."""
+        self.columns.append(columns)
+        self.keys.append(keys)
+        self.codes.append(code)
+        self.count += len(keys)
+        self.seen.add(keys)
 
     def rekey(self, keyset) -> None:
         """Keys in another key set (the head's was rebuilt for more ids)."""
         self.keys = [np.sort(keyset.key(columns)) for columns in self.columns]
         self.keyset = keyset
+        self.seen = KeySet(0)
+        for keys in self.keys:
+            self.seen.add(keys)
 
     def joined(self) -> list:
         """Its columns, the chunks joined."""
@@ -642,12 +654,8 @@ class ColumnarRule:
         keys, first = np.unique(keys[unknown], return_index=True)
         rows_at = unknown[first]
         pending = self.pending
-        if pending is not None and pending.keys and len(keys):
-            fresh = np.ones(len(keys), dtype=bool)
-            for earlier in pending.keys:
-                at = np.searchsorted(earlier, keys)
-                at[at == len(earlier)] = 0
-                fresh &= earlier[at] != keys
+        if pending is not None and pending.count and len(keys):
+            fresh = ~pending.seen.contains(keys)  # a few merged levels, not every earlier chunk
             keys, rows_at = keys[fresh], rows_at[fresh]
         if not len(keys):
             self.budget.check()
@@ -656,10 +664,7 @@ class ColumnarRule:
         if pending is not None:
             if len(keys) > self.room - self.added:
                 self._over()  # the tuple budget ends inside this chunk, as on the tuple path: none of it is kept
-            pending.columns.append(columns)
-            pending.keys.append(keys)
-            pending.codes.append(self.code)
-            pending.count += len(keys)
+            pending.add(columns, keys, self.code)
             self.added += len(keys)
             self.budget.check()
             return
@@ -702,8 +707,5 @@ def copy_into(rels: Relations, source, head, into: dict, code: int) -> int:
     keyset = state.mirror(head).ensure_keyset(len(state.interner))
     keys = np.sort(keyset.key(columns))  # sorted, as a firing into the same set compares its keys with them
     found = state.pending_for(into, head, keyset)
-    found.columns.append(columns)
-    found.keys.append(keys)
-    found.codes.append(code)
-    found.count += len(keys)
+    found.add(columns, keys, code)
     return len(keys)
