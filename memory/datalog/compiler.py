@@ -63,7 +63,7 @@ def _const_key(keys: list):
 def compile_positive(lit: Lit, varmap: dict, width: int, rels: Relations, needed: set, seed: bool,
                      once: bool = False) -> Step:
     """`once`: the rule fires once (an exit rule), so a literal whose key is all constants scans its relation
-    once instead of building an index that nothing reads again."""
+    (the evaluation's own) once instead of building an index that nothing reads again."""
     keys, fresh, eq_filters, patterns = _classify(lit.args, varmap)
     if patterns:
         return _compile_pattern_join(lit, varmap, width, rels, keys, fresh, eq_filters, patterns, seed)
@@ -110,7 +110,8 @@ def compile_positive(lit: Lit, varmap: dict, width: int, rels: Relations, needed
     row_key = _row_key(keys)
     if row_key is None:
         ckey = _const_key(keys)
-        if once and columns not in rels.indexes.get(lit.pred, {}):
+        if once and lit.pred not in rels.shared and columns not in rels.indexes.get(lit.pred, {}):
+            # (a stored relation read in place keeps its indexes between calls: built once, it serves them all)
             key = itemgetter(*columns)  # the key as an index on `columns` files it: ckey's shape
             scanned: list = []
 

@@ -50,7 +50,7 @@ def supports(rule: Rule) -> bool:
 
 
 def _selection(rule: Rule):
-    """(pred, key getter, wanted key, projection) for `p(Vars) :- q(Args)`: Args distinct named variables and
+    """(pred, key getter, wanted key, projection, constant positions) for `p(Vars) :- q(Args)`: Args distinct named variables and
     ground terms, every head argument one of those variables; None for any other rule."""
     if len(rule.body) != 1 or type(rule.body[0]) is not Lit or not rule.head.args:
         return None
@@ -67,7 +67,7 @@ def _selection(rule: Rule):
     wanted = (args[constants[0]] if len(constants) == 1 else tuple(args[j] for j in constants)) if constants else None
     columns = [position[a] for a in rule.head.args]
     project = itemgetter(*columns) if len(columns) > 1 else itemgetter(slice(columns[0], columns[0] + 1))
-    return rule.body[0].pred, key, wanted, project
+    return rule.body[0].pred, key, wanted, project, tuple(constants)
 
 
 class DispatchingRule(CompiledRule):
@@ -86,7 +86,7 @@ class DispatchingRule(CompiledRule):
             and all(type(a) is Var and not a.anonymous for a in body[0].args)
             and len(set(body[0].args)) == len(body[0].args)) else None
         # p(Y) :- q(0, Y) (a bound query's answers, a view that selects or projects): one pass over q's tuples.
-        self.selects = _selection(rule) if seed is None and self.copies is None else None
+        self.selects = ... if seed is None and self.copies is None else None  # made at the first firing
         # What the tuple path reads at firing time (an aggregate's goal is read when the rule is compiled).
         self.reads = {rule.head.pred} | {lit.pred for lit in body if type(lit) is Lit} | {
             lit.lit.pred for lit in body if type(lit) is Neg}
@@ -95,9 +95,16 @@ class DispatchingRule(CompiledRule):
         rels = self.rels
         if self.copies is not None and into is not None and not rels.count(into) and not any(map(rels.count, known)):
             return self._copy(into, code)
-        if self.selects is not None and into is not None and not rels.count(into) and not any(map(rels.count, known)) \
-                and not (rels.columnar is not None and rels.columnar.deferred(self.selects[0])):
-            return self._select(into, code)
+        if self.selects is not None and into is not None and not rels.count(into) and not any(map(rels.count, known)):
+            if self.selects is ...:
+                self.selects = _selection(self.rule)
+            selects = self.selects
+            # Not over deferred columns (the columnar path reads them), nor where an index on the constants finds
+            # the matches without a pass (a stored relation's is kept warm between calls: built once, as the
+            # compiled rule does).
+            if selects is not None and not (rels.columnar is not None and rels.columnar.deferred(selects[0])) \
+                    and not (selects[4] and (selects[0] in rels.shared or selects[4] in rels.indexes.get(selects[0], ()))):
+                return self._select(into, code)
         if self.supported and THRESHOLD is not None:
             if self.seed is not None:
                 size = rels.count(delta)
@@ -164,7 +171,7 @@ class DispatchingRule(CompiledRule):
     def _select(self, into: dict, code: int) -> int:
         """The head tuples of a one-literal rule, into an empty `into` for a head with no tuples yet: the body's
         tuples filtered on its constants and projected, a slice at a time between budget checks."""
-        pred, key, wanted, project = self.selects
+        pred, key, wanted, project, _ = self.selects
         self._settle(None, into)
         source, budget = self.rels.get(pred), self.budget
         tuples = iter(source)
