@@ -93,3 +93,8 @@ class SchemaTooNew(DatalogMemoryError):
 
 class StorageError(DatalogMemoryError):
     code = "storage_error"
+
+
+class SQLiteOnly(StorageError):
+    """What only an SQLite file has (the sqlite3 face's schema text, the file's own checks), asked of a
+    PostgreSQL store: refused, never answered with something else. Its code stays `storage_error`."""

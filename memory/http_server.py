@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
 import re
 import socket
 import sys
@@ -40,7 +39,8 @@ from .http_connections import GuardedH11Protocol
 from .mcp_server import build_server, configure_logging
 from .sources.context import CallerContext
 from .sources.tokens import caller_of, is_loopback, verify
-from .store import Store
+from .store import Store, absolute
+from .store import shown as displayed
 from .store.repository import Repository, TokenRow
 from .workers import WorkerPool
 
@@ -254,7 +254,7 @@ def serve_http(memory: Memory, sock: socket.socket, required: bool, level: str |
     app = build_app(memory, workers, host, required)
     shown = f"[{host}]" if ":" in host else host
     # Printed, not logged: whatever the log level, whoever started the server learns where it listens.
-    print(f"datalog-memory {__version__} serving {os.path.abspath(memory.path)} over MCP Streamable HTTP at "
+    print(f"datalog-memory {__version__} serving {displayed(absolute(memory.path))} over MCP Streamable HTTP at "
           f"http://{shown}:{port}{PATH} (" + ("a bearer token is required" if required else
                                              f"no token: local callers act as {memory.context.principal}") + ")",
           file=sys.stderr, flush=True)

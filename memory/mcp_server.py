@@ -52,7 +52,7 @@ from .datalog.budget import CURRENT_CANCELLATION, Cancellation, cancellable
 from .errors import DatalogMemoryError, InvalidArguments, NotFound
 from .log_level import log_level
 from .sources.context import CallerContext
-from .store import IN_MEMORY
+from .store import absolute, shown
 from .tools import REGISTRY, ToolResult, UnknownTool, get_tool
 from .workers import WorkerPool, run_call
 from .workers.calls import INTERNAL, OK
@@ -535,7 +535,7 @@ def serve(memory: Memory, level: str | None = None, workers: WorkerPool | None =
     configure_logging(level)
     interactive = sys.stdin.isatty()
     log.info("datalog-memory %s serving %s (MCP %s by handshake; %s stateless)", __version__,
-             memory.path if memory.path == IN_MEMORY else os.path.abspath(memory.path),
+             shown(absolute(memory.path)),
              ", ".join(HANDSHAKE_PROTOCOL_VERSIONS), ", ".join(MODERN_PROTOCOL_VERSIONS))
     if interactive:
         print(f"datalog-memory {__version__}: an MCP server on stdin/stdout, meant to be started by an MCP "

@@ -98,7 +98,12 @@ def read_resource(memory, uri: str) -> tuple[str, str]:
 
 
 def schema_text(memory) -> str:
-    """The live schema, as SQLite keeps it (what `sqlite3 memory.db .schema` prints)."""
+    """The live schema, as SQLite keeps it (what `sqlite3 memory.db .schema` prints). On PostgreSQL the schema
+    is migrations/postgresql/ (psql's \\d shows it): this SQLite text is refused with a typed error."""
+    if memory.store.dialect != "sqlite":
+        from .errors import SQLiteOnly
+        raise SQLiteOnly("the schema resource shows SQLite's schema text; on PostgreSQL read the database with "
+                         "psql (\\d) or migrations/postgresql/")
     with memory.store.read() as conn:
         rows = conn.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' "
                             "ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, name").fetchall()

@@ -1,6 +1,9 @@
 -- datalog-memory: the whole current schema (migrations 0001-0012), for anyone
 -- opening the database with sqlite3. The migrations in migrations/ are what
--- actually builds it; tests/test_schema.py proves the two agree.
+-- actually builds it; tests/test_schema.py proves the two agree. On PostgreSQL
+-- (DATALOG_MEMORY_DB=postgresql://...) the same tables, views, columns and
+-- triggers come from migrations/postgresql/ (tests/test_postgresql.py checks
+-- it); what differs there is said at the top of that file.
 --
 -- Conventions: times are UTC ISO-8601 text with microseconds ('…Z'); `args`
 -- columns hold a term's arguments as JSON: an atom is a JSON string, an

@@ -3,6 +3,7 @@ import os
 import shutil
 import sys
 import tempfile
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -36,9 +37,146 @@ set_hypothesis_home_dir(str(SESSION_HOME / ".hypothesis"))
 from memory import Memory  # noqa: E402
 
 
+# The stores the store-level fixtures run on: SQLite, and PostgreSQL from a throwaway server (tests/
+# postgresql_server.py). DATALOG_MEMORY_TEST_STORES=sqlite runs SQLite alone; without PostgreSQL's binaries the
+# postgresql cases skip, except under CI, where they fail (.ci/run installs PostgreSQL).
+STORES = [s.strip() for s in os.environ.get("DATALOG_MEMORY_TEST_STORES", "sqlite,postgresql").split(",") if s.strip()]
+_POSTGRESQL: list = []
+
+
+def postgresql_server():
+    """This process's PostgreSQL server (one per xdist worker), started at its first use."""
+    if not _POSTGRESQL:
+        from postgresql_server import binaries, start_server
+        if binaries() is None:
+            if os.environ.get("CI"):
+                pytest.fail("PostgreSQL is not installed: .ci/run installs it (apt-get install postgresql)")
+            pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+        server = start_server()
+        atexit.register(server.stop)
+        _POSTGRESQL.append(server)
+    return _POSTGRESQL[0]
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "sqlite_only(reason): a test about the SQLite file itself (the sqlite3 face, "
+                                       "PRAGMAs, WAL, file permissions); its postgresql case is skipped with the reason")
+
+
+def _sqlite_only(request) -> None:
+    marker = request.node.get_closest_marker("sqlite_only")
+    if marker is not None:
+        pytest.skip(f"SQLite only: {marker.args[0] if marker.args else 'about the SQLite file'}")
+
+
+@pytest.fixture(params=STORES)
+def store_location(request):
+    """Where a test's store lives: ":memory:" on SQLite, a fresh database's URL on PostgreSQL."""
+    if request.param == "sqlite":
+        yield ":memory:"
+        return
+    _sqlite_only(request)
+    server = postgresql_server()
+    url = server.fresh_database()
+    yield url
+    server.drop_database(url)
+
+
+@pytest.fixture(params=STORES)
+def store_file(request, tmp_path):
+    """A store that outlives one connection: a file on SQLite, a fresh database's URL on PostgreSQL."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "memory.db")
+        return
+    _sqlite_only(request)
+    server = postgresql_server()
+    url = server.fresh_database()
+    yield url
+    server.drop_database(url)
+
+
 @pytest.fixture
-def mem():
-    m = Memory(":memory:", actor="tester")
+def postgresql_location(tmp_path):
+    """A fresh PostgreSQL database, for a test about PostgreSQL alone (skipped when the run is SQLite only)."""
+    if "postgresql" not in STORES:
+        pytest.skip("DATALOG_MEMORY_TEST_STORES leaves PostgreSQL out")
+    return fresh_location("postgresql", tmp_path)
+
+
+@pytest.fixture(params=STORES)
+def store_kind(request):
+    """"sqlite" or "postgresql", for a test that makes its stores itself (`fresh_location`)."""
+    if request.param == "postgresql":
+        _sqlite_only(request)
+        postgresql_server()
+    return request.param
+
+
+_MADE: list[str] = []
+
+
+def fresh_location(kind: str, folder: Path) -> str:
+    """A new, empty store of this kind: a file in `folder`, or a new database on this process's server (dropped
+    after the test)."""
+    if kind == "sqlite":
+        folder.mkdir(parents=True, exist_ok=True)
+        return str(folder / f"memory-{next(_LOCATIONS)}.db")
+    url = postgresql_server().fresh_database()
+    _MADE.append(url)
+    return url
+
+
+_LOCATIONS = __import__("itertools").count(1)
+
+
+def copy_store(location: str, into: Path, name: str, keep: bool = False) -> str:
+    """A copy of a store: the file copied into `into`, or a new database made from it (CREATE DATABASE ...
+    TEMPLATE; dropped after the test unless `keep`, e.g. for a module's fixture). Nothing may be connected to
+    `location` meanwhile."""
+    if not location.startswith("postgresql://"):
+        target = into / f"{name}-{next(_LOCATIONS)}.db"
+        shutil.copy(location, target)
+        return str(target)
+    url = postgresql_server().copy_database(location)
+    if not keep:
+        _MADE.append(url)
+    return url
+
+
+@pytest.fixture(autouse=True)
+def _drop_made_databases():
+    yield
+    while _MADE:  # the databases fresh_location and copy_store made for this test
+        postgresql_server().drop_database(_MADE.pop())
+
+
+@contextmanager
+def by_hand(location: str):
+    """The store as a person at a prompt would use it (sqlite3, psql): one transaction, committed at the end,
+    without this program's write lock."""
+    if location.startswith("postgresql://"):
+        from memory.store.postgresql import PostgresConnection
+        conn = PostgresConnection(location)
+        try:
+            conn.execute("BEGIN")
+            yield conn
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        return
+    import apsw
+    conn = apsw.Connection(location)
+    try:
+        conn.execute("PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000")
+        with conn:
+            yield conn
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def mem(store_location):
+    m = Memory(store_location, actor="tester")
     yield m
     m.close()
 
@@ -90,8 +228,16 @@ def clock():
 def snapshot_counts(m: Memory) -> dict:
     """Row counts of every table plus the audit log's contents: 'nothing changed' means equal."""
     with m.store.read() as conn:
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")]
+        tables = table_names(conn)
         counts = {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
         counts["__audit"] = conn.execute("SELECT id, operation, payload FROM audit_log ORDER BY id").fetchall()
         counts["__generation"] = conn.execute("SELECT name, generation FROM segments ORDER BY id").fetchall()
     return counts
+
+
+def table_names(conn) -> list[str]:
+    """The tables of the store a connection is on, by name."""
+    if conn.dialect == "postgresql":
+        return [r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
+                                           "ORDER BY tablename COLLATE \"C\"")]
+    return [r[0] for r in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")]

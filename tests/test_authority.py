@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from conftest import STORES, copy_store, postgresql_server, table_names
 from memory import Memory
 from memory.errors import DatalogMemoryError
 from memory.sources import CallerContext
@@ -96,13 +97,20 @@ def hidden_rows(path: str, ids: list[str]) -> list:
     return rows
 
 
-@pytest.fixture(scope="module")
-def worlds(tmp_path_factory):
-    """Two stores alike but for the hidden data: `absent` never had it, `present` has it."""
+@pytest.fixture(scope="module", params=STORES)
+def worlds(request, tmp_path_factory):
+    """Two stores alike but for the hidden data: `absent` never had it, `present` has it (SQLite files, or
+    PostgreSQL databases)."""
     base = tmp_path_factory.mktemp("worlds")
-    absent, present = str(base / "absent.db"), str(base / "present.db")
-    names = build_visible(absent, str(base / "global-absent.db"))
-    shutil.copy(absent, present)
+    if request.param == "sqlite":
+        absent, present = str(base / "absent.db"), str(base / "present.db")
+        names = build_visible(absent, str(base / "global-absent.db"))
+        shutil.copy(absent, present)
+    else:
+        server = postgresql_server()
+        absent = server.fresh_database()
+        names = build_visible(absent, str(base / "global-absent.db"))
+        present = server.copy_database(absent)
     names.update(add_hidden(present, str(base / "global-present.db")))
     return {"absent": absent, "present": present, "names": names, "base": base}
 
@@ -115,9 +123,7 @@ def audit_of(path: str, actor: str = "outsider") -> list:
 
 
 def copy_world(worlds, which: str, into: Path) -> str:
-    target = str(into / f"{which}.db")
-    shutil.copy(worlds[which], target)
-    return target
+    return copy_store(worlds[which], into, which)
 
 
 # --- the reproducers of the issue ---------------------------------------------------------------------
@@ -171,13 +177,14 @@ def test_hidden_fact_answers_like_an_absent_one(worlds, tmp_path, name, argument
 
 
 def test_retract_assumption_hides_other_supports(worlds, tmp_path):
-    with Memory(copy_world(worlds, "present", tmp_path), context=OWNER, global_path=str(tmp_path / "g.db")) as m:
+    present = copy_world(worlds, "present", tmp_path)
+    with Memory(present, context=OWNER, global_path=str(tmp_path / "g.db")) as m:
         m.assume_fact("salary(carol, 250000)", "payroll")  # the owner's own assumption, visible to all
     # the outsider retracts it: in its world the fact had no other support, so it is removed
-    with Memory(str(tmp_path / "present.db"), context=outsider(), global_path=str(tmp_path / "g.db")) as m:
+    with Memory(present, context=outsider(), global_path=str(tmp_path / "g.db")) as m:
         out = run(m, "retract_assumption", {"assumption": "payroll"})
     assert out["structured"]["removed"] == ["salary(carol, 250000)"] and out["structured"]["kept"] == []
-    with Memory(str(tmp_path / "present.db"), context=OWNER) as m:  # the owner's projection still stands
+    with Memory(present, context=OWNER) as m:  # the owner's projection still stands
         assert m.memory_recall("salary", ["carol", None])["total"] == 1
 
 
@@ -312,8 +319,7 @@ def test_every_writing_tool_declares_a_capability():
 def snapshot(path: str) -> dict:
     """Every row of every table (audit log included)."""
     with Memory(path, context=OWNER) as m, m.store.read() as conn:
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE "
-                                             "'memory_fts_%' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        tables = [t for t in table_names(conn) if not t.startswith(("memory_fts_", "sqlite_"))]
         return {t: conn.execute(f'SELECT * FROM "{t}"').fetchall() for t in tables}
 
 
@@ -376,8 +382,7 @@ def test_every_tool_has_a_capability_example():
 def stocked(worlds, tmp_path_factory):
     """The outsider's world plus a mounted global segment, for the matrix."""
     base = tmp_path_factory.mktemp("stocked")
-    path, g = str(base / "stocked.db"), str(base / "global.db")
-    shutil.copy(worlds["absent"], path)
+    path, g = copy_store(worlds["absent"], base, "stocked", keep=True), str(base / "global.db")
     with Memory(path, context=outsider(ALL_CAPABILITIES), global_path=g) as m:
         m.create_memory("shared", scope="global")
         m.mount_memory("shared")
@@ -403,9 +408,7 @@ def test_capability_matrix(stocked, tmp_path, name, index):
     arguments, extra = EXAMPLES[name][index]
     arguments = _substitute(arguments, stocked["names"])
     needed = set(REGISTRY[name].required_capabilities(arguments)) | set(extra)
-    path, g = str(tmp_path / "case.db"), str(tmp_path / "case-global.db")
-    shutil.copy(stocked["path"], path)
-    shutil.copy(stocked["global"], g)
+    path, g = copy_store(stocked["path"], tmp_path, "case"), copy_store(stocked["global"], tmp_path, "case-global")
     before, global_before = snapshot(path), snapshot(g)
     # Refused calls first: each must leave both databases exactly as they were, so the next runs on the same copy.
     for capability in sorted(needed) + sorted(KNOWN_CAPABILITIES - needed):
@@ -476,6 +479,7 @@ VOLATILE = {"created_at", "recorded_at", "at", "valid_from", "valid_to", "source
 UUID = re.compile(r"\b(mem|src|proj|project)_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 GENERATION = re.compile(r"generation \d+")
 JOURNAL = re.compile(r"journal_size: \d+ bytes")  # the WAL's size: write volume, shared by all (README)
+DATABASE = re.compile(r"postgresql:///test_\d+_\d+")  # the copies are databases of their own
 INSTANT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
 
 
@@ -496,6 +500,7 @@ def normalized(value, key: str | None = None, numbers_only: bool = False):
         if numbers_only:
             return value
         value = JOURNAL.sub("journal_size: <n> bytes", GENERATION.sub("generation <n>", INSTANT.sub("<time>", value)))
+        value = DATABASE.sub("<database>", value)
         return UUID.sub(lambda m: f"{m.group(1)}_<id>", value)
     if isinstance(value, list):
         return [normalized(v, numbers_only=numbers_only) for v in value]

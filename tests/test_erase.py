@@ -85,7 +85,8 @@ def test_erase_leaves_no_byte_in_db_wal_or_shm(db_path):
     assert leftovers(db_path, SECRETS) == []
 
 
-def test_the_audit_log_never_records_a_digest_or_key(db_path):
+def test_the_audit_log_never_records_a_digest_or_key(store_file):
+    db_path = store_file
     with Memory(db_path, context=OWNER) as m:
         stored = remember_secret(m)
         with m.store.read() as conn:
@@ -118,7 +119,8 @@ def test_erase_in_a_database_written_before_secure_delete(tmp_path):
     assert leftovers(path, SECRETS) == []
 
 
-def test_erase_keeps_what_is_not_the_memorys_alone(db_path):
+def test_erase_keeps_what_is_not_the_memorys_alone(store_file):
+    db_path = store_file
     """Fact texts and arguments another fact still holds stay, with the audit rows of whoever stored them."""
     with Memory(db_path, context=OWNER) as m:
         m.remember_fact("keeper(zanzibarquux_person)")  # asserted independently of the memory

@@ -18,8 +18,8 @@ T0 = 1_767_225_600  # 2026-01-01T00:00:00Z
 
 
 @pytest.fixture
-def m():
-    memory = Memory(":memory:", actor="observer")
+def m(store_location):
+    memory = Memory(store_location, actor="observer")
     yield memory
     memory.close()
 

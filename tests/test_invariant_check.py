@@ -6,13 +6,23 @@ from hypothesis import given, settings, strategies as st
 
 from memory.evidence.observations import verify_chain
 from memory.store import plain_ddl, schema_sql_path
+from conftest import by_hand
 from surfaces import cli
 from test_schema import describe
 from test_sqlite_face import NOV_30, build_scenario
 
 
+POSTGRESQL_NOW = "to_char(now() AT TIME ZONE 'UTC' + interval '1 second', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+
+
 def tamper(path: str, *statements: str) -> None:
-    """As a sqlite3 user would: the shell's defaults, foreign keys off, no generation bump."""
+    """As a sqlite3 user would: the shell's defaults, foreign keys off, no generation bump (or as a psql user,
+    whose server enforces foreign keys)."""
+    if path.startswith("postgresql://"):
+        with by_hand(path) as conn:
+            for sql in statements:
+                conn.execute(sql.replace(NOW, POSTGRESQL_NOW))
+        return
     conn = apsw.Connection(path)
     for sql in statements:
         conn.execute(sql)
@@ -20,8 +30,8 @@ def tamper(path: str, *statements: str) -> None:
 
 
 @pytest.fixture
-def store(tmp_path):
-    path = str(tmp_path / "memory.db")
+def store(store_file):
+    path = store_file
     m = build_scenario(path)
     yield path, m
     m.close()
@@ -69,6 +79,14 @@ TAMPERING = {
 @pytest.mark.parametrize("check", sorted(TAMPERING))
 def test_each_kind_of_tampering_is_found(store, check):
     path, m = store
+    if check in ("supports_without_facts", "proof_edges_without_conclusions") and path.startswith("postgresql://"):
+        # PostgreSQL enforces foreign keys for every writer: the dangling row is refused, or its edges cascade
+        try:
+            tamper(path, *TAMPERING[check])
+        except Exception as exc:
+            assert "foreign key" in str(exc)
+        assert check not in {f.check for f in m.check_invariants().problems}
+        return
     tamper(path, *TAMPERING[check])
     report = m.check_invariants()
     assert not report.ok

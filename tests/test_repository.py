@@ -59,8 +59,8 @@ def test_the_knowledge_base_is_used_through_public_methods_only():
 
 
 @pytest.fixture
-def repo():
-    store = Store(IN_MEMORY)
+def repo(store_location):
+    store = Store(store_location)
     yield Repository(store)
     store.close()
 

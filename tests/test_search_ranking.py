@@ -7,7 +7,7 @@ from unittest import mock
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conftest import stepping_clock
+from conftest import fresh_location, stepping_clock
 from memory import Memory
 from memory.sources import CallerContext, SourceMemories, ranking
 from memory.sources.context import DEFAULT_CAPABILITIES, WRITE_GLOBAL
@@ -49,8 +49,8 @@ search_call = st.fixed_dictionaries({
 })
 
 
-def _store(memories: list[dict], stored_before_0011: set[int]) -> Memory:
-    m = Memory(":memory:", context=CALLERS[0], clock=stepping_clock())
+def _store(memories: list[dict], stored_before_0011: set[int], location: str = ":memory:") -> Memory:
+    m = Memory(location, context=CALLERS[0], clock=stepping_clock())
     for i, spec in enumerate(memories):
         writer = SourceMemories(m.repository, CALLERS[spec["writer"]])
         scope = "session" if spec["scope"] == "project" and not CALLERS[spec["writer"]].project_remote \
@@ -67,19 +67,22 @@ def _store(memories: list[dict], stored_before_0011: set[int]) -> Memory:
     return m
 
 
-def test_sql_ranking_equals_the_python_ranking():
+def test_sql_ranking_equals_the_python_ranking(store_kind, tmp_path):
     """Law: for random memories in several namespaces (some ended, erased, or stored before 0011), callers that see
     only some of them, and random queries, modes, scopes and limits, search answers exactly alike (results in
     order, scores, reasons, totals, truncation) whether SQLite ranks or Python does; SQLite answers most of them."""
     answered = Counter()
 
-    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    # (PostgreSQL: fewer examples, each on a new database.)
+    @settings(max_examples=60 if store_kind == "sqlite" else 25, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow])
     @given(st.lists(memory, min_size=1, max_size=14), st.lists(search_call, min_size=1, max_size=6),
            st.sampled_from([2, 3, 1000]), st.data())
     def law(memories, calls, candidates, data):
         old = set(data.draw(st.lists(st.integers(0, len(memories) - 1), max_size=2), label="stored before 0011")) \
             if data.draw(st.integers(0, 4), label="some old") == 0 else set()
-        with _store(memories, old) as m, mock.patch.object(ranking, "FTS_CANDIDATES", candidates), \
+        location = ":memory:" if store_kind == "sqlite" else fresh_location(store_kind, tmp_path)
+        with _store(memories, old, location) as m, mock.patch.object(ranking, "FTS_CANDIDATES", candidates), \
                 mock.patch.object(search_module, "FTS_CANDIDATES", candidates):
             for call in calls:
                 reader = SourceMemories(m.repository, CALLERS[call["reader"]])
@@ -104,10 +107,10 @@ def test_sql_ranking_equals_the_python_ranking():
     assert answered["sql"] >= 2 * answered["python"], answered
 
 
-def test_several_projections_add_their_hits_one_by_one():
+def test_several_projections_add_their_hits_one_by_one(store_location):
     """A memory matched by several projections scores text + 2·hits per projection, added in order as Python
     adds them, and says why for each projection."""
-    with Memory(":memory:", context=CALLERS[0]) as m:
+    with Memory(store_location, context=CALLERS[0]) as m:
         ident = m.memory_remember("alpha notes", projections=[
             {"predicate": "tag", "arguments": ["alpha"], "statement": "tagged"},
             {"predicate": "likes", "arguments": ["beta", "alpha"], "statement": "likes"}])["id"]
@@ -118,8 +121,8 @@ def test_several_projections_add_their_hits_one_by_one():
                                               "projection likes(beta, alpha) matches alpha, beta"]
 
 
-def test_erasing_a_memory_leaves_no_search_words_behind():
-    with Memory(":memory:", context=CALLERS[0]) as m:
+def test_erasing_a_memory_leaves_no_search_words_behind(store_location):
+    with Memory(store_location, context=CALLERS[0]) as m:
         ident = m.memory_remember("zanzibar quokka", projections=[
             {"predicate": "tag", "arguments": ["quokka"], "statement": "zanzibar"}])["id"]
         m.memory_forget(ids=[ident], action="delete", erase=True)
@@ -129,9 +132,9 @@ def test_erasing_a_memory_leaves_no_search_words_behind():
         assert m.memory_search("zanzibar quokka", history=True)["results"] == []
 
 
-def test_a_renamed_predicate_is_found_by_its_new_name():
+def test_a_renamed_predicate_is_found_by_its_new_name(store_location):
     """The projection keys follow a rename (a trigger keeps them), so search finds the new name, not the old."""
-    with Memory(":memory:", context=CALLERS[0]) as m:
+    with Memory(store_location, context=CALLERS[0]) as m:
         ident = m.memory_remember("notes", projections=[
             {"predicate": "old_tag", "arguments": ["x1"], "statement": "noted"}])["id"]
         m.rename_predicate("old_tag", "label_new")

@@ -26,8 +26,8 @@ def ctx(**kw) -> CallerContext:
 
 
 @pytest.fixture
-def db(tmp_path):
-    return str(tmp_path / "memory.db")
+def db(store_file):
+    return store_file
 
 
 def opened(db, **kw) -> Memory:

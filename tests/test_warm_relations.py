@@ -7,11 +7,11 @@ kept evaluations brought up to date (incremental maintenance), whichever each qu
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+import json
 
-import apsw
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from conftest import by_hand, fresh_location
 from memory import Memory
 from memory.datalog.predicates import Pred
 from memory.errors import DatalogMemoryError
@@ -45,18 +45,6 @@ operation = st.one_of(
     st.tuples(st.just("insert_in_a_hole_by_hand"), value, value),
     st.tuples(st.just("snapshot_restore"), st.lists(fact, max_size=3)),
 )
-
-
-@contextmanager
-def by_hand(path: str):
-    """sqlite3 as a person at a prompt would use it: one transaction, foreign keys on."""
-    conn = apsw.Connection(path)
-    try:
-        conn.execute("PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000")
-        with conn:
-            yield conn
-    finally:
-        conn.close()
 
 
 def answers(m: Memory) -> dict:
@@ -106,8 +94,8 @@ def _apply(op: tuple, path: str, warm: Memory, other: Memory, stranger: Memory) 
             if hole is None or conn.execute("SELECT 1 FROM facts WHERE text = ?", (text,)).fetchone():
                 return
             conn.execute("INSERT INTO facts (id, segment_id, functor, arity, text, args, created_at) VALUES "
-                         "(?, 1, 'p', 2, ?, json_array(?, ?), '2026-01-01T00:00:00Z')",
-                         (hole, text, *[v if v != "1" else 1 for v in op[1:3]]))
+                         "(?, 1, 'p', 2, ?, ?, '2026-01-01T00:00:00Z')",
+                         (hole, text, json.dumps([v if v != "1" else 1 for v in op[1:3]])))
             conn.execute("INSERT INTO supports (fact_id, kind, ref, actor, created_at) VALUES "
                          "(?, 'asserted', '', 'me', '2026-01-01T00:00:00Z')", (hole,))
     elif kind == "snapshot_restore":
@@ -119,8 +107,8 @@ def _apply(op: tuple, path: str, warm: Memory, other: Memory, stranger: Memory) 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=st.lists(operation, min_size=1, max_size=12))
-def test_warm_answers_equal_a_fresh_service_after_any_writes(tmp_path_factory, ops):
-    path = str(tmp_path_factory.mktemp("warm") / "memory.db")
+def test_warm_answers_equal_a_fresh_service_after_any_writes(tmp_path_factory, store_kind, ops):
+    path = fresh_location(store_kind, tmp_path_factory.mktemp("warm"))
     with Memory(path, context=ME) as warm, Memory(path, context=ME) as other, \
             Memory(path, context=STRANGER) as stranger:
         for fact_text in ("p(a, b)", "p(b, c)", "q(b)", "q(c)"):
@@ -135,8 +123,8 @@ def test_warm_answers_equal_a_fresh_service_after_any_writes(tmp_path_factory, o
                 assert warm.explain_why("t(a, c)").proof_tree == fresh.explain_why("t(a, c)").proof_tree
 
 
-def test_a_write_to_one_predicate_leaves_the_others_warm(tmp_path):
-    with Memory(str(tmp_path / "m.db")) as m:
+def test_a_write_to_one_predicate_leaves_the_others_warm(store_file):
+    with Memory(store_file) as m:
         m.add_facts([f"edge({i}, {i + 1})" for i in range(200)])
         m.define_rule("path(X, Y)", "edge(X, Y)")
         m.define_rule("path(X, Z)", "path(X, Y), edge(Y, Z)")
@@ -171,16 +159,16 @@ def _full_reads(monkeypatch) -> list:
     return reads
 
 
-def test_the_feed_names_the_facts_a_change_touched(tmp_path):
+def test_the_feed_names_the_facts_a_change_touched(store_file):
     """A forget, a row slipped in by hand below the newest, a support gone while another stays, a rename, an id
     used again: the warm copy takes the facts the feed names, without reading the predicate again, and answers
     as a fresh service does."""
-    path = str(tmp_path / "m.db")
+    path = store_file
 
     def slip_in() -> None:
         with by_hand(path) as conn:  # p(a, b)'s id, below the newest
             conn.execute("INSERT INTO facts (id, segment_id, functor, arity, text, args, created_at) VALUES "
-                         "(1, 1, 'p', 2, 'p(y, y)', json_array('y', 'y'), '2026-01-01T00:00:00Z')")
+                         "(1, 1, 'p', 2, 'p(y, y)', '[\"y\", \"y\"]', '2026-01-01T00:00:00Z')")
             conn.execute("INSERT INTO supports (fact_id, kind, ref, actor, created_at) VALUES "
                          "(1, 'asserted', '', 'me', '2026-01-01T00:00:00Z')")
 
@@ -207,8 +195,8 @@ def test_the_feed_names_the_facts_a_change_touched(tmp_path):
         assert m.query_logic("p(X, Y)").bindings == [{"X": "y", "Y": "y"}, {"X": "z", "Y": "z"}]
 
 
-def test_a_copy_older_than_the_feed_reaches_back_is_read_again(tmp_path, monkeypatch):
-    path = str(tmp_path / "m.db")
+def test_a_copy_older_than_the_feed_reaches_back_is_read_again(store_file, monkeypatch):
+    path = store_file
     with Memory(path) as m:
         m.add_facts(["p(a, b)", "p(b, c)", "q(1)", "q(2)", "q(3)"])
         assert m.query_logic("p(X, Y)").total == 2
@@ -312,8 +300,8 @@ def test_pins_end_with_the_evaluation_that_took_them():
     assert stored.users == 0
 
 
-def test_the_change_feed_announces_everything_but_new_rows(tmp_path):
-    path = str(tmp_path / "m.db")
+def test_the_change_feed_announces_everything_but_new_rows(store_file):
+    path = store_file
     with Memory(path) as m:
         m.remember_fact("p(a)")
         with m.repository.read() as tx:
@@ -338,7 +326,7 @@ def test_the_change_feed_announces_everything_but_new_rows(tmp_path):
         assert empty.newest == 0 and empty.vacated > removed.reshaped and names == (0,)
 
 
-def test_answers_are_kept_while_nothing_they_read_changes_and_maintained_when_it_does(tmp_path, monkeypatch):
+def test_answers_are_kept_while_nothing_they_read_changes_and_maintained_when_it_does(store_file, monkeypatch):
     import memory.knowledge.base as base
     from memory.datalog import Evaluation
     evaluations, updates = [], []
@@ -346,7 +334,7 @@ def test_answers_are_kept_while_nothing_they_read_changes_and_maintained_when_it
     monkeypatch.setattr(base, "solve_kept", lambda *a, **k: evaluations.append(a[1]) or real(*a, **k))
     monkeypatch.setattr(Evaluation, "update", lambda self, changes, budget=None: updates.append(changes)
                         or update(self, changes, budget))
-    with Memory(str(tmp_path / "m.db")) as m:
+    with Memory(store_file) as m:
         m.add_facts([f"edge({i}, {i + 1})" for i in range(50)])
         m.define_rule("path(X, Y)", "edge(X, Y)")
         m.define_rule("path(X, Z)", "path(X, Y), edge(Y, Z)")
@@ -372,10 +360,10 @@ def test_answers_are_kept_while_nothing_they_read_changes_and_maintained_when_it
         assert len(evaluations) == 4
 
 
-def test_a_kept_evaluation_takes_rows_its_relation_gained_before_it_was_read_anew(tmp_path):
+def test_a_kept_evaluation_takes_rows_its_relation_gained_before_it_was_read_anew(store_file):
     """The relation a kept evaluation read grew in place for another query, then was read anew (a row
     went): the update must take both the row that went and the one that came in between."""
-    path = str(tmp_path / "m.db")
+    path = store_file
     with Memory(path) as m:
         m.add_facts(["edge(0, 1)", "edge(1, 2)", "edge(5, 6)"])
         m.define_rule("path(X, Y)", "edge(X, Y)")

@@ -21,6 +21,7 @@ from memory.sources import CallerContext
 from memory.sources.context import ADMIN, DEFAULT_CAPABILITIES
 from memory.tools import REGISTRY
 from memory.workers import WorkerPool, WorkerSettings, run_call
+from memory.workers.fairness import FairShare
 from memory.workers.protocol import Call, ProtocolError, Start, decode
 from surfaces import alive
 from test_tool_fuzz import _arguments
@@ -318,3 +319,69 @@ def test_workers_evaluate_at_a_lower_priority_than_the_server(runaway):
         with open(f"/proc/{pid}/stat") as f:
             niceness = int(f.read().rsplit(")", 1)[1].split()[16])
         assert niceness == min(19, os.nice(0) + WORKER_NICENESS)
+
+
+# --- fairness between callers -------------------------------------------------------------------------
+def _slow_goal(k: int) -> str:
+    """A join of three 40-fact relations (64,000 rows, ~0.2 s) with no answer; `k` varies the goal."""
+    return f"v(A), v(B), v(C), A + B + C =:= -{k}"
+
+
+class _Watched(FairShare):
+    """The pool's fair share, unchanged, logging who waits and who takes a worker (under the pool's lock)."""
+
+    def __init__(self, workers: int) -> None:
+        super().__init__(workers)
+        self.log: list[tuple[str, object]] = []
+        self.flooded = threading.Event()
+
+    def wait(self, ticket) -> None:
+        super().wait(ticket)
+        self.log.append(("waits", ticket.key))
+        if self.running["zed"] == self.workers and len(self.waiting) == 4:
+            self.flooded.set()
+
+    def start(self, ticket) -> None:
+        super().start(ticket)
+        self.log.append(("starts", ticket.key))
+
+
+def test_a_caller_flooding_the_pool_does_not_starve_another(db_path):
+    """zed keeps six slow calls in flight on two workers; bob's quick call comes once zed holds both and has
+    four waiting. zed alone uses every worker; bob's call then takes the next one freed, before any of zed's
+    waiting calls, and is answered while most of zed's calls are still to end (before, whichever waiting thread
+    took the lock first won: mostly zed's, asking again at once)."""
+    memory = Memory(db_path, budget=Budget(timeout_s=10, max_memory_mb=1000))
+    memory.add_facts([f"v({i})" for i in range(40)] + ["bob_secret(42)"])
+    zed, bob = (CallerContext(principal=p, capabilities=DEFAULT_CAPABILITIES) for p in ("zed", "bob"))
+    answers: list[str] = []
+    goals = iter(range(1, 1000))
+    lock = threading.Lock()
+
+    def flood(pool: WorkerPool) -> None:
+        for _ in range(2):
+            with lock:
+                goal = _slow_goal(next(goals))
+            outcome = pool.call("query_logic", {"goal": goal}, context=zed)
+            with lock:
+                answers.append(f"zed {outcome.kind}")
+
+    with WorkerPool.for_memory(memory, WorkerSettings(workers=2)) as pool:
+        assert pool.wait_ready(workers=2)
+        share = pool._fair = _Watched(2)
+        flooders = [threading.Thread(target=flood, args=(pool,)) for _ in range(6)]
+        for thread in flooders:
+            thread.start()
+        assert share.flooded.wait(30)  # zed alone: both workers, and four calls waiting
+        answer = pool.call("query_logic", {"goal": "bob_secret(X)"}, context=bob)
+        with lock:
+            answers.append("bob answered")
+        for thread in flooders:
+            thread.join(60)
+    memory.close()
+    assert answer.kind == "ok" and answer.result.structured["total"] == 1
+    assert answers.count("zed ok") == 12, answers
+    log = share.log
+    came, began = log.index(("waits", "bob")), log.index(("starts", "bob"))
+    assert ("starts", "zed") not in log[came:began], log  # the next worker freed went to bob
+    assert len(answers) - answers.index("bob answered") - 1 >= 8, answers  # zed's calls answered after bob's

@@ -141,12 +141,12 @@ def recall(conn, query: str, top_k: int | None = None, now: object = None) -> di
         overlap = dict(rows)
     elif parsed.types:
         rows = conn.execute(
-            "SELECT DISTINCT m.edge_id FROM hyperedge_members AS m JOIN entities AS e ON e.id = m.entity_id "
+            "SELECT m.edge_id FROM hyperedge_members AS m JOIN entities AS e ON e.id = m.entity_id "
             f"JOIN hyperedges AS h ON h.id = m.edge_id WHERE e.type IN (SELECT value FROM json_each(?)){where} "
-            "ORDER BY h.event_ts DESC LIMIT ?", [json.dumps(parsed.types), *params, CANDIDATES]).fetchall()
+            "GROUP BY m.edge_id ORDER BY max(h.event_ts) DESC LIMIT ?", [json.dumps(parsed.types), *params, CANDIDATES]).fetchall()
         overlap = {r[0]: 1 for r in rows}
     elif parsed.window is not None or not query.strip():
-        rows = conn.execute(f"SELECT h.id FROM hyperedges AS h WHERE 1{where} ORDER BY h.event_ts DESC, h.id "
+        rows = conn.execute(f"SELECT h.id FROM hyperedges AS h WHERE TRUE{where} ORDER BY h.event_ts DESC, h.id "
                             "LIMIT ?", [*params, CANDIDATES]).fetchall()
         overlap = {r[0]: 1 for r in rows}
     else:

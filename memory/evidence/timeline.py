@@ -22,7 +22,7 @@ def observation_timeline(store: Store, context: CallerContext, entity: str | Non
         raise PermissionDenied(f"Reading observations needs the capability {READ}", required_capability=READ)
     if not (0 < limit <= MAX_PAGE) or offset < 0:
         raise InvalidArguments(f"limit must be 1..{MAX_PAGE} and offset at least 0", argument="limit")
-    conditions, params = ["1"], []
+    conditions, params = ["TRUE"], []
     if entity:
         conditions.append("EXISTS (SELECT 1 FROM json_each(o.members) AS j WHERE j.value = ?)")
         params.append(entity)

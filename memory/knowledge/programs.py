@@ -179,7 +179,7 @@ def persistence_status(kb, check_integrity: bool = False) -> dict:
     """Health of the database file: mode, WAL size, schema version, last snapshot, integrity, and the last
     invariant check (`datalog-memory check`)."""
     path = kb.store.path
-    on_disk = path != ":memory:"
+    on_disk = path != ":memory:" and kb.store.dialect == "sqlite"  # a file with a WAL beside it
     if check_integrity:
         with kb.repository.write() as tx:
             result = tx.quick_check(20)
@@ -201,10 +201,12 @@ def persistence_status(kb, check_integrity: bool = False) -> dict:
     return {
         "status": "active" if problem is None else "degraded",
         "problem": problem,
-        "database": path,
-        "directory": os.path.dirname(os.path.abspath(path)) if on_disk else ":memory:",
+        "database": kb.store.display,
+        # PostgreSQL: the server's URL (without a password) stands where a file's folder would.
+        "directory": os.path.dirname(os.path.abspath(path)) if on_disk else ":memory:" if path == ":memory:"
+        else kb.store.display,
         "journal_mode": journal_mode,
-        "synchronous": "full",
+        "synchronous": "full" if kb.store.dialect == "sqlite" else "server",
         "wal_bytes": wal_bytes,
         "schema_version": version,
         "last_snapshot": {"name": last[0], "memory": last[1], "created_at": last[2]} if last else None,

@@ -12,6 +12,7 @@ word, more than MAX_FOLDED_WORDS folded query words, an SQLite without ln()."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from .words import folded_words
@@ -37,6 +38,17 @@ def _in(values: list) -> str:
 def fts_expression(words: list[str]) -> str:
     """Every word quoted, so the query is data, never FTS syntax."""
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+def fts_match(conn, words: list[str]) -> tuple[str, list]:
+    """SQL over `memory_fts` keeping the rows that hold one of the words, and its parameters. SQLite asks its
+    FTS5 index; PostgreSQL (whose memory_fts is a plain table) finds them through memory_words, which holds the
+    same words (folded as the index folds them) for every memory stored there."""
+    if conn.dialect == "postgresql":
+        folded = list(dict.fromkeys(folded_words(" ".join(words))))
+        return ("memory_fts.rowid IN (SELECT seq FROM memory_words WHERE word IN (SELECT value FROM json_each(?)))",
+                [json.dumps(folded)])
+    return "memory_fts MATCH ?", [fts_expression(words)]
 
 
 _LN: list[bool] = []  # whether this process's SQLite has ln() (math functions are a compile option)
@@ -71,14 +83,15 @@ def rank_in_sql(conn, words: list[str], where: str, params: list, mode: str, lim
     if text_on:
         # The newest visible full-text matches, each with its word counts and how often each folded query
         # word occurs in its text (t) and statements (s).
+        match, match_params = fts_match(conn, words)
         ctes.append(
             "docs AS MATERIALIZED (SELECT m.seq, m.text_words AS l0, m.statement_words AS l1"
             + "".join(f", w{i}.in_text AS t{i}, w{i}.in_statements AS s{i}" for i in range(len(folded)))
             + " FROM memory_fts JOIN source_memories AS m ON m.seq = memory_fts.rowid"
             + "".join(f" LEFT JOIN memory_words AS w{i} ON w{i}.seq = m.seq AND w{i}.word = ?"
                       for i in range(len(folded)))
-            + f" WHERE memory_fts MATCH ? AND {where} ORDER BY memory_fts.rowid DESC LIMIT ?)")
-        values += [*folded, fts_expression(words), *params, FTS_CANDIDATES]
+            + f" WHERE {match} AND {where} ORDER BY memory_fts.rowid DESC LIMIT ?)")
+        values += [*folded, *match_params, *params, FTS_CANDIDATES]
         # Their statistics: how many, average lengths, and each word's inverse document frequency.
         ctes.append(
             "stats AS MATERIALIZED (SELECT count(*) - count(l0) AS unindexed, "
@@ -96,7 +109,7 @@ def rank_in_sql(conn, words: list[str], where: str, params: list, mode: str, lim
         # when they fall in more than one projection (one subquery, evaluated once per candidate).
         coded_hits = "0"
         if symbolic_on:
-            coded_hits = ("(SELECT count(*) * 2 + coalesce(min(k.position) <> max(k.position), 0) "
+            coded_hits = ("(SELECT count(*) * 2 + CASE WHEN min(k.position) <> max(k.position) THEN 1 ELSE 0 END "
                           "FROM memory_projection_keys "
                           f"AS k WHERE k.key IN ({_in(words)}) AND k.memory_seq = d.seq AND k.plain)")
         parts.append(f"SELECT d.seq, {score} AS text, {coded_hits} AS hits FROM docs AS d, stats AS x")
@@ -104,7 +117,8 @@ def rank_in_sql(conn, words: list[str], where: str, params: list, mode: str, lim
     if symbolic_on:
         # The other memories with a plain projection matching a query word, coded alike.
         parts.append(
-            "SELECT k.memory_seq AS seq, NULL AS text, count(*) * 2 + (min(k.position) <> max(k.position)) AS hits "
+            "SELECT k.memory_seq AS seq, CAST(NULL AS REAL) AS text, "
+            "count(*) * 2 + CASE WHEN min(k.position) <> max(k.position) THEN 1 ELSE 0 END AS hits "
             "FROM memory_projection_keys AS k CROSS JOIN source_memories AS m ON m.seq = k.memory_seq "
             f"WHERE k.key IN ({_in(words)}) AND k.plain "
             + ("AND k.memory_seq NOT IN (SELECT seq FROM docs) " if text_on else "")
@@ -121,9 +135,9 @@ def rank_in_sql(conn, words: list[str], where: str, params: list, mode: str, lim
     unindexed = "(SELECT unindexed FROM stats)" if text_on else "0"
     sql = ("WITH " + ",\n".join(ctes)
            + f"\nSELECT 0, (SELECT count(*) FROM matched), {unindexed}"
-           + "\nUNION ALL SELECT * FROM (SELECT 1, seq, score FROM scored WHERE NOT several "
-           + "ORDER BY score DESC, seq DESC LIMIT ?)"
-           + "\nUNION ALL SELECT 2, seq, text FROM scored WHERE several")
+           + "\nUNION ALL SELECT * FROM (SELECT 1, seq, score FROM scored WHERE several = 0 "
+           + "ORDER BY score DESC, seq DESC LIMIT ?) AS top"
+           + "\nUNION ALL SELECT 2, seq, text FROM scored WHERE several = 1")
     rows = conn.execute(sql, [*values, limit]).fetchall()
     (_, total, unindexed_count), rest = rows[0], rows[1:]
     if unindexed_count:

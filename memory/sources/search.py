@@ -18,7 +18,7 @@ from .memories import COLUMNS, FROM, KINDS, MemoryRecord, SourceMemories, check_
 from .namespaces import Namespace, readable_namespaces
 from .projections import check_predicate, same_scalar
 from .ranking import (B, COLUMN_WEIGHTS, FTS_CANDIDATES, K1, K1_PLUS_1, ONE_MINUS_B, SYMBOLIC_WEIGHT, Ranking,
-                      fts_expression, rank_in_sql)
+                      fts_match, rank_in_sql)
 from .words import folded_words
 
 MAX_QUERY_CHARS = 2048
@@ -101,10 +101,11 @@ def rank_in_python(conn, query: str, words: list[str], where: str, params: list,
         # The index only finds; ranking uses the visible matches alone. FTS5's bm25() weighs each
         # word by statistics of the whole table, hidden memories included, so its score (and which
         # candidates a ranked LIMIT keeps) would reveal them.
+        match, match_params = fts_match(conn, words)
         candidates = conn.execute(
             f"SELECT m.seq, memory_fts.text, memory_fts.statements FROM memory_fts JOIN source_memories AS m "
-            f"ON m.seq = memory_fts.rowid WHERE memory_fts MATCH ? AND {where} ORDER BY memory_fts.rowid DESC LIMIT ?",
-            [fts_expression(words), *params, FTS_CANDIDATES]).fetchall()
+            f"ON m.seq = memory_fts.rowid WHERE {match} AND {where} ORDER BY memory_fts.rowid DESC LIMIT ?",
+            [*match_params, *params, FTS_CANDIDATES]).fetchall()
         scores.update(visible_text_scores(words, candidates))
     # Symbolic: a projection whose predicate (or a word of it) or an argument is one of the words.
     for seq, predicate, arguments, fact in ([] if mode not in ("auto", "symbolic") else conn.execute(
@@ -207,7 +208,7 @@ def _fact_range(predicate: str, arguments: list | None) -> tuple[str, list]:
             break
         leading.append(value)
     if not leading or not plain_call(predicate, len(arguments)):
-        return "1", []
+        return "TRUE", []
     prefix = call_prefix(predicate, tuple(leading))
     if len(leading) == len(arguments):
         return "p.fact = ?", [prefix + ")"]

@@ -1,12 +1,14 @@
-"""SQLite storage: connections, transactions, migrations, the clock; `repository` holds the SQL on core tables."""
+"""Storage: connections, transactions, migrations, the clock; `repository` holds the SQL on core tables. SQLite by
+default; a `postgresql://` location gives the same interface on PostgreSQL (postgresql.py, dialect.py)."""
 
 from .audit import utc_now
 from .connection import Store, open_connection
-from .location import IN_MEMORY, DatabaseLocation, global_data_dir, global_db_path, resolve_db_path, resolve_location
+from .location import (IN_MEMORY, DatabaseLocation, absolute, global_data_dir, global_db_path, resolve_db_path,
+                       resolve_location, shown)
 from .migrations import current_version, load_migrations, migrate, plain_ddl, schema_sql_path
 
 __all__ = [
-    "DatabaseLocation", "IN_MEMORY", "Store", "current_version", "global_data_dir", "global_db_path", "load_migrations",
-    "migrate", "open_connection", "plain_ddl", "resolve_db_path", "resolve_location", "schema_sql_path",
+    "DatabaseLocation", "IN_MEMORY", "Store", "absolute", "current_version", "global_data_dir", "global_db_path", "load_migrations",
+    "migrate", "open_connection", "plain_ddl", "resolve_db_path", "resolve_location", "schema_sql_path", "shown",
     "utc_now",
 ]

@@ -12,7 +12,7 @@ import apsw
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import StorageError
-from .location import IN_MEMORY
+from .location import IN_MEMORY, is_url
 from .migrations import migrate
 
 BUSY_TIMEOUT_MS = 10_000
@@ -23,6 +23,14 @@ class Connection(apsw.Connection):
     connection (the audit log, a helper inside a transaction) stamps rows with that clock."""
 
     clock: Clock = SYSTEM_CLOCK
+    dialect = "sqlite"  # which SQL the statements run as (memory/store/dialect.py)
+
+    def quick_check(self, limit: int = 20) -> list[str]:
+        """SQLite's own consistency check: ['ok'], or up to `limit` problems."""
+        return [r[0] for r in self.execute(f"PRAGMA quick_check({int(limit)})")]
+
+    def page_size(self) -> int:
+        return self.execute("PRAGMA page_size").fetchone()[0]
 
 
 def open_connection(path: str, *, create: bool = True, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
@@ -72,7 +80,16 @@ def _unable_to_store(folder: Path) -> str | None:
 
 
 class Store:
-    """One database file. Reads before the file exists see an empty schema; the first write creates it."""
+    """One database file. Reads before the file exists see an empty schema; the first write creates it.
+    A `postgresql://` URL gives a PostgresStore instead (memory/store/postgresql.py), with the same interface."""
+
+    dialect = "sqlite"
+
+    def __new__(cls, path: str, **kwargs):
+        if cls is Store and isinstance(path, str) and is_url(path):
+            from .postgresql import PostgresStore
+            return PostgresStore(path, **kwargs)
+        return super().__new__(cls)
 
     def __init__(self, path: str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS, clock: Clock = SYSTEM_CLOCK) -> None:
         """`busy_timeout_ms`: how long a write waits for another connection's write to finish. `clock`: where
@@ -88,6 +105,11 @@ class Store:
     @property
     def exists(self) -> bool:
         return self.path == IN_MEMORY or Path(self.path).exists()
+
+    @property
+    def display(self) -> str:
+        """The database as status reports and messages name it."""
+        return self.path
 
     def _connection(self, for_write: bool, status: bool = False) -> Connection:
         if self._placeholder and not for_write and not status:

@@ -1,4 +1,5 @@
 """Where databases live: `--db`, then `DATALOG_MEMORY_DB`, then the project default, else the global one.
+Either may be a `postgresql://` URL instead of a file (the shared store, memory/store/postgresql.py).
 
 The project default is `./.datalog-memory/memory.db` in the working directory. A host that starts the
 server in a folder that cannot hold it (the filesystem root, a read-only folder, a folder where
@@ -30,7 +31,19 @@ class DatabaseLocation:
         """One line for people, e.g. `/home/me/.local/share/datalog-memory/memory.db (global: / is ...)`."""
         how = {"flag": "from --db", "environment": f"from ${ENV_DB}", "project": "project database"}.get(
             self.origin, "global database")
-        return f"{self.path} ({how}{': ' + self.reason if self.reason else ''})"
+        return f"{shown(self.path)} ({how}{': ' + self.reason if self.reason else ''})"
+
+
+def shown(path: str) -> str:
+    """A database as messages name it: a file's path, or a URL without its password."""
+    if not is_url(path):
+        return path
+    from urllib.parse import urlsplit, urlunsplit
+    parts = urlsplit(path)
+    if parts.password is None:
+        return path
+    netloc = f"{parts.username}:***@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def resolve_location(flag: str | None = None, cwd: Path | None = None) -> DatabaseLocation:
@@ -52,8 +65,22 @@ def resolve_db_path(flag: str | None = None, cwd: Path | None = None) -> str:
     return resolve_location(flag, cwd).path
 
 
+POSTGRESQL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_url(path: str) -> bool:
+    """A PostgreSQL URL (the shared store) rather than a file path."""
+    return path.startswith(POSTGRESQL_SCHEMES)
+
+
+def absolute(path: str) -> str:
+    """The location as another process (a worker, another working directory) must be given it: a file's
+    absolute path; a URL or ":memory:" as it is (a URL is not a file name, never made one)."""
+    return path if path == IN_MEMORY or is_url(path) else os.path.abspath(path)
+
+
 def _expand(path: str) -> str:
-    return path if path == IN_MEMORY else str(Path(path).expanduser())
+    return path if path == IN_MEMORY or is_url(path) else str(Path(path).expanduser())
 
 
 def _unusable_project_folder(cwd: Path) -> str | None:

@@ -4,7 +4,8 @@ server's protocol loop (a resize of millions of entries holds the interpreter fo
 milliseconds) nor leave its memory in the server; the server enforces the budget from outside.
 
 `calls` runs one tool call and classifies its outcome (the same code in the server and in a worker),
-`protocol` is what crosses the pipe, `worker` is the process's main, `pool` the server's side."""
+`protocol` is what crosses the pipe, `worker` is the process's main, `pool` the server's side, `fairness`
+which waiting caller gets the next free worker."""
 
 from .calls import Outcome, run_call
 from .pool import WorkerPool, WorkerSettings

@@ -3,7 +3,8 @@ enforced from outside.
 
 A call is sent to an idle worker. Two (or DATALOG_MEMORY_WORKERS, if fewer) start with the server, so a
 second evaluating call waits neither behind a long one nor for a cold start; a call that takes the last
-idle one starts another, up to DATALOG_MEMORY_WORKERS; beyond two, one idle for a minute exits. While a worker
+idle one starts another, up to DATALOG_MEMORY_WORKERS; beyond two, one idle for a minute exits. When calls wait,
+the next free worker goes to the caller with the fewest calls running (fairness.py). While a worker
 evaluates, the calling thread watches it every 10 ms:
 
 - time: the worker stops itself at the budget with a typed budget_exceeded; if it has not answered by
@@ -36,6 +37,7 @@ from ..errors import Cancelled, EvaluationError, InvalidConfiguration
 from ..sources.context import CallerContext
 from ..store import IN_MEMORY
 from .calls import OK, Outcome
+from .fairness import FairShare, Ticket
 from .protocol import Call, ProtocolError, Start, cancel_message, decode, encode, outcome_of
 
 log = logging.getLogger("datalog-memory")
@@ -97,6 +99,7 @@ class _Worker:
         self.ended = threading.Event()
         self.base_mb = 0.0
         self.busy = False
+        self.holder: Ticket | None = None  # the call it is busy with, counted as its caller's in the fair share
         self.last_used = time.monotonic()
         self._write = threading.Lock()
         self.send(start.to_message())
@@ -187,6 +190,7 @@ class WorkerPool:
         self._changed = threading.Condition()
         self._closed = False
         self._ids = itertools.count(1)
+        self._fair = FairShare(self.settings.workers)  # who gets a worker when calls wait (under the lock)
         self._stop = threading.Event()
         self._keeper: threading.Thread | None = None
 
@@ -276,6 +280,7 @@ class WorkerPool:
         with self._changed:
             if worker in self._workers:
                 self._workers.remove(worker)
+            self._free(worker)
             if not self._closed and (len(self._workers) < self.warm or not any(not w.busy for w in self._workers)):
                 self._spawn()
             self._changed.notify_all()
@@ -291,8 +296,15 @@ class WorkerPool:
             return
         with self._changed:
             worker.busy = False
+            self._free(worker)
             worker.last_used = time.monotonic()
             self._changed.notify_all()
+
+    def _free(self, worker: _Worker) -> None:
+        """Its call no longer counts as running for its caller (the caller holds the lock)."""
+        if worker.holder is not None:
+            self._fair.finish(worker.holder)
+            worker.holder = None
 
     # --- a call ---------------------------------------------------------------------------------
     def call(self, name: str, arguments: Any, token: Cancellation | None = None,
@@ -300,8 +312,10 @@ class WorkerPool:
         """Run one evaluating tool call in a worker; always an Outcome (typed failures included). `context`: who
         calls, when not the server's own caller (an HTTP server's callers each have theirs)."""
         token = token or CURRENT_CANCELLATION.get() or Cancellation()
+        with self._changed:
+            ticket = self._fair.ticket(None if context is None else context.principal)
         for _ in range(ATTEMPTS):
-            acquired = self._acquire(token)
+            acquired = self._acquire(token, ticket)
             if isinstance(acquired, Outcome):
                 return acquired
             outcome = self._run(*acquired, name, arguments, token, context)
@@ -362,32 +376,37 @@ class WorkerPool:
     def _deadline(self, started: float) -> float:
         return started + self.budget.timeout_s * (1 + DEADLINE_FRACTION) + DEADLINE_S
 
-    def _acquire(self, token: Cancellation) -> "tuple[_Worker, float] | Outcome":
+    def _acquire(self, token: Cancellation, ticket: Ticket) -> "tuple[_Worker, float] | Outcome":
         """An idle worker, ready and marked busy, with the moment the call's time budget counts from; or the
         outcome of a call that could not get one. The budget counts from the call's arrival, waiting for a
         busy worker included, but not the start of a fresh process (the server's start-up cost, ~1 s cold:
-        it happens once at start and after a worker was killed)."""
+        it happens once at start and after a worker was killed). When calls wait, the fair share between
+        callers (fairness.py) decides which takes a free worker, or a fresh one while below the maximum."""
         started = token.started
         with self._changed:
-            while True:
-                if self._closed:
-                    return Outcome.failed(Cancelled("evaluation stopped: the server is stopping"))
-                for gone in [w for w in self._workers if not w.busy and not w.alive]:  # killed while idle
-                    log.warning("evaluation worker %d %s while idle", gone.pid, gone.describe_exit())
-                    self._workers.remove(gone)
-                    gone.kill()
-                idle = [w for w in self._workers if not w.busy]
-                if idle:
-                    worker = max(idle, key=lambda w: (w.ready.is_set(), w.last_used))
-                    break
-                if len(self._workers) < self.settings.workers:
-                    worker = self._spawn()
-                    break
-                failure = self._waited_too_long(token, self._deadline(started))
-                if failure is not None:
-                    return failure
-                self._changed.wait(POLL_S * 5)
+            self._fair.wait(ticket)
+            try:
+                while True:
+                    if self._closed:
+                        return Outcome.failed(Cancelled("evaluation stopped: the server is stopping"))
+                    for gone in [w for w in self._workers if not w.busy and not w.alive]:  # killed while idle
+                        log.warning("evaluation worker %d %s while idle", gone.pid, gone.describe_exit())
+                        self._workers.remove(gone)
+                        gone.kill()
+                    idle = [w for w in self._workers if not w.busy]
+                    if self._fair.may_start(ticket, len(idle) + self.settings.workers - len(self._workers)):
+                        worker = max(idle, key=lambda w: (w.ready.is_set(), w.last_used)) if idle else self._spawn()
+                        self._fair.start(ticket)
+                        break
+                    failure = self._waited_too_long(token, self._deadline(started))
+                    if failure is not None:
+                        return failure
+                    self._changed.wait(POLL_S * 5)
+            finally:
+                if self._fair.withdraw(ticket):  # it gave up waiting: the others' turns may have changed
+                    self._changed.notify_all()
             worker.busy = True
+            worker.holder = ticket
             # A spare gets ready meanwhile, so the next call does not wait behind this one (nor for a cold start).
             if len(self._workers) < self.settings.workers and not any(not w.busy for w in self._workers):
                 self._spawn()

@@ -79,9 +79,9 @@ class Start:
 
     @classmethod
     def of(cls, memory) -> "Start":
-        import os
+        from ..store import absolute
 
-        return cls(os.path.abspath(memory.path), os.path.abspath(memory.global_path), memory.context,
+        return cls(absolute(memory.path), absolute(memory.global_path), memory.context,
                    memory.knowledge.budget.copy())
 
     def to_message(self) -> dict:

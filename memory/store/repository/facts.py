@@ -225,7 +225,7 @@ class Facts:
         saved = None
         try:
             while part := list(islice(rows, batch)):
-                if read and saved is None:  # a second batch: a bulk stream
+                if read and saved is None and self._conn.dialect == "sqlite":  # a second batch: a bulk stream
                     saved = self._grow_cache(BULK_CACHE_KIB)
                 added += self.assert_many(segment_id, part, actor, visibility, at)
                 read += len(part)
@@ -257,7 +257,8 @@ class Facts:
         at = at or utc_now(self._conn.clock)
         conn = self._conn
         # Connection-private scratch space (TEMP), not part of the database's schema; emptied before and after.
-        conn.execute("CREATE TEMP TABLE IF NOT EXISTS fact_import (functor TEXT, arity INTEGER, text TEXT, args TEXT)")
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS fact_import (position INTEGER PRIMARY KEY, functor TEXT, "
+                     "arity INTEGER, text TEXT, args TEXT)")
         conn.execute("DELETE FROM temp.fact_import")
         conn.executemany("INSERT INTO temp.fact_import (functor, arity, text, args) VALUES (?, ?, ?, ?)", facts)
         hidden = 0
@@ -269,7 +270,7 @@ class Facts:
         newest = conn.execute("SELECT max(id) FROM facts").fetchone()[0] or 0
         conn.execute(
             "INSERT INTO facts (segment_id, functor, arity, text, args, created_at) "
-            "SELECT ?, functor, arity, text, args, ? FROM temp.fact_import WHERE true ORDER BY rowid "
+            "SELECT ?, functor, arity, text, args, ? FROM temp.fact_import WHERE true ORDER BY position "
             "ON CONFLICT (segment_id, text) DO NOTHING", (segment_id, at))
         created = conn.changes()
         supported = 0
@@ -281,7 +282,7 @@ class Facts:
             conn.execute(
                 "INSERT OR IGNORE INTO supports (fact_id, kind, ref, actor, created_at) "
                 "SELECT f.id, 'asserted', '', ?, ? FROM temp.fact_import AS i "
-                "JOIN facts AS f ON f.segment_id = ? AND f.text = i.text ORDER BY i.rowid", (actor, at, segment_id))
+                "JOIN facts AS f ON f.segment_id = ? AND f.text = i.text ORDER BY i.position", (actor, at, segment_id))
         conn.execute("DELETE FROM temp.fact_import")
         return created + hidden
 

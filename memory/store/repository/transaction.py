@@ -75,17 +75,28 @@ class Transaction:
 
     # --- the store's health, as get_persistence_status reports it ---------------------------------------
     def schema_version(self) -> int:
+        if self._conn.dialect == "postgresql":
+            from ..postgresql import current_version as postgresql_version
+            return postgresql_version(self._conn)
         return current_version(self._conn)
 
+    @property
+    def dialect(self) -> str:
+        """"sqlite" or "postgresql": which store this transaction runs on."""
+        return self._conn.dialect
+
     def journal_mode(self) -> str:
+        """SQLite's journal mode ("wal"); "postgresql" on PostgreSQL, whose server keeps its own log."""
+        if self._conn.dialect == "postgresql":
+            return "postgresql"
         return self._conn.execute("PRAGMA journal_mode").fetchone()[0]
 
     def page_size(self) -> int:
-        return self._conn.execute("PRAGMA page_size").fetchone()[0]
+        return self._conn.page_size()
 
     def quick_check(self, limit: int = 20) -> list[str]:
         """The store's own consistency check: ['ok'], or up to `limit` problems."""
-        return [r[0] for r in self._conn.execute(f"PRAGMA quick_check({int(limit)})")]
+        return self._conn.quick_check(limit)
 
 
 class Repository:

@@ -1,0 +1,408 @@
+"""PostgreSQL as the store: a connection with the narrow API the code above uses on SQLite (execute, executemany,
+last_insert_rowid, changes, close, clock), the store's transactions, and the PostgreSQL migrations.
+
+`DATALOG_MEMORY_DB=postgresql://...` (or `--db`) selects it; psycopg 3 is imported only then. Statements are
+shared with SQLite and rewritten by `dialect.to_postgresql`; the schema is migrations/postgresql/.
+
+Write transactions are serialized: each one takes one advisory lock (WRITE_LOCK) before anything else and holds
+it to its commit. That is what SQLite's `BEGIN IMMEDIATE` gives, and the change feed needs it: a warm copy reads
+"new facts" as the rows above the newest id it has, which holds only if ids become visible in the order they
+were given. Without the lock two transactions could take ids 10 and 11 and commit 11 first; a reader between the
+two commits would take 11 as its newest and never see 10. Reads are REPEATABLE READ transactions: one snapshot
+for all their statements, like a SQLite read transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from contextlib import contextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..clock import SYSTEM_CLOCK, Clock
+from ..errors import SchemaTooNew, StorageError
+from .dialect import to_postgresql
+from .location import shown
+from .migrations import BOOTSTRAP, Migration
+
+# The advisory lock every write transaction takes first (a constant of this program: "datalog-memory" hashed).
+WRITE_LOCK = int.from_bytes(hashlib.sha256(b"datalog-memory write").digest()[:8], "big", signed=True)
+_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+# Tables whose rows get their key from an identity column: an INSERT into one returns the key, so
+# last_insert_rowid() answers as SQLite's does.
+IDENTITY_KEYS = {"segments": "id", "facts": "id", "supports": "id", "rules": "id", "audit_log": "id",
+                 "derived": "id", "snapshots": "id", "source_memories": "seq", "memory_events": "id",
+                 "entities": "id", "hyperedges": "id", "formation_rules": "id"}
+_INSERT_INTO = re.compile(r"^\s*INSERT\s+(?:OR\s+IGNORE\s+)?INTO\s+(\w+)", re.I)
+_DML = re.compile(r"^\s*(?:INSERT|UPDATE|DELETE)\b", re.I)
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for messages and status reports."""
+    return shown(url)
+
+
+def _psycopg():
+    try:
+        import psycopg
+    except ImportError as exc:  # a runtime dependency; only a broken install lacks it
+        raise StorageError("PostgreSQL needs psycopg 3: pip install 'psycopg[binary]'") from exc
+    return psycopg
+
+
+class Cursor:
+    """The rows of one statement: iterate, fetchone, fetchall (all read at once: a statement is finished
+    before the next one runs on the connection, as with apsw)."""
+
+    __slots__ = ("_rows", "_at")
+
+    def __init__(self, rows: list[tuple]) -> None:
+        self._rows = rows
+        self._at = 0
+
+    def __iter__(self) -> Iterator[tuple]:
+        while self._at < len(self._rows):
+            self._at += 1
+            yield self._rows[self._at - 1]
+
+    def fetchone(self) -> tuple | None:
+        if self._at >= len(self._rows):
+            return None
+        self._at += 1
+        return self._rows[self._at - 1]
+
+    def fetchall(self) -> list[tuple]:
+        rows, self._at = self._rows[self._at:], len(self._rows)
+        return rows
+
+
+def _configure(conn) -> None:
+    """Values come back as SQLite gives them: booleans as 0/1, numeric (sum of bigints) as int or float; a
+    Python bool goes in as 0/1 (the schema's flags are integers) and a str as text."""
+    _psycopg()
+    from psycopg.adapt import Loader
+    from psycopg.types.numeric import IntDumper
+    from psycopg.types.string import StrDumper
+
+    class BoolAsInt(Loader):
+        def load(self, data):
+            return 1 if bytes(data) in (b"t", b"\x01") else 0
+
+    class NumericAsNumber(Loader):
+        def load(self, data):
+            text = bytes(data).decode()
+            try:
+                return int(text)
+            except ValueError:
+                return float(text)
+
+    class BoolDumper(IntDumper):
+        def dump(self, obj):
+            return b"1" if obj else b"0"
+
+    conn.adapters.register_loader("bool", BoolAsInt)
+    conn.adapters.register_loader("numeric", NumericAsNumber)
+    conn.adapters.register_dumper(bool, BoolDumper)
+    conn.adapters.register_dumper(str, StrDumper)
+
+
+class PostgresConnection:
+    """One psycopg connection in autocommit mode: the store sends BEGIN/COMMIT itself, as it does on SQLite."""
+
+    dialect = "postgresql"
+
+    def __init__(self, url: str, clock: Clock = SYSTEM_CLOCK, lock_timeout_ms: int = 10_000) -> None:
+        psycopg = _psycopg()
+        self.url = url
+        self.clock = clock
+        try:
+            self._conn = psycopg.connect(url, autocommit=True, prepare_threshold=None)
+        except psycopg.Error as exc:
+            raise StorageError(f"cannot connect to {redacted(url)}: {exc}".strip()) from exc
+        _configure(self._conn)
+        self._error = psycopg.Error
+        self._last_rowid = 0
+        self._changes = 0
+        # A write that waits longer than this for another writer's lock fails (SQLite's busy timeout).
+        self._conn.execute(f"SET lock_timeout = {int(lock_timeout_ms)}")
+        self._conn.execute("SET TIME ZONE 'UTC'")
+
+    @property
+    def error(self) -> type[Exception]:
+        return self._error
+
+    def _params(self, translated, params) -> Any:
+        if params is None:
+            return {} if translated.named else ()
+        if translated.order is not None:
+            params = [params[i] for i in translated.order]
+        if translated.json_lists:
+            params = list(params)
+            for position in translated.json_lists:
+                params[position] = json.loads(params[position])
+        return params
+
+    def execute(self, sql: str, params: Any = None) -> Cursor:
+        translated = to_postgresql(sql)
+        text = translated.sql
+        key = None
+        table = _INSERT_INTO.match(sql)
+        if table and table.group(1).lower() in IDENTITY_KEYS and not re.search(r"\bRETURNING\b", text, re.I):
+            key = IDENTITY_KEYS[table.group(1).lower()]
+            text = f"{text} RETURNING {key}"
+        cur = self._conn.execute(text, self._params(translated, params))
+        rows = cur.fetchall() if cur.description is not None else []
+        if _DML.match(sql):  # as SQLite's changes(): rows the last INSERT, UPDATE or DELETE wrote
+            self._changes = max(cur.rowcount, 0)
+        if key is not None:
+            if rows:
+                self._last_rowid = rows[-1][0]
+            return Cursor([])
+        return Cursor(rows)
+
+    def executemany(self, sql: str, rows) -> None:
+        translated = to_postgresql(sql)
+        with self._conn.cursor() as cur:
+            cur.executemany(translated.sql, [self._params(translated, r) for r in rows])
+            self._changes = max(cur.rowcount, 0)
+
+    def last_insert_rowid(self) -> int:
+        return self._last_rowid
+
+    def changes(self) -> int:
+        return self._changes
+
+    def close(self) -> None:
+        self._conn.close()
+
+    # --- the store's health, as get_persistence_status reports it --------------------------------------------
+    def quick_check(self, limit: int = 20) -> list[str]:
+        """PostgreSQL's own record of damage: data checksum failures (counted when the cluster was initialized
+        with checksums) in this database; ['ok'] when there are none."""
+        row = self._conn.execute(
+            "SELECT coalesce(checksum_failures, 0), current_setting('data_checksums') FROM pg_stat_database "
+            "WHERE datname = current_database()").fetchone()
+        failures = row[0] if row else 0
+        return ["ok"] if not failures else [f"{failures} data checksum failure(s) in this database"][:limit]
+
+    def page_size(self) -> int:
+        return int(self._conn.execute("SHOW block_size").fetchone()[0])
+
+
+def load_postgresql_migrations(directory: Path | None = None) -> list[Migration]:
+    """migrations/postgresql/NNNN_name.sql, in order. The first one may stand for several SQLite versions (the
+    schema PostgreSQL started at); after it the numbers follow SQLite's one by one."""
+    directory = directory or _migrations_dir()
+    found = []
+    for path in sorted(directory.iterdir()):
+        match = _NAME.match(path.name)
+        if match:
+            found.append(Migration(int(match.group(1)), match.group(2), path.read_text(encoding="utf-8")))
+    versions = [m.version for m in found]
+    if not found or versions != list(range(versions[0], versions[0] + len(found))):
+        raise StorageError(f"PostgreSQL migrations in {directory} are not numbered N..M without gaps: {versions}")
+    return found
+
+
+def _migrations_dir() -> Path:
+    packaged = resources.files("memory") / "_migrations" / "postgresql"
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parents[2] / "migrations" / "postgresql"
+
+
+def current_version(conn: PostgresConnection) -> int:
+    if conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()[0] == 0:
+        return 0
+    return conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0]
+
+
+def migrate(conn: PostgresConnection, migrations: list[Migration] | None = None) -> int:
+    """Bring the database up to the newest known version, each step one transaction under the write lock (two
+    servers starting on a new database at once: the second finds the work done)."""
+    migrations = migrations if migrations is not None else load_postgresql_migrations()
+    latest = migrations[-1].version
+    found = current_version(conn)
+    if found > latest:
+        raise SchemaTooNew(
+            f"database schema version {found} is newer than this datalog-memory understands "
+            f"(up to {latest}); upgrade datalog-memory to open it", found=found, supported=latest)
+    if found == latest:
+        return found
+    for migration in migrations:
+        conn.execute("BEGIN")
+        try:
+            conn.execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK,))
+            conn.execute(BOOTSTRAP)
+            if migration.version <= current_version(conn):
+                conn.execute("COMMIT")
+                continue
+            if current_version(conn) == 0 and migration is not migrations[0]:
+                raise StorageError(f"the PostgreSQL schema starts at migration {migrations[0].version}")
+            conn._conn.execute(migration.sql)  # DDL of its own dialect: not translated
+            conn.execute("INSERT INTO schema_migrations(version, name, checksum, applied_at) VALUES (?, ?, ?, "
+                         "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'))",
+                         (migration.version, migration.name, migration.checksum))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return latest
+
+
+class PostgresStore:
+    """A PostgreSQL database behind the same interface as the SQLite `Store`: `read()` is one snapshot,
+    `write()` is all-or-nothing (serialized with every other writer, see the module's docstring), nested writes
+    are savepoints. The database must exist (created by its administrator); the schema is created on first use."""
+
+    dialect = "postgresql"
+
+    def __init__(self, path: str, *, busy_timeout_ms: int = 10_000, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.path = path
+        self.busy_timeout_ms = busy_timeout_ms
+        self.clock = clock
+        self._lock = threading.RLock()
+        self._conn: PostgresConnection | None = None
+        self._depth = 0
+
+    @property
+    def exists(self) -> bool:
+        return True
+
+    @property
+    def display(self) -> str:
+        return redacted(self.path)
+
+    def _connection(self) -> PostgresConnection:
+        if self._conn is None:
+            conn = PostgresConnection(self.path, self.clock, self.busy_timeout_ms)
+            try:
+                migrate(conn)
+            except conn.error as exc:
+                conn.close()
+                raise StorageError(f"cannot prepare the schema in {self.display}: {exc}") from exc
+            except BaseException:
+                conn.close()
+                raise
+            self._conn = conn
+        return self._conn
+
+    def writable(self) -> str | None:
+        """Why a write cannot succeed now: the server refuses the connection, or the database is read-only."""
+        try:
+            with self._lock:
+                conn = self._connection()
+                if self._depth:
+                    return None
+                if conn.execute("SELECT current_setting('transaction_read_only') = 'on' "
+                                "OR pg_is_in_recovery()").fetchone()[0]:
+                    return f"{self.display} is read-only (a standby or default_transaction_read_only)"
+        except StorageError as exc:
+            return str(exc)
+        return None
+
+    def ensure_created(self) -> None:
+        with self._lock:
+            self._connection()
+
+    @contextmanager
+    def read(self, *, status: bool = False) -> Iterator[PostgresConnection]:
+        with self._lock:
+            if self._depth and self._conn is not None:
+                yield self._conn
+                return
+            conn = self._connection()
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            self._depth += 1
+            try:
+                yield conn
+            finally:
+                self._depth -= 1
+                try:
+                    conn.execute("COMMIT")
+                except conn.error:
+                    self._discard()
+
+    @contextmanager
+    def write(self) -> Iterator[PostgresConnection]:
+        with self._lock:
+            conn = self._connection()
+            depth = self._depth
+            try:
+                if depth == 0:
+                    conn.execute("BEGIN")
+                    try:
+                        conn.execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK,))
+                    except BaseException:
+                        conn.execute("ROLLBACK")
+                        raise
+                else:
+                    conn.execute(f"SAVEPOINT sp{depth}")
+            except conn.error as exc:
+                raise StorageError(f"cannot start a write transaction on {self.display}: {exc}") from exc
+            self._depth += 1
+            try:
+                yield conn
+            except BaseException as exc:
+                self._depth -= 1
+                try:
+                    if depth == 0:
+                        conn.execute("ROLLBACK")
+                    else:
+                        conn.execute(f"ROLLBACK TO sp{depth}")
+                        conn.execute(f"RELEASE sp{depth}")
+                except conn.error:
+                    if depth == 0:
+                        self._discard()
+                if isinstance(exc, conn.error):
+                    raise StorageError(f"database error in {self.display}: {exc}") from exc
+                raise
+            self._depth -= 1
+            try:
+                conn.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
+            except conn.error as exc:
+                if depth == 0:
+                    self._discard()
+                raise StorageError(f"could not commit to {self.display}: {exc}") from exc
+
+    def _discard(self) -> None:
+        """A connection the server dropped: the next call opens a new one."""
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
+                self._conn = None
+
+    def checkpoint(self) -> None:
+        """SQLite's WAL checkpoint has no counterpart here: the server manages its own log."""
+        return None
+
+    def scrub(self) -> bool | None:
+        """After an erase: rewrite the tables that held the erased content (VACUUM FULL), so no dead row version
+        keeps its bytes in the database's files. The server's write-ahead log keeps them until it is recycled
+        (README, "Team setup"); False says so."""
+        with self._lock:
+            if self._depth:
+                return None
+            conn = self._connection()
+            try:
+                conn.execute("VACUUM FULL sources, source_memories, memory_projections, memory_projection_keys, "
+                             "memory_fts, memory_words, audit_log, fact_changes, derived, proof_edges")
+            except conn.error as exc:
+                raise StorageError(f"could not scrub {self.display} after an erase: {exc}") from exc
+            return False
+
+    def data_version(self) -> int:
+        """Changes whenever a transaction commits anywhere on the server (the snapshot's bounds and its list
+        of running transactions change): a reader that sees the same number has nothing new to read."""
+        with self._lock:
+            text = self._connection().execute("SELECT pg_current_snapshot()::text").fetchone()[0]
+            return int.from_bytes(hashlib.sha256(text.encode()).digest()[:7], "big")
+
+    def close(self) -> None:
+        with self._lock:
+            self._discard()

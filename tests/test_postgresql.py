@@ -1,0 +1,289 @@
+"""PostgreSQL as the store: the SQL rewriting, one schema in two dialects, serialized writes (ids become visible
+in order, which the change feed needs), and what only an SQLite file has failing clearly."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from conftest import by_hand, postgresql_server
+from memory import Memory
+from memory.errors import SQLiteOnly, StorageError
+from memory.store import open_connection
+from memory.store.dialect import to_postgresql
+from memory.store.postgresql import WRITE_LOCK, PostgresConnection, PostgresStore
+
+
+# --- the rewriting ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sqlite, postgresql", [
+    ("SELECT a FROM t WHERE b = ? AND c = ?", "SELECT a FROM t WHERE b = %s AND c = %s"),
+    ("SELECT '?', 'x%' FROM t WHERE b LIKE 'a%' AND c = ?", "SELECT '?', 'x%%' FROM t WHERE b LIKE 'a%%' AND c = %s"),
+    ("SELECT \"?\" FROM t WHERE x = :name", "SELECT \"?\" FROM t WHERE x = %(name)s"),
+    ("INSERT OR IGNORE INTO s (a) VALUES (?)", "INSERT INTO s (a) VALUES (%s) ON CONFLICT DO NOTHING"),
+    ("INSERT OR IGNORE INTO s (a) VALUES (?) RETURNING id",
+     "INSERT INTO s (a) VALUES (%s) ON CONFLICT DO NOTHING RETURNING id"),
+    ("SELECT 1 FROM f WHERE id IN (SELECT value FROM json_each(?))", "SELECT 1 FROM f WHERE id = ANY(%s)"),
+    ("SELECT 1 FROM o, json_each(o.members) AS j WHERE j.value = ?",
+     "SELECT 1 FROM o, json_array_elements_text(CAST(o.members AS json)) AS j (value) WHERE j.value = %s"),
+    ("SELECT 1 FROM json_each(a.payload, '$.ids') AS j",
+     "SELECT 1 FROM json_array_elements_text(CAST(a.payload AS json) -> 'ids') AS j (value)"),
+    ("SELECT max(a), max(1.0, b), min(x, (y), z), min(c) FROM t",
+     "SELECT max(a), greatest(CAST(1.0 AS double precision), b), least(x, (y), z), min(c) FROM t"),
+    ("SELECT group_concat(k, ',' ORDER BY id), CAST(s AS REAL), t1.x2 FROM t1",
+     "SELECT string_agg(k, ',' ORDER BY id), CAST(s AS double precision), t1.x2 FROM t1"),
+    ("SELECT 1 FROM k CROSS JOIN m AS n ON n.a = k.a CROSS JOIN z", "SELECT 1 FROM k JOIN m AS n ON n.a = k.a CROSS JOIN z"),
+    ("DELETE FROM temp.fact_import", "DELETE FROM pg_temp.fact_import"),
+])
+def test_statements_are_rewritten_outside_their_literals(sqlite, postgresql):
+    assert to_postgresql(sqlite).sql == postgresql
+
+
+def test_numbered_parameters_are_reordered_and_json_arrays_become_lists():
+    translated = to_postgresql("SELECT ?2, ?1, ?2")
+    assert translated.sql == "SELECT %s, %s, %s" and translated.order == (1, 0, 1)
+    assert to_postgresql("SELECT ? FROM t WHERE id IN (SELECT value FROM json_each(?))").json_lists == (1,)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="ab?%:'_ ", max_size=30))
+def test_a_literal_is_copied_byte_for_byte(text):
+    """Law: whatever a string literal holds (placeholders, percent signs, colons, doubled quotes), PostgreSQL gets
+    the same literal (psycopg reads `%%` as `%`), and no parameter is found inside it."""
+    literal = "'" + text.replace("'", "''") + "'"
+    translated = to_postgresql(f"SELECT {literal}, ?")
+    assert translated.sql == f"SELECT {literal.replace('%', '%%')}, %s" and translated.order is None
+
+
+# --- one schema, two dialects ----------------------------------------------------------------------------------
+
+def _sqlite_shape() -> dict:
+    conn = open_connection(":memory:")
+    tables = [r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' "
+        "AND name NOT LIKE 'memory_fts_%'")]
+    shape = {t: {r[1] for r in conn.execute(f'PRAGMA table_info("{t}")')} for t in tables}
+    triggers = {r[0] for r in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'trigger'")}
+    conn.close()
+    return {"relations": shape, "triggers": triggers}
+
+
+def _postgresql_shape(url: str) -> dict:
+    conn = PostgresConnection(url)
+    shape: dict[str, set] = {}
+    for table, column in conn.execute("SELECT table_name, column_name FROM information_schema.columns "
+                                      "WHERE table_schema = 'public'"):
+        shape.setdefault(table, set()).add(column)
+    triggers = {r[0] for r in conn.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")}
+    conn.close()
+    return {"relations": shape, "triggers": triggers}
+
+
+def test_both_dialects_define_the_same_tables_views_columns_and_triggers(postgresql_location):
+    """migrations/ and migrations/postgresql/ describe one schema: every table and view with the same columns,
+    every trigger under the same name. The differences are the ones the PostgreSQL file names: FTS5's
+    memory_fts is a plain table there (its rows keyed by `rowid`, SQLite's hidden column), the view the
+    projection-key triggers read is a function, and TRUNCATE (which SQLite lacks) is refused on the audit log."""
+    url = postgresql_location
+    store = PostgresStore(url)
+    store.ensure_created()
+    store.close()
+    sqlite, postgresql = _sqlite_shape(), _postgresql_shape(url)
+    sqlite["relations"].pop("memory_projection_key_rows")
+    postgresql["relations"]["memory_fts"].discard("rowid")
+    assert postgresql["relations"] == sqlite["relations"]
+    assert postgresql["triggers"] - {"audit_log_no_truncate"} == sqlite["triggers"]
+    with by_hand(url) as conn:
+        assert conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0] == 12
+
+
+# --- serialized writes ------------------------------------------------------------------------------------------
+
+def _waiting_on_the_write_lock(url: str) -> bool:
+    with by_hand(url) as conn:
+        return conn.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").fetchone()[0] > 0
+
+
+def test_a_write_waits_for_the_one_before_it_so_ids_become_visible_in_order(postgresql_location):
+    """Two servers on one database: while one write transaction is open, another one waits for it (the advisory
+    lock), so the second's fact gets the higher id only after the first is committed: no reader can see id N+1
+    without id N, which the change feed's "new rows are above the newest id" needs."""
+    url = postgresql_location
+    first, second = Memory(url, actor="one"), Memory(url, actor="two")
+    first.remember_fact("seen(0)")
+    second.remember_fact("seen(1)")
+    done = threading.Event()
+    try:
+        with first.store.write() as conn:
+            conn.execute("INSERT INTO facts (segment_id, functor, arity, text, args, created_at) "
+                         "VALUES (1, 'p', 1, 'p(a)', '[\"a\"]', 'now')")
+            held = conn.last_insert_rowid()
+            writer = threading.Thread(target=lambda: (second.remember_fact("p(b)"), done.set()))
+            writer.start()
+            while not _waiting_on_the_write_lock(url):
+                assert writer.is_alive() and not done.is_set()
+            assert not done.is_set()
+            with by_hand(url) as reader:  # the first is not committed: neither row is visible
+                assert reader.execute("SELECT count(*) FROM facts WHERE functor = 'p'").fetchone()[0] == 0
+        writer.join(timeout=30)
+        assert done.is_set()
+        with by_hand(url) as reader:
+            rows = reader.execute("SELECT id, text FROM facts WHERE functor = 'p' ORDER BY id").fetchall()
+        assert [t for _, t in rows] == ["p(a)", "p(b)"] and rows[0][0] == held
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_write_that_waits_too_long_fails_and_changes_nothing(postgresql_location):
+    url = postgresql_location
+    holder = PostgresStore(url)
+    waiting = PostgresStore(url, busy_timeout_ms=100)
+    try:
+        with holder.write():
+            with pytest.raises(StorageError, match="cannot start a write transaction"):
+                with waiting.write() as conn:
+                    conn.execute("INSERT INTO maintenance (task, since) VALUES ('x', 'y')")
+        with waiting.read() as conn:
+            assert conn.execute("SELECT count(*) FROM maintenance").fetchone()[0] == 0
+        with waiting.write() as conn:  # the connection is usable afterwards
+            conn.execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK,))
+    finally:
+        holder.close()
+        waiting.close()
+
+
+def test_concurrent_writers_on_two_stores_all_land_with_their_audit_rows(postgresql_location):
+    url = postgresql_location
+    writers = [Memory(url, actor=f"w{i}") for i in range(4)]
+    try:
+        threads = [threading.Thread(target=lambda m=m, i=i: [m.remember_fact(f"n({i}, {j})") for j in range(25)])
+                   for i, m in enumerate(writers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        with by_hand(url) as conn:
+            assert conn.execute("SELECT count(*) FROM facts WHERE functor = 'n'").fetchone()[0] == 100
+            assert conn.execute("SELECT count(*) FROM audit_log WHERE operation = 'remember_fact'").fetchone()[0] == 100
+        assert writers[0].query_logic("n(X, Y)").total == 100
+    finally:
+        for m in writers:
+            m.close()
+
+
+# --- what only the SQLite file has, and bad locations ------------------------------------------------------------
+
+def test_the_sqlite_schema_text_is_refused_with_a_typed_error(mem):
+    from memory.resources import schema_text
+    if mem.store.dialect == "sqlite":
+        assert "CREATE TABLE facts" in schema_text(mem)
+        return
+    with pytest.raises(SQLiteOnly) as info:
+        schema_text(mem)
+    assert info.value.code == "storage_error" and "psql" in str(info.value)
+
+
+def test_persistence_status_names_the_server_without_its_password(mem):
+    status = mem.get_persistence_status()
+    assert status["status"] == "active" and status["schema_version"] == 12
+    if mem.store.dialect == "postgresql":
+        assert status["journal_mode"] == "postgresql" and status["wal_bytes"] == 0
+        assert status["last_checkpoint"] is None and status["database"] == mem.path
+    checked = mem.get_persistence_status(check_integrity=True)
+    assert checked["integrity"]["ok"] is True
+
+
+def test_an_unreachable_server_is_a_storage_error_that_hides_the_password(tmp_path):
+    url = f"postgresql://someone:hunter2@/nowhere?host={tmp_path}"
+    with Memory(url) as m:
+        for call in (lambda: m.remember_fact("p(a)"), lambda: m.query_logic("p(X)"), m.get_persistence_status):
+            with pytest.raises(StorageError) as info:
+                call()
+            assert "hunter2" not in str(info.value) and "someone:***@" in str(info.value)
+
+
+def test_a_postgresql_url_is_kept_as_it_is_by_the_location_rules(monkeypatch):
+    from memory.store import resolve_location
+    url = "postgresql://u:secret@db.example:5432/memory"
+    assert resolve_location(url).path == url
+    monkeypatch.setenv("DATALOG_MEMORY_DB", url)
+    location = resolve_location()
+    assert location.path == url and "secret" not in location.describe()
+
+
+def test_an_erase_leaves_no_content_in_the_tables(store_file):
+    """On PostgreSQL the erase deletes and redacts as on SQLite, and Store.scrub rewrites the tables that held
+    the content (VACUUM FULL), so no dead row version keeps it in the database's files."""
+    from memory.sources import CallerContext
+    owner = CallerContext(principal="owner", session_id="s1", project_remote="https://example.org/p")
+    with Memory(store_file, context=owner) as m:
+        ident = m.memory_remember("the vault code is 4711", projections=[
+            {"predicate": "code", "arguments": ["vault", 4711], "statement": "vault code"}])["id"]
+        m.memory_forget(ids=[ident], action="delete", erase=True)
+        with m.store.read() as conn:
+            for table in ("sources", "memory_projections", "memory_fts", "memory_words", "audit_log", "facts"):
+                rows = json.dumps(conn.execute(f"SELECT * FROM {table}").fetchall(), default=str)
+                assert "4711" not in rows and "vault code" not in rows, table
+    if store_file.startswith("postgresql://"):  # no file of the database's tables and indexes holds the text
+        with by_hand(store_file) as conn:
+            files = [r[0] for r in conn.execute(
+                "SELECT pg_relation_filepath(c.oid) FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace "
+                "WHERE n.nspname IN ('public', 'pg_toast') AND c.relkind IN ('r', 'i', 't') "
+                "AND pg_relation_filepath(c.oid) IS NOT NULL")]
+            conn.execute("CHECKPOINT")  # what the server holds in memory, written to the files
+        data = postgresql_server().folder / "data"
+        held = [f for f in files for path in sorted(data.glob(f + "*")) if b"vault code is 4711" in path.read_bytes()]
+        assert files and held == []
+
+
+def test_the_test_server_is_a_throwaway_one():
+    server = postgresql_server()
+    assert str(server.folder).startswith("/tmp") and server.socket_dir.exists()
+
+
+# --- two servers, one database --------------------------------------------------------------------------------
+
+def test_two_servers_share_one_database_and_a_kill9_loses_no_acknowledged_write(postgresql_location):
+    """Two `serve --http` processes on one database, as two hosts: server A is killed (-9) while a client writes
+    through it; every write it acknowledged is present with its audit row, and server B goes on writing and
+    answers with A's writes (its evaluation workers open the same database)."""
+    import time
+
+    from surfaces import HttpServer, run_http_client
+    url = postgresql_location
+    acked: list[int] = []
+
+    def write_until_killed(server_url: str) -> None:
+        async def scenario(client):
+            for n in range(100_000):
+                result = await client.call_tool("remember_fact", {"fact": f"k({n})"})
+                assert not result.is_error
+                acked.append(n)
+        try:
+            run_http_client(server_url, "2026-07-28", scenario)
+        except BaseException:  # the server died under the client: expected
+            pass
+
+    with HttpServer(url) as a, HttpServer(url) as b:
+        writer = threading.Thread(target=write_until_killed, args=(a.url,))
+        writer.start()
+        deadline = time.monotonic() + 60
+        while len(acked) < 20 and writer.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        a.kill9()
+        writer.join(timeout=60)
+        assert len(acked) >= 20
+        with by_hand(url) as conn:
+            present = {json.loads(args)[0] for (args,) in conn.execute("SELECT args FROM facts WHERE functor = 'k'")}
+            audited = conn.execute("SELECT count(*) FROM audit_log WHERE operation = 'remember_fact'").fetchone()[0]
+        assert set(acked) <= present and audited == len(present)
+
+        async def other(client):
+            written = await client.call_tool("remember_fact", {"fact": "from_b(1)"})
+            answer = await client.call_tool("query_logic", {"goal": "k(X)", "limit": 1})
+            return written.is_error, answer.structured_content["total"]
+        assert run_http_client(b.url, "2026-07-28", other) == (False, len(present))
