@@ -19,7 +19,12 @@ from engine_helpers import answers, as_pred, program, proof
 pytest.importorskip("pyDatalog.pyDatalog")
 
 import test_maintenance as law  # noqa: E402
-from test_differential import BASE_RULES, IDB, VARS, _text, facts, our_program, pydatalog_answers, rule  # noqa: E402
+from test_differential import BASE_RULES, EDB, IDB, VARS, _text, facts, our_program, pydatalog_answers, rule  # noqa: E402
+
+
+def keyed(edb: dict) -> dict:
+    """The generated facts (keyed by predicate name) keyed by (name, arity), as `model` and the oracle read them."""
+    return {(name, arity): edb[name] for name, arity in EDB}
 
 
 @contextmanager
@@ -31,6 +36,18 @@ def threshold(value):
         yield
     finally:
         columnar.THRESHOLD = saved
+
+
+@contextmanager
+def small_firings(rows):
+    """Small firings over deferred columns stay columnar while they have cost less than settling `rows` tuples
+    each (1: nearly always, in these small tests; 10**9: never)."""
+    saved = columnar.SMALL_FIRING_ROWS
+    columnar.SMALL_FIRING_ROWS = rows
+    try:
+        yield
+    finally:
+        columnar.SMALL_FIRING_ROWS = saved
 
 
 @contextmanager
@@ -97,14 +114,14 @@ def test_columnar_equals_tuple_path_and_pydatalog(extra_rules, edb):
     pyDatalog does."""
     rules = BASE_RULES + extra_rules
     prog = our_program(rules)
-    edb_keys = {(name, arity): tuples for (name, arity), tuples in edb.items()}
+    edb_keys = keyed(edb)
     forced = model(prog, edb_keys, 0)
     plain = model(prog, edb_keys, None)
     assert relations(forced) == relations(plain), rules
     with sparse():
         assert relations(model(prog, edb_keys, 0)) == relations(plain), rules
     check_provenance_law(prog, forced)
-    expected = pydatalog_answers(rules, edb)
+    expected = pydatalog_answers(rules, edb_keys)
     assume(expected is not None)  # pyDatalog ran out of time: no verdict on this example
     for name, arity in IDB:
         ours = set(forced.tuples(Pred.stored(name, arity)))
@@ -112,16 +129,22 @@ def test_columnar_equals_tuple_path_and_pydatalog(extra_rules, edb):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(st.lists(rule(negation=True), min_size=1, max_size=4), facts, st.sampled_from([0, 2, 5]))
-def test_mixed_rules_and_thresholds_give_the_tuple_paths_model(extra_rules, edb, value):
+@given(st.lists(rule(negation=True), min_size=1, max_size=4), facts, st.sampled_from([0, 2, 5]),
+       st.sampled_from([1, 10**9]))
+def test_mixed_rules_and_thresholds_give_the_tuple_paths_model(extra_rules, edb, value, small):
     """Rules with negation stay on the tuple path while their neighbours go columnar, into the same round's
-    tuples; any switch-over size gives the same model."""
+    tuples (which the tuple path turns into tuples first, with the relations it reads); small firings over
+    deferred columns stay columnar for a while (`small` = 1) or settle at once; any switch-over size gives the
+    same model."""
     rules = BASE_RULES + extra_rules
     try:
         prog = our_program(rules)
     except InvalidProgram:
         assume(False)
-    assert relations(model(prog, edb, value)) == relations(model(prog, edb, None)), rules
+    edb = keyed(edb)
+    with small_firings(small):
+        forced = model(prog, edb, value)
+    assert relations(forced) == relations(model(prog, edb, None)), rules
 
 
 def chain(n):
@@ -146,6 +169,8 @@ def test_known_shapes_agree_with_constants_cross_products_and_repeated_variables
     assert relations(forced) == relations(plain)
     with sparse():
         assert relations(model(prog, {("edge", 2): edges}, 0)) == relations(plain)
+    with small_firings(1):  # big deltas columnar, the small ones after them too while their inputs are columns
+        assert relations(model(prog, {("edge", 2): edges}, 8)) == relations(plain)
     assert forced.tuples(as_pred(goal_pred))
     check_provenance_law(prog, forced)
 
@@ -234,9 +259,29 @@ def test_cancellation_stops_the_columnar_path(monkeypatch):
     assert fired
 
 
-def test_the_evaluation_drops_its_mirrors():
+def test_a_model_keeps_only_the_columns_of_its_deferred_tuples_and_settles_them_when_read():
+    """After the evaluation only the deferred rows' columns stay (no index, key set or other relation's mirror);
+    counting reads none of them as tuples; reading the relation settles it, equal to the tuple path's."""
+    path = Pred.stored("path", 2)
     m = model(program(TC), {("edge", 2): chain(50)}, 0)
-    assert m.relations.columnar is None
+    state = m.relations.columnar
+    assert set(state.mirrors) == {path} and not state.pending
+    assert not state.mirrors[path].indexes and state.mirrors[path].keyset is None
+    assert len(m.relations.raw[path]) == 50 and m.count(path) == 1275  # the rounds' tuples are still columns
+    plain = model(program(TC), {("edge", 2): chain(50)}, None)
+    assert dict(m.relations.rel[path]) == dict(plain.relations.rel[path])
+    assert m.relations.columnar is None or not m.relations.columnar.deferred(path)
+
+
+def test_the_aggregate_counts_deferred_columns_and_a_view_copies_them():
+    """count over a relation the columnar path derived, through the auxiliary copy of its goal: the same count
+    and model as the tuple path, and the counted relations are still columns when the count is read."""
+    prog = program(TC + " reach(N) :- aggregate_all(count, path(X,Y), N). hops(X,Y) :- path(X,Y).")
+    forced, plain = model(prog, {("edge", 2): chain(60)}, 0), model(prog, {("edge", 2): chain(60)}, None)
+    assert list(forced.tuples(Pred.stored("reach", 1))) == [(1830,)]
+    assert forced.count(Pred.stored("hops", 2)) == 1830
+    assert forced.relations.columnar.deferred(Pred.stored("path", 2))
+    assert relations(forced) == relations(plain)
 
 
 @pytest.mark.parametrize("keys", [arrays.KeySet(31), arrays.DenseKeySet(5000, 1)], ids=["sorted", "dense"])
@@ -274,3 +319,102 @@ def test_maintained_models_obey_the_incremental_law_with_the_columnar_path_force
     monkeypatch.setattr(law.maintenance, "REDERIVE_COST", cost)  # what the law test's `rederive` fixture sets
     with threshold(0):
         law.test_a_maintained_model_equals_a_fresh_evaluation.hypothesis.inner_test(None, clauses, base, steps, data)
+
+
+@contextmanager
+def no_chain_walk():
+    """The engine's inline chain walk switched off: every round goes through the compiled rule's fused join."""
+    from memory.datalog import compiler
+
+    real = compiler.CompiledRule.__init__
+
+    def without_walk(self, *args, **kw):
+        real(self, *args, **kw)
+        self.lookup = None
+    compiler.CompiledRule.__init__ = without_walk
+    try:
+        yield
+    finally:
+        compiler.CompiledRule.__init__ = real
+
+
+RIGHT = "path(X,Y) :- edge(X,Y). path(X,Z) :- edge(X,Y), path(Y,Z)."
+FROM_ONE = ("path(X,Y) :- start(X,Y). path(X,Z) :- path(X,Y), edge(Y,Z). "
+            "reach(Y) :- start(_,Y). reach(Z) :- reach(Y), edge(Y,Z).")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(2, 40), st.lists(st.tuples(st.integers(0, 45), st.integers(0, 45)), max_size=4),
+       st.integers(0, 10), st.sampled_from([TC, RIGHT]))
+def test_the_chain_walk_derives_the_rounds_model(length, extra, start, rules):
+    """Long chains are walked one tuple a round inline (one lookup, one projection) until a seed has no match,
+    several (a fork: the general round takes over) or only a known tuple (a cycle): the same model, stamps
+    included, as the fused join's rounds (rounds seeded from one tuple), and the same answers to a bound goal
+    (the demand rewrite's chain)."""
+    edb = {("edge", 2): chain(length) + extra, ("start", 2): [(start, start + 1)]}
+    walked = model(program(FROM_ONE), edb, None)
+    with no_chain_walk():
+        assert relations(walked) == relations(model(program(FROM_ONE), edb, None))
+        expected = answers(program(rules), f"path({start}, X)", edb)
+    assert answers(program(rules), f"path({start}, X)", edb) == expected
+
+
+@contextmanager
+def no_selection():
+    """One-literal rules (`q(Y) :- p(0, Y)`) derived through the compiled rule instead of one filtering pass."""
+    real = columnar.DispatchingRule.__init__
+
+    def without(self, *args, **kw):
+        real(self, *args, **kw)
+        self.selects = None
+    columnar.DispatchingRule.__init__ = without
+    try:
+        yield
+    finally:
+        columnar.DispatchingRule.__init__ = real
+
+
+SELECTIONS = ["q(Y) :- p(1, Y).", "q(X) :- p(X, Y).", "q(Y, X) :- p(X, Y).", "q(X, X) :- p(X, 2).",
+              "q(X) :- p(X, f(1, a)).", "q(Y) :- p(1, Y). q(Y) :- p(Y, 3).", "q(X) :- p(X, X)."]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(SELECTIONS), st.lists(st.tuples(*[st.sampled_from([1, 2, 3, Float(1.0), "1",
+                                                                           Compound("f", (1, "a"))])] * 2)),
+       st.lists(st.sampled_from([(1,), (2,), (1, 1), (2, 3)]), max_size=2))
+def test_one_literal_rules_filter_and_project_as_the_compiled_rule_does(rules, tuples, stored):
+    """A view that selects on constants and projects (a bound query's answers) is one pass over the body's tuples:
+    the same model, codes included, as the compiled rule's, with stored facts of the head or without."""
+    prog = program(rules)
+    edb = {("p", 2): tuples, **{("q", len(t)): [t] for t in stored}}
+    fast = relations(model(prog, edb, None))
+    with no_selection():
+        assert fast == relations(model(prog, edb, None))
+
+
+def test_the_tuple_budget_holds_on_a_selection():
+    with pytest.raises(BudgetExceeded) as caught:
+        evaluate(program("q(Y) :- p(1, Y)."), {Pred.stored("p", 2): [(1, i) for i in range(500)]},
+                 budget=Budget(max_tuples=100))
+    assert caught.value.details["limit_kind"] == "tuples"
+
+
+def test_answers_built_from_deferred_columns_stay_within_the_memory_budget(monkeypatch):
+    """The columns a query's evaluation deferred become its answers' tuples within the call's budget: a process
+    over the memory limit while they are built stops there."""
+    from memory.datalog import solve
+    from memory.terms import parse_term
+
+    filling = []
+    real_fill = arrays._fill
+
+    def fill(*args, **kw):
+        filling.append(1)
+        return real_fill(*args, **kw)
+    monkeypatch.setattr(arrays, "_fill", fill)
+    monkeypatch.setattr("memory.datalog.budget.resident_mb", lambda pid=None: 10_000.0 if filling else 10.0)
+    monkeypatch.setattr("memory.datalog.budget.MEMORY_CHECK_S", 0.0)  # every check reads the resident set
+    load = lambda preds: {p: chain(60) if p == Pred.stored("edge", 2) else [] for p in preds}  # noqa: E731
+    with threshold(0), pytest.raises(BudgetExceeded) as caught:
+        solve(program(TC), parse_term("path(X, Y)"), load, budget=Budget(max_memory_mb=5_000))
+    assert caught.value.details["limit_kind"] == "memory_mb" and filling

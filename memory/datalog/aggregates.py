@@ -16,10 +16,13 @@ from .rows import MISSING, Step, bind_result, term_getter
 def aggregate_groups(agg: Agg, rels: Relations, budget=None) -> dict:
     """Group key -> aggregated value, over the (complete) auxiliary relation of the goal."""
     position = {v: i for i, v in enumerate(agg.goal.args)}
+    if agg.kind == "count" and not agg.group:  # the relation's size: its tuples need not exist as Python tuples
+        size = rels.size(agg.goal.pred)
+        return {(): size} if size else {}
     if agg.kind == "count":
-        return _counts(rels.get(agg.goal.pred), tuple(position[v] for v in agg.group), budget)
+        return _counts(rels.settled(agg.goal.pred), tuple(position[v] for v in agg.group), budget)
     template = term_getter(agg.template, position) if agg.template is not None else None
-    buckets = build_index(rels.get(agg.goal.pred), tuple(position[v] for v in agg.group), budget)
+    buckets = build_index(rels.settled(agg.goal.pred), tuple(position[v] for v in agg.group), budget)
     out = {}
     for n, (key, members) in enumerate(buckets.items()):
         out[key] = aggregate_value(agg.kind, members, template)

@@ -60,7 +60,10 @@ def _const_key(keys: list):
     return values[0] if len(values) == 1 else tuple(values)
 
 
-def compile_positive(lit: Lit, varmap: dict, width: int, rels: Relations, needed: set, seed: bool) -> Step:
+def compile_positive(lit: Lit, varmap: dict, width: int, rels: Relations, needed: set, seed: bool,
+                     once: bool = False) -> Step:
+    """`once`: the rule fires once (an exit rule), so a literal whose key is all constants scans its relation
+    (the evaluation's own) once instead of building an index that nothing reads again."""
     keys, fresh, eq_filters, patterns = _classify(lit.args, varmap)
     if patterns:
         return _compile_pattern_join(lit, varmap, width, rels, keys, fresh, eq_filters, patterns, seed)
@@ -104,13 +107,24 @@ def compile_positive(lit: Lit, varmap: dict, width: int, rels: Relations, needed
         return Step(scan, new_varmap, width + arity,
                     fuse=(lambda rows, project: {project(r + u) for r in rows for u in relation}) if check is None else None)
 
-    index = rels.index(lit.pred, columns)
     row_key = _row_key(keys)
     if row_key is None:
         ckey = _const_key(keys)
+        if once and lit.pred not in rels.shared and columns not in rels.indexes.get(lit.pred, {}):
+            # (a stored relation read in place keeps its indexes between calls: built once, it serves them all)
+            key = itemgetter(*columns)  # the key as an index on `columns` files it: ckey's shape
+            scanned: list = []
+
+            def lookup(_key, _default=None):
+                """The matching tuples, scanned at the first firing (the rule fires once: no index is kept)."""
+                if not scanned:
+                    scanned.append([u for u in rels.settled(lit.pred) if key(u) == ckey])
+                return scanned[0]
+        else:
+            lookup = rels.index(lit.pred, columns).get
 
         def const_join(rows, _delta=None):
-            cands = index.get(ckey, EMPTY)
+            cands = lookup(ckey, EMPTY)
             if check is not None:
                 cands = [u for u in cands if check(u)]
             if not introduces:
@@ -118,6 +132,7 @@ def compile_positive(lit: Lit, varmap: dict, width: int, rels: Relations, needed
             return [r + u for r in rows for u in cands]
         return Step(const_join, new_varmap if introduces else varmap, (width + arity) if introduces else width)
 
+    index = rels.index(lit.pred, columns)
     if not introduces and check is None:
         # Semi-join: only existence matters, rows keep their width.
         return Step(lambda rows, _d=None: [r for r in rows if row_key(r) in index], varmap, width)
@@ -126,11 +141,13 @@ def compile_positive(lit: Lit, varmap: dict, width: int, rels: Relations, needed
         if len(keys) == 1:
             # One bound column, the common case: subscript the row directly instead of calling a key function.
             (_, (_, i)), = keys
-            return Step(
+            step = Step(
                 lambda rows, _d=None: [r + u for r in rows for u in get(r[i], EMPTY)],
                 new_varmap, width + arity,
                 fuse=lambda rows, project: {project(r + u) for r in rows for u in get(r[i], EMPTY)},
             )
+            step.lookup = (get, i)
+            return step
         return Step(
             lambda rows, _d=None: [r + u for r in rows for u in get(row_key(r), EMPTY)],
             new_varmap, width + arity,
@@ -218,7 +235,7 @@ class CompiledRule:
         self.rule = rule
         self.seed = seed
         self.budget = budget
-        size = lambda pred: len(rels.get(pred))
+        size = rels.size
         bound: set = set() if seed is None else literal_vars(rule.body[seed])
         steps: list[Step] = []
         varmap: dict = {}
@@ -236,7 +253,8 @@ class CompiledRule:
         for k, i in enumerate(order):
             lit = rule.body[i]
             if isinstance(lit, Lit):
-                step = compile_positive(lit, varmap, width, rels, needed_after[k], seed=(k == 0 and seed is not None))
+                step = compile_positive(lit, varmap, width, rels, needed_after[k], seed=(k == 0 and seed is not None),
+                                        once=seed is None)
             elif isinstance(lit, Neg):
                 step = compile_negation(lit, varmap, width, rels)
             elif isinstance(lit, Builtin):
@@ -248,8 +266,10 @@ class CompiledRule:
         self.project = head_projection(rule.head.args, varmap)
         self.seeded = seed is not None
         self.fused = None
+        self.lookup = None  # (index get, row position) of a fused last step on one bound column
         if len(steps) > 1 and steps[-1].fuse is not None:
             self.fused = steps[-1].fuse
+            self.lookup = steps[-1].lookup
             steps = steps[:-1]
         self.steps = [s.run for s in steps]
         # Seed straight into the fused join: the common shape of linear recursion.

@@ -12,7 +12,7 @@ from .budget import Budget, give_back_memory
 from .columnar import DispatchingRule
 from .predicates import Pred
 from .program import Lit, Program, Rule, body_preds, rules_by_head
-from .relations import RULE_BITS, RULE_MASK, Relations, release
+from .relations import EMPTY, RULE_BITS, RULE_MASK, Relations, release
 
 T = TypeVar("T")
 EdbLoader = Callable[[set], dict]  # stored predicates -> {pred: iterable of tuples}
@@ -42,22 +42,26 @@ class Model:
 
     def tuples(self, pred: Pred):
         """The tuples of a predicate (a set-like view; empty when the model has none)."""
-        relation = self.relations.rel.get(pred)
+        relation = self.relations.find(pred)
         return relation.keys() if relation is not None else {}.keys()
+
+    def count(self, pred: Pred) -> int:
+        """How many tuples the model holds for a predicate (none turned into Python tuples to count them)."""
+        return self.relations.size(pred) if pred in self.relations.raw else 0
 
     def predicates(self) -> list[Pred]:
         """Every predicate the model holds tuples for (or was asked about)."""
-        return list(self.relations.rel)
+        return list(self.relations.raw)
 
     def provenance(self, pred: Pred, t: tuple) -> Provenance | None:
         """The rule and stamp of a tuple, or None when the model does not hold it."""
-        code = self.relations.rel.get(pred, {}).get(t)
+        code = (self.relations.find(pred) or {}).get(t)
         return None if code is None else self._provenance(code)
 
     def derivations(self, pred: Pred) -> Iterator[tuple[tuple, Provenance]]:
         """The derived (not stored) tuples of a predicate with their provenance."""
         decode = self._provenance
-        for t, code in self.relations.rel.get(pred, {}).items():
+        for t, code in (self.relations.find(pred) or {}).items():
             if code:
                 yield t, decode(code)
 
@@ -75,7 +79,19 @@ def evaluate_program(program: Program, load: EdbLoader, budget: Budget | None = 
     """The whole model of an analyzed program: every stored predicate its rules mention, read through
     `load`, then evaluated within `budget` (whose clock, once started, also counts the loading)."""
     preds = body_preds(program.rules) | {rule.head.pred for rule in program.rules}
-    return evaluate(program, load({p for p in preds if p.is_stored}), budget=budget)
+    model = evaluate(program, load({p for p in preds if p.is_stored}), budget=budget)
+    return settled(model, None, budget)  # its readers read every relation
+
+
+def settled(model: Model, pred: Pred | None, budget: Budget | None) -> Model:
+    """The model with a pred's deferred tuples (every relation's, without `pred`) turned into tuples within
+    `budget`; on a failure the model is freed."""
+    try:
+        guarded(lambda: model.relations.settle(pred, budget), budget)
+    except BaseException:
+        model.release()
+        raise
+    return model
 
 
 def evaluate(
@@ -133,7 +149,8 @@ def _evaluate(program: Program, edb: dict, rules: list[Rule] | None, budget: Bud
     except BaseException:
         rels.release()  # a failed model is dropped: free it without stalling the other threads
         raise
-    rels.columnar = None  # the columnar mirrors served the evaluation; the model keeps only the relations
+    if rels.columnar is not None:  # the mirrors served the evaluation; the model keeps its relations' deferred columns
+        rels.columnar = rels.columnar.finish()
     return Model(rels, rules, counter, budget.derived)
 
 
@@ -164,15 +181,17 @@ def _component_rounds(preds: set, rules: list[Rule], recursive: bool, rels: Rela
     for rule in exit_rules:
         head = rule.head.pred
         added = DispatchingRule(rule, rels, None, budget).fire(
-            known=(rels.rel[head],), into=first[head], code=(counter << RULE_BITS) | index_of[id(rule)])
+            known=(rels.raw[head],), into=first[head], code=(counter << RULE_BITS) | index_of[id(rule)])
         budget.tick(added)
     for pred in preds:
         rels.add(pred, first[pred], budget)
     if not recursive or not recursive_rules:
         return counter
 
-    # Base facts of these predicates count as new in the first round too.
-    delta: dict = {pred: dict(rels.rel[pred]) for pred in preds}
+    # Base facts of these predicates count as new in the first round too. A relation holding deferred columns is
+    # its own first delta (nothing changes it while a round reads it), seeding columnar firings with its columns.
+    delta: dict = {pred: rels.raw[pred] if rels.size(pred) != len(rels.raw[pred]) else dict(rels.raw[pred])
+                   for pred in preds}
     variants = seeded_variants(recursive_rules, preds, rels, index_of, budget)
     if len(preds) == 1 and len(variants) == 1:
         return _single_variant_loop(variants[0], delta, rels, budget, counter, work)
@@ -195,16 +214,18 @@ def semi_naive_rounds(preds: set, variants: list, delta: dict, rels: Relations, 
                       work: dict, collect: dict | None = None) -> int:
     """Rounds of the `variants` (see `seeded_variants`) from the new tuples `delta` of `preds` until none are new;
     the last stamp used. `collect`, when given, gathers every tuple added, per predicate."""
-    while any(delta.values()):
+    while any(map(rels.count, delta.values())):
         counter += 1
         stamp = counter << RULE_BITS
         acc: dict = {pred: {} for pred in preds}
         work["acc"] = acc
         for compiled, seed_pred, head, rule_index in variants:
             seeds = delta[seed_pred]
-            if seeds:
-                budget.tick(compiled.fire(seeds, known=(rels.rel[head],), into=acc[head], code=stamp | rule_index))
+            if rels.count(seeds):
+                budget.tick(compiled.fire(seeds, known=(rels.raw[head],), into=acc[head], code=stamp | rule_index))
         for pred in preds:
+            if collect is not None:
+                rels.settle_set(acc[pred])
             rels.add(pred, acc[pred], budget)
             if collect is not None:
                 collect[pred].update(acc[pred])
@@ -220,16 +241,44 @@ def _single_variant_loop(variant, delta: dict, rels: Relations, budget: Budget, 
     for several heads: long chains run many small iterations, so per-iteration cost matters."""
     compiled, _, head, rule_index = variant
     fire = compiled.fire
-    relation = rels.rel[head]
+    relation = rels.raw[head]
     indexed = bool(rels.indexes.get(head))
     seeds = delta[head]
     unchecked = 0  # tuples derived since the last budget check
     known = (relation,)
-    chain = compiled.direct and not indexed
+    direct = compiled.direct and not indexed
     fused, project = compiled.fused, compiled.project
-    while seeds:
+    walk = compiled.lookup if direct else None
+    count = rels.count
+    while count(seeds):
+        # The shortcuts below write to the dict itself: not while the relation holds deferred columns.
+        chain = direct and len(seeds) == 1 and not rels.size(head) - len(relation)
+        if walk is not None and chain:
+            # A chain walked one tuple a round while each seed has exactly one match: the fused join's work
+            # inline (one index lookup, one projection), none of its set building.
+            get, i = walk
+            (r,) = seeds
+            start, walked = r, counter
+            while len(bucket := get(r[i], EMPTY)) == 1:
+                t = project(r + bucket[0])
+                if t in relation:
+                    bucket = EMPTY
+                    break
+                counter += 1
+                relation[t] = (counter << RULE_BITS) | rule_index
+                r = t
+                if not counter & 1023:
+                    budget.derived += counter - walked
+                    walked = counter
+                    budget.tick(0)
+            budget.derived += counter - walked  # one tuple a round
+            if not bucket:  # no match, or only a known tuple: the round that finds nothing new ends it
+                counter += 1
+                break
+            if r is not start:  # several matches: the general round below takes the last tuple walked
+                seeds = {r: relation[r]}
         counter += 1
-        if chain and len(seeds) == 1:
+        if chain:
             out = fused(seeds, project)
             if len(out) == 1:  # a chain: one new tuple a round, none of the set algebra or slicing
                 t = out.pop()
@@ -246,7 +295,7 @@ def _single_variant_loop(variant, delta: dict, rels: Relations, budget: Budget, 
                 continue
             if not out:
                 break
-        if chain and len(seeds) == 1 and len(out) <= SMALL_ROUND:
+        if chain and len(out) <= SMALL_ROUND:
             new = dict.fromkeys(out.difference(relation), (counter << RULE_BITS) | rule_index)
             added = len(new)
         else:
@@ -254,10 +303,7 @@ def _single_variant_loop(variant, delta: dict, rels: Relations, budget: Budget, 
             added = fire(seeds, known, new, (counter << RULE_BITS) | rule_index)
         if not added:
             break
-        if indexed:
-            rels.add(head, new, budget)
-        else:
-            relation.update(new)
+        rels.add(head, new, budget)
         seeds = new
         budget.derived += added  # counted every round (each firing's room depends on it) ...
         unchecked += added

@@ -65,6 +65,7 @@ def maintain(model: Model, strata: Strata, changes: dict[Pred, BaseChange], budg
 def _maintain(model: Model, strata: Strata, changes: dict[Pred, BaseChange], budget: Budget) -> set[Pred]:
     rels = model.relations
     rels.hold()
+    rels.settle(budget=budget)  # maintenance reads the relations as tuples: built within the budget
     gone, new_base = _base_effects(model, changes)
     # Stored relations read in place are read as they are now (changed in place, or replaced here), the model's
     # own relations as they were until step 2.
@@ -177,7 +178,7 @@ class _Steps:
                 budget.tick(compiled.fire(added[seed_pred], known=(rels.rel[head],), into=first[head],
                                           code=stamp | rule_index))
             for pred in preds:
-                rels.add(pred, first[pred], budget)
+                rels.add(pred, rels.settle_set(first[pred]), budget)  # read as a dict below
                 first[pred].update(added.get(pred, {}))
             collect = {pred: dict(first[pred]) for pred in preds}
             if recursive:

@@ -13,7 +13,7 @@ from .analysis import Strata, check_safety, stratify
 from .budget import Budget
 from .builtins import order_key
 from .demand import magic_rewrite
-from .engine import EdbLoader, Model, evaluate
+from .engine import EdbLoader, Model, evaluate, settled
 from .maintenance import BaseChange, base_copies, maintain
 from .predicates import Pred
 from .program import Lit, Normalizer, Program, Rule, SourceRule, body_preds, predicate_key, rules_by_head
@@ -177,13 +177,13 @@ class Evaluation:
         """The answers after `changes` to the stored predicates. After an error the evaluation is unusable:
         `release` it."""
         if changes and self.head in maintain(self.model, self.strata, changes, budget or Budget()):
-            self.answers = _answers(self.answers.variables, self.model, self.head)
+            self.answers = _answers(self.answers.variables, settled(self.model, self.head, budget), self.head)
         return self.answers
 
     def size(self) -> int:
         """Tuples held: the answers and the model's own relations (not the stored ones it reads in place)."""
         rels = self.model.relations
-        return len(self.answers.rows) + sum(len(r) for p, r in rels.rel.items() if p not in rels.shared)
+        return len(self.answers.rows) + sum(rels.size(p) for p in rels.raw if p not in rels.shared)
 
     def release(self) -> None:
         """Free the model (not the answers, which may still be read)."""
@@ -216,7 +216,7 @@ def solve_kept(program: Program, goal: Term, load: EdbLoader, *, budget: Budget 
         model.release()
         return answers, None
     model, rules = _evaluate_for(extended, roots, load, budget, demand, factor=True)
-    answers = _answers(variables, model, head)
+    answers = _answers(variables, settled(model, head, budget), head)  # built within the budget
     model.relations.let_go()  # kept between uses: the stored relations it reads may grow in place meanwhile
     return answers, Evaluation(answers, model, stratify(extended, rules), head)
 
@@ -276,7 +276,7 @@ def explain(program: Program, fact: Term, load: EdbLoader, *, max_depth: int | N
     extended, roots, _ = _with_goal(program, fact)
     budget = budget or Budget()
     model, rules = _evaluate_for(extended, roots, load, budget, demand=True, factor=False)
-    merged, indexes = _by_original(model)
+    merged, indexes = _by_original(settled(model, None, budget))
     return ProofBuilder(extended, model.rules, merged, budget, indexes).prove(pred, args, 1, max_depth)
 
 

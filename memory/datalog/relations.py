@@ -142,12 +142,21 @@ def _unpin(pinned: list) -> None:
 
 
 class Relations:
+    """An evaluation's relations: pred -> dict (tuple -> provenance code), with their hash indexes.
+
+    The columnar evaluator (`columnar`) may hold tuples of a relation, or of a round's new tuples, as integer
+    columns it has not turned into Python tuples yet ("deferred"): `raw` is the dicts as they are, without those;
+    `rel` and `settled` turn a relation's deferred tuples into tuples first, so every reader outside the engine
+    sees whole relations, and `size` and `count` count them without turning them into anything."""
+
     def __init__(self) -> None:
-        self.rel: dict = {}
+        self.raw: dict = {}
         self.indexes: dict = {}
         self.shared: set = set()  # predicates whose relation and indexes are a StoredRelation's: read only
         self.sources: dict = {}  # those predicates' StoredRelations
-        self.columnar = None  # the columnar evaluator's mirrors (columnar.arrays.ColumnarState), while evaluating
+        # The columnar evaluator's state (columnar.arrays.ColumnarState): its mirrors while evaluating, and after it
+        # the columns of the tuples it deferred.
+        self.columnar = None
         # The StoredRelations read in place: their owner does not grow them while anything can still read them
         # through these relations (until `release` or `let_go`, or until this object is gone).
         self._pinned: list = []
@@ -156,8 +165,9 @@ class Relations:
     def let_go(self) -> None:
         """Stop pinning the stored relations read in place (a model kept between uses: their owner may grow them
         in place meanwhile); `hold` pins them again before the model is read or changed. The columnar mirrors
-        go too: a kept model holds only its relations."""
-        self.columnar = None
+        go too (the columns of deferred tuples stay: they are the relations' own)."""
+        if self.columnar is not None:
+            self.columnar = self.columnar.finish()
         _unpin(self._pinned)
 
     def hold(self) -> None:
@@ -178,30 +188,77 @@ class Relations:
             self._pinned.append(stored)
         self.sources[pred] = stored
         self.shared.add(pred)
-        self.rel[pred] = stored.tuples
+        self.raw[pred] = stored.tuples
         self.indexes[pred] = stored.indexes
 
     def remove(self, pred, gone) -> None:
         """Drop tuples from a relation of this evaluation's own, and from its indexes."""
         relation = self.writable(pred)
         if self.columnar is not None:
+            self.columnar.settle(pred)
             self.columnar.forget(pred)  # its mirror follows a relation that only grows
         for t in gone:
             relation.pop(t, None)
         for columns, idx in self.indexes.get(pred, {}).items():
             refile(idx, columns, gone, ())
 
+    @property
+    def rel(self) -> dict:
+        """Every relation, whole (deferred tuples turned into tuples)."""
+        if self.columnar is not None:
+            self.columnar.settle()
+        return self.raw
+
+    @rel.setter
+    def rel(self, value: dict) -> None:
+        self.raw = value
+
+    def settle(self, pred=None, budget=None) -> None:
+        """Turn the deferred tuples of a pred's relation (of every relation, without `pred`) into tuples now,
+        within `budget` (a reader that comes later then finds them whole)."""
+        if self.columnar is not None:
+            self.columnar.settle(pred, budget)
+
+    def settled(self, pred) -> dict:
+        """The pred's relation, whole."""
+        if self.columnar is not None:
+            self.columnar.settle(pred)
+        return self.get(pred)
+
+    def find(self, pred) -> dict | None:
+        """The pred's relation, whole, or None when there is none."""
+        if self.columnar is not None:
+            self.columnar.settle(pred)
+        return self.raw.get(pred)
+
+    def size(self, pred) -> int:
+        """How many tuples the pred's relation holds, deferred ones included."""
+        relation = self.raw.get(pred)
+        size = 0 if relation is None else len(relation)
+        return size + self.columnar.deferred(pred) if self.columnar is not None else size
+
+    def count(self, tuples: dict) -> int:
+        """How many tuples a relation or a round's new tuples hold, deferred ones included."""
+        return len(tuples) + self.columnar.unsettled(tuples) if self.columnar is not None else len(tuples)
+
+    def settle_set(self, tuples: dict) -> dict:
+        """A round's set or delta with the tuples it holds as columns put into it (for a reader of the dict)."""
+        if self.columnar is not None:
+            self.columnar.settle_into(tuples)
+        return tuples
+
     def get(self, pred) -> dict:
-        relation = self.rel.get(pred)
+        """The pred's dict as it is (without deferred tuples: for the engine, which settles what it reads)."""
+        relation = self.raw.get(pred)
         if relation is None:
-            relation = self.rel[pred] = {}
+            relation = self.raw[pred] = {}
         return relation
 
     def writable(self, pred) -> dict:
         """The relation of a predicate that this evaluation adds to: its own copy of a shared one."""
         if pred in self.shared:
             self.shared.discard(pred)
-            self.rel[pred] = self.rel[pred].copy()
+            self.raw[pred] = self.raw[pred].copy()
             self.indexes[pred] = {}
             stored = self.sources.pop(pred)
             with _PINS:  # no longer read in place
@@ -214,11 +271,11 @@ class Relations:
         """Base tuples (provenance code 0); tuples already present keep their code. A StoredRelation is used in
         place, indexes and all."""
         if type(tuples) is StoredRelation:
-            if pred not in self.rel:
+            if pred not in self.raw:
                 with _PINS:
                     tuples.users += 1
                     self._pinned.append(tuples)
-                self.rel[pred] = tuples.tuples
+                self.raw[pred] = tuples.tuples
                 self.indexes[pred] = tuples.indexes
                 self.shared.add(pred)
                 self.sources[pred] = tuples
@@ -232,6 +289,8 @@ class Relations:
             relation.update(dict.fromkeys(tuples, 0))
 
     def index(self, pred, columns: tuple) -> dict:
+        if self.columnar is not None:
+            self.columnar.settle(pred)
         per_pred = self.indexes.get(pred)
         if per_pred is None:
             per_pred = self.indexes[pred] = {}
@@ -243,9 +302,9 @@ class Relations:
     def release(self) -> None:
         """Empty every relation and index of this evaluation's own gradually (see `release`); shared ones stay
         with their owner."""
-        own = [pred for pred in self.rel if pred not in self.shared]
-        rel, indexes = {p: self.rel[p] for p in own}, {p: self.indexes[p] for p in own if p in self.indexes}
-        self.rel.clear()
+        own = [pred for pred in self.raw if pred not in self.shared]
+        rel, indexes = {p: self.raw[p] for p in own}, {p: self.indexes[p] for p in own if p in self.indexes}
+        self.raw.clear()
         self.indexes.clear()
         self.shared.clear()
         self.sources.clear()
@@ -254,7 +313,12 @@ class Relations:
         release(indexes, rel)
 
     def add(self, pred, new: dict, budget=None) -> None:
-        """Merge newly derived tuples (already known to be new) and keep the indexes current."""
+        """Merge newly derived tuples (already known to be new) and keep the indexes current. Tuples the columnar
+        evaluator holds as columns stay columns (deferred)."""
+        if self.columnar is not None:
+            if self.columnar.defer(pred, new):
+                return
+            self.columnar.settle(pred, budget)  # a dict keeps its tuples in the order they came
         if not new:
             return
         relation = self.writable(pred)

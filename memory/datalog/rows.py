@@ -129,6 +129,7 @@ class Step:
         self.width = width
         self.fuse = fuse
         self.plain_seed = False  # a seed step that passes the delta through unchanged
+        self.lookup = None  # a fused join on one bound column: (the index's get, the row position of its key)
 
 
 def bind_result(result: Term, value_of: Callable, varmap: dict, width: int) -> Step:

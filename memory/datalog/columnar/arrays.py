@@ -4,8 +4,13 @@ no Python work per joined row; Python tuples are built only for the tuples that 
 
 The mirrors are kept in step with the engine's dict relations by position: relations only grow, by appending
 (dict insertion order), so a mirror catches up by reading the tail it has not seen (a removal forgets the
-mirror). The tail a columnar firing produced is taken from the columns it kept (`_Pending`) instead of interning
-those tuples again.
+mirror).
+
+What a columnar firing derives stays columns (`_Pending`, keyed by the dict the engine gave it to fill): merged
+into its relation, it is appended to the mirror as deferred rows that the dict does not hold yet, and the next
+round is seeded from those columns. Python tuples are built only when something else reads them: the tuple path
+(for the relations, deltas and round sets it reads), `Relations.rel` and `settled` (models' readers: answers,
+proofs, maintenance), each relation once and whole (`settle`). Counting needs none (`Relations.size`).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import numpy as np
 from ...terms import Var
 from ..planner import order_body
 from ..program import Rule, literal_vars
-from ..relations import Relations
+from ..relations import Relations, _file, key_function
 from . import Unsupported
 
 CHUNK_ROWS = 1 << 20  # joined rows built at once: bounds the arrays of one step between budget checks
@@ -152,13 +157,40 @@ def new_keyset(ids: int, width: int):
 
 @dataclass
 class _Pending:
-    """The columns of the tuples one firing put into `into`, in the order it put them (when nothing else did)."""
+    """The tuples columnar firings derived into the dict `into` (which holds none of them until `settled`), in
+    the order they found them."""
 
     into: dict
+    pred: object
     columns: list = field(default_factory=list)  # per chunk: list of id columns
     keys: list = field(default_factory=list)  # per chunk: their keys in `keyset`, sorted
+    codes: list = field(default_factory=list)  # per chunk: the provenance code of its tuples
     count: int = 0
     keyset: object = None
+    settled: bool = False  # its tuples were put into `into` (for a reader on the tuple path)
+    seen: KeySet = field(default_factory=lambda: KeySet(0))  # every chunk's keys, in merged levels
+
+    def add(self, columns: list, keys: np.ndarray, code: int) -> None:
+        """A chunk of new tuples (`keys` sorted, none seen yet)."""
+        self.columns.append(columns)
+        self.keys.append(keys)
+        self.codes.append(code)
+        self.count += len(keys)
+        self.seen.add(keys)
+
+    def rekey(self, keyset) -> None:
+        """Keys in another key set (the head's was rebuilt for more ids)."""
+        self.keys = [np.sort(keyset.key(columns)) for columns in self.columns]
+        self.keyset = keyset
+        self.seen = KeySet(0)
+        for keys in self.keys:
+            self.seen.add(keys)
+
+    def joined(self) -> list:
+        """Its columns, the chunks joined."""
+        if len(self.columns) == 1:
+            return self.columns[0]
+        return [np.concatenate(parts) for parts in zip(*self.columns)]
 
 
 class Mirror:
@@ -168,11 +200,13 @@ class Mirror:
         self.relation = relation
         self.arity = arity
         self.n = 0
+        self.settled = 0  # rows [0, settled) are the dict's tuples in order; the rest are deferred
+        self.runs: list = []  # the deferred rows' provenance: (rows, code), in order
         self.capacity = 0
         self.buffers = [np.empty(0, dtype=I64) for _ in range(arity)]
         self.indexes: dict = {}  # positions -> (rows covered, bits, sorted keys, row numbers)
         self.keyset: KeySet | DenseKeySet | None = None
-        self.tail: tuple = (None, 0)  # (the dict found to be the last rows, how many) at the last catch-up
+        self.tail: tuple = (None, 0, 0)  # (the dict found to be rows [start, stop), start, stop) at the last catch-up
 
     def columns(self, start: int = 0, end: int | None = None) -> list:
         end = self.n if end is None else end
@@ -199,8 +233,18 @@ class Mirror:
                 self.keyset = None  # ids beyond its reach: built anew when next needed
                 return
             if keys is None or keyset is not self.keyset:
-                keys = np.sort(self.keyset.key(columns))
+                keys = self.keyset.key(columns)
+                if type(self.keyset) is KeySet:
+                    keys = np.sort(keys)
             self.keyset.add(keys)
+
+    def append_dict_rows(self, columns: list) -> None:
+        """Rows the dict holds (appended to it in this order)."""
+        self.append(columns)
+        self.settled = self.n
+
+    def deferred_rows(self) -> int:
+        return self.n - self.settled
 
     def ensure_keyset(self, ids: int):
         """The key set of the relation's tuples, able to hold tuples of ids below `ids`."""
@@ -238,13 +282,109 @@ def is_tail(relation: dict, part: dict) -> bool:
 
 
 class ColumnarState:
-    """One evaluation's interner and mirrors (hung on its `Relations`, dropped with them)."""
+    """One evaluation's interner and mirrors (hung on its `Relations`), and the tuples its firings deferred."""
 
     def __init__(self, rels: Relations) -> None:
         self.rels = rels
         self.interner = Interner()
         self.mirrors: dict = {}
-        self.pending: dict = {}  # head pred -> _Pending of the last columnar firing into it
+        self.pending: dict = {}  # id(into) -> _Pending of the columnar firings into that dict
+        self.generations: dict = {}  # pred -> its last _Pendings (older ones are no delta any more: forgotten)
+        self.small_firings = 0  # firings below THRESHOLD run columnar because their inputs were deferred
+        self.finished = False
+
+    # --- what the engine's dicts hold as columns -------------------------------------------------------------
+
+    def pending_of(self, into) -> _Pending | None:
+        found = self.pending.get(id(into))
+        return found if found is not None and found.into is into else None
+
+    def pending_for(self, into: dict, pred, keyset) -> _Pending:
+        """The columns of `into` (a dict holding no tuples), made when a firing first derives into it."""
+        found = self.pending_of(into)
+        if found is None:
+            found = self.pending[id(into)] = _Pending(into, pred, keyset=keyset)
+            generations = self.generations.setdefault(pred, [])
+            generations.append(found)
+            if len(generations) > GENERATIONS:  # a round's set, then the next round's delta, then forgotten
+                old = generations.pop(0)
+                if self.pending.get(id(old.into)) is old:
+                    del self.pending[id(old.into)]
+        elif found.keyset is not keyset:
+            found.rekey(keyset)
+        return found
+
+    def unsettled(self, tuples: dict) -> int:
+        """How many tuples `tuples` (a round's set or delta, or a relation) holds as columns only."""
+        found = self.pending_of(tuples)
+        if found is not None:
+            return 0 if found.settled else found.count
+        for mirror in self.mirrors.values():
+            if mirror.relation is tuples:
+                return mirror.deferred_rows()
+        return 0
+
+    def deferred(self, pred) -> int:
+        mirror = self.mirrors.get(pred)
+        return 0 if mirror is None or mirror.relation is not self.rels.raw.get(pred) else mirror.deferred_rows()
+
+    def defer(self, pred, new: dict) -> bool:
+        """Merge a round's set that holds only columns into the pred's relation as deferred rows (the set stays
+        the next round's delta); False when it holds tuples (the caller merges them)."""
+        found = self.pending_of(new)
+        if found is None or found.settled or new:
+            return False
+        mirror = self.mirror(pred)
+        for columns, keys, code in zip(found.columns, found.keys, found.codes):
+            mirror.append(columns, keys, found.keyset)
+            mirror.runs.append((len(keys), code))
+        return True
+
+    def settle_into(self, into: dict) -> None:
+        """Put the tuples a dict holds as columns into it (a reader on the tuple path is about to read it)."""
+        found = self.pending_of(into)
+        if found is None or found.settled:
+            return
+        found.settled = True
+        if found.count:
+            _fill(into, found.joined(), [(len(k), c) for k, c in zip(found.keys, found.codes)], self.interner)
+
+    def settle(self, pred=None, budget=None) -> None:
+        """Turn the deferred rows of a pred's relation (of every relation, without `pred`) into tuples of its dict,
+        in order, and file them in its indexes."""
+        mirrors = list(self.mirrors.items()) if pred is None else [(pred, self.mirrors.get(pred))]
+        for key, mirror in mirrors:
+            if mirror is None or mirror.settled == mirror.n or mirror.relation is not self.rels.raw.get(key):
+                continue
+            columns = mirror.columns(mirror.settled)
+            indexes = self.rels.indexes.get(key)
+            start = len(mirror.relation)
+            _fill(mirror.relation, columns, mirror.runs, self.interner, budget)
+            if indexes:
+                added = list(islice(mirror.relation, start, None))
+                for columns_key, idx in indexes.items():
+                    _file(idx, key_function(columns_key), added, budget)
+            mirror.settled = mirror.n
+            mirror.runs = []
+
+    def finish(self) -> "ColumnarState | None":
+        """After the evaluation: only the columns of deferred rows stay (and the terms they name); None when
+        nothing is deferred. A later evaluation over these relations settles them and starts anew."""
+        deferred = {pred: m for pred, m in self.mirrors.items()
+                    if m.deferred_rows() and m.relation is self.rels.raw.get(pred)}
+        if not deferred:
+            return None
+        for mirror in deferred.values():
+            mirror.indexes = {}
+            mirror.keyset = None
+            mirror.tail = (None, 0, 0)
+        self.mirrors = deferred
+        self.pending, self.generations = {}, {}
+        self.interner.ids = None  # decoding needs only the terms; nothing interns into a finished state
+        self.finished = True
+        return self
+
+    # --- mirrors -------------------------------------------------------------------------------------------
 
     def mirror(self, pred) -> Mirror:
         """The pred's mirror, caught up with its relation."""
@@ -252,19 +392,23 @@ class ColumnarState:
         mirror = self.mirrors.get(pred)
         if mirror is None or mirror.relation is not relation:
             mirror = self.mirrors[pred] = Mirror(relation, pred.arity)
-        missing = len(relation) - mirror.n
+        missing = len(relation) - mirror.settled
         if missing > 0:
-            pending = self.pending.pop(pred, None)
-            if (pending is not None and pending.count == missing == len(pending.into) and pending.into is not relation
-                    and is_tail(relation, pending.into)):
-                # The tail is what a columnar firing produced (the engine merged its `into` whole): reuse its ids.
-                for columns, keys in zip(pending.columns, pending.keys):
-                    mirror.append(columns, keys, pending.keyset)
-                mirror.tail = (pending.into, missing)
+            if mirror.settled != mirror.n:
+                raise AssertionError("a relation with deferred rows grew as a dict")  # Relations.add settles first
+            for found in reversed(self.generations.get(pred, ())):
+                # The tail is what a columnar firing produced, settled for the tuple path and merged: reuse its ids.
+                if (found.settled and found.count == missing == len(found.into) and found.into is not relation
+                        and found.keyset is not None and is_tail(relation, found.into)):
+                    for columns, keys in zip(found.columns, found.keys):
+                        mirror.append(columns, keys, found.keyset)
+                    mirror.tail = (found.into, mirror.settled, mirror.n)
+                    mirror.settled = mirror.n
+                    break
             else:
                 tail = list(islice(relation, mirror.n, None))
-                mirror.append(self.intern(tail, mirror.arity))
-                mirror.tail = (None, 0)
+                mirror.append_dict_rows(self.intern(tail, mirror.arity))
+                mirror.tail = (None, 0, 0)
         return mirror
 
     def intern(self, tuples: list, arity: int) -> list:
@@ -273,22 +417,48 @@ class ColumnarState:
         return [self.interner.column(list(values)) for values in zip(*tuples)]
 
     def seed_columns(self, pred, seeds) -> list:
-        """The delta's id columns: a slice of the mirror when the delta is the relation's tail (as the engine's
-        rounds make it: a round's new tuples are merged into the relation, then seed the next), else interned."""
+        """The delta's id columns: its own when it holds columns, a slice of the mirror when the delta is the
+        relation or its tail (as the engine's rounds make it: a round's new tuples are merged into the relation,
+        then seed the next), else interned."""
+        found = self.pending_of(seeds)
+        if found is not None and not found.settled and not seeds:
+            return found.joined() if found.count else self.intern([], pred.arity)
         mirror = self.mirror(pred)
         size = len(seeds)
         if seeds is mirror.relation:
             return mirror.columns()
-        if mirror.tail[0] is seeds and mirror.tail[1] == size:  # found to be the tail as the mirror caught up
-            return mirror.columns(mirror.n - size)
-        if type(seeds) is dict and 0 < size <= mirror.n and is_tail(mirror.relation, seeds):
+        if mirror.tail[0] is seeds and mirror.tail[2] - mirror.tail[1] == size:  # its rows, as the mirror caught up
+            return mirror.columns(mirror.tail[1], mirror.tail[2])
+        if type(seeds) is dict and 0 < size <= mirror.settled and mirror.settled == mirror.n \
+                and is_tail(mirror.relation, seeds):
             return mirror.columns(mirror.n - size)
         return self.intern(list(seeds), pred.arity)
 
     def forget(self, pred) -> None:
         """Tuples left the pred's relation: its mirror no longer matches it by position."""
         self.mirrors.pop(pred, None)
-        self.pending.pop(pred, None)
+        for found in self.generations.pop(pred, ()):
+            if self.pending.get(id(found.into)) is found:
+                del self.pending[id(found.into)]
+
+
+GENERATIONS = 3  # _Pendings kept per pred: the set a round fills, the delta it reads, and one spare
+
+
+def _fill(into: dict, columns: list, runs: list, interner: Interner, budget=None) -> None:
+    """Tuples decoded from id columns into `into`, with the provenance codes of `runs` ((rows, code) in order), a
+    slice at a time (one C call over a million would hold the interpreter lock for a third of a second)."""
+    codes = np.repeat(np.array([c for _, c in runs], dtype=I64), [n for n, _ in runs]) if len(runs) > 1 else None
+    total = len(columns[0])
+    for start in range(0, total, SINK_SLICE):
+        stop = min(start + SINK_SLICE, total)
+        tuples = zip(*[interner.decode(c[start:stop]) for c in columns])
+        if codes is None:
+            into.update(dict.fromkeys(tuples, runs[0][1]))
+        else:
+            into.update(zip(tuples, codes[start:stop].tolist()))
+        if budget is not None:
+            budget.check()
 
 
 @dataclass
@@ -313,7 +483,7 @@ class ColumnarRule:
         self.budget = budget
         self.state = state_of(rels)
         bound = set() if seed is None else literal_vars(rule.body[seed])
-        order = order_body(rule, bound, lambda pred: len(rels.get(pred)), skip=seed)
+        order = order_body(rule, bound, rels.size, skip=seed)
         if seed is not None:
             order = [seed] + order
         self.order = order
@@ -366,12 +536,11 @@ class ColumnarRule:
         self.keyset = head_mirror.ensure_keyset(len(interner))
         self.into = into
         self.code = code
-        pending = state.pending.get(head)
-        if into:
-            self.pending = pending if (pending is not None and pending.into is into and pending.count == len(into)
-                                       and pending.keyset is self.keyset) else None
-        else:
-            self.pending = state.pending[head] = _Pending(into, keyset=self.keyset)
+        found = state.pending_of(into)
+        if into or (found is not None and found.settled):  # `into` holds tuples: compare tuples with them
+            self.pending = None
+        else:  # `into` is columns only: what this firing derives stays columns
+            self.pending = state.pending_for(into, head, self.keyset)
         self.added = 0
         self.produced = 0
         self.room = self.budget.max_tuples - self.budget.derived
@@ -381,9 +550,7 @@ class ColumnarRule:
             else:
                 self._join(0, {}, 1)
         finally:
-            self.into = self.body = self.keyset = None  # type: ignore[assignment]
-            if self.pending is None:
-                state.pending.pop(head, None)
+            self.into = self.body = self.keyset = self.pending = None  # type: ignore[assignment]
         return self.added
 
     def _first(self, columns: list) -> None:
@@ -487,38 +654,33 @@ class ColumnarRule:
         keys, first = np.unique(keys[unknown], return_index=True)
         rows_at = unknown[first]
         pending = self.pending
-        if pending is not None and pending.keys and len(keys):
-            fresh = np.ones(len(keys), dtype=bool)
-            for earlier in pending.keys:
-                at = np.searchsorted(earlier, keys)
-                at[at == len(earlier)] = 0
-                fresh &= earlier[at] != keys
+        if pending is not None and pending.count and len(keys):
+            fresh = ~pending.seen.contains(keys)  # a few merged levels, not every earlier chunk
             keys, rows_at = keys[fresh], rows_at[fresh]
         if not len(keys):
             self.budget.check()
             return
         columns = [c[rows_at] for c in columns]
-        if pending is not None and len(keys) > self.room - self.added:
-            self._over()  # the tuple budget ends inside this chunk, as on the tuple path: none of it is kept
+        if pending is not None:
+            if len(keys) > self.room - self.added:
+                self._over()  # the tuple budget ends inside this chunk, as on the tuple path: none of it is kept
+            pending.add(columns, keys, self.code)
+            self.added += len(keys)
+            self.budget.check()
+            return
         decode = self.state.interner.decode
         into, code, budget = self.into, self.code, self.budget
         for start in range(0, len(keys), SINK_SLICE):
             # Tuples are built and filed a slice at a time, with a budget check after each: one C call over a
             # million would hold the interpreter lock (and a cancellation) for a third of a second.
             tuples = zip(*[decode(c[start:start + SINK_SLICE]) for c in columns])
-            if pending is None and into:  # `into` holds tuples another path put there: compare tuples
-                found = dict.fromkeys([t for t in tuples if t not in into], code)
-                if len(found) > self.room - self.added:
-                    self._over()
-            else:  # every key is new: no tuple is compared
-                found = dict.fromkeys(tuples, code)
+            # `into` holds tuples another path put there: compare tuples
+            found = dict.fromkeys([t for t in tuples if t not in into], code)
+            if len(found) > self.room - self.added:
+                self._over()
             into.update(found)
             self.added += len(found)
             budget.check()
-        if pending is not None:
-            pending.columns.append(columns)
-            pending.keys.append(keys)
-            pending.count += len(keys)
 
     def _over(self):
         budget = self.budget
@@ -527,7 +689,23 @@ class ColumnarRule:
 
 
 def state_of(rels: Relations) -> ColumnarState:
+    """The evaluation's columnar state; a finished evaluation's deferred rows are settled first (a maintained
+    model's new rounds start from whole relations)."""
     state = rels.columnar
-    if state is None:
+    if state is None or state.finished:
+        if state is not None:
+            state.settle()
         state = rels.columnar = ColumnarState(rels)
     return state
+
+
+def copy_into(rels: Relations, source, head, into: dict, code: int) -> int:
+    """`into` (empty, for a head with no tuples) gets every tuple of `source`'s relation as columns: a copy of
+    the mirror's columns, no tuple built (a view's, or an aggregate's goal over a deferred relation)."""
+    state = state_of(rels)
+    columns = state.mirror(source).columns()
+    keyset = state.mirror(head).ensure_keyset(len(state.interner))
+    keys = np.sort(keyset.key(columns))  # sorted, as a firing into the same set compares its keys with them
+    found = state.pending_for(into, head, keyset)
+    found.add(columns, keys, code)
+    return len(keys)
