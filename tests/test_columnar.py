@@ -19,12 +19,7 @@ from engine_helpers import answers, as_pred, program, proof
 pytest.importorskip("pyDatalog.pyDatalog")
 
 import test_maintenance as law  # noqa: E402
-from test_differential import BASE_RULES, EDB, IDB, VARS, _text, facts, our_program, pydatalog_answers, rule  # noqa: E402
-
-
-def keyed(edb: dict) -> dict:
-    """The generated facts (keyed by predicate name) keyed by (name, arity), as `model` and the oracle read them."""
-    return {(name, arity): edb[name] for name, arity in EDB}
+from test_differential import BASE_RULES, IDB, VARS, _text, facts, our_program, pydatalog_answers, rule  # noqa: E402
 
 
 @contextmanager
@@ -114,14 +109,13 @@ def test_columnar_equals_tuple_path_and_pydatalog(extra_rules, edb):
     pyDatalog does."""
     rules = BASE_RULES + extra_rules
     prog = our_program(rules)
-    edb_keys = keyed(edb)
-    forced = model(prog, edb_keys, 0)
-    plain = model(prog, edb_keys, None)
+    forced = model(prog, edb, 0)
+    plain = model(prog, edb, None)
     assert relations(forced) == relations(plain), rules
     with sparse():
-        assert relations(model(prog, edb_keys, 0)) == relations(plain), rules
+        assert relations(model(prog, edb, 0)) == relations(plain), rules
     check_provenance_law(prog, forced)
-    expected = pydatalog_answers(rules, edb_keys)
+    expected = pydatalog_answers(rules, edb)
     assume(expected is not None)  # pyDatalog ran out of time: no verdict on this example
     for name, arity in IDB:
         ours = set(forced.tuples(Pred.stored(name, arity)))
@@ -141,7 +135,6 @@ def test_mixed_rules_and_thresholds_give_the_tuple_paths_model(extra_rules, edb,
         prog = our_program(rules)
     except InvalidProgram:
         assume(False)
-    edb = keyed(edb)
     with small_firings(small):
         forced = model(prog, edb, value)
     assert relations(forced) == relations(model(prog, edb, None)), rules
