@@ -103,7 +103,8 @@ def test_the_wall_clock_is_read_only_in_memory_clock():
     found = [f"{path.relative_to(ROOT)}:{n}" for folder in ("memory", "cli") for path in (ROOT / folder).rglob("*.py")
              if path != ROOT / "memory" / "clock.py"
              for n, line in enumerate(path.read_text().splitlines(), 1) if reads.search(line)]
-    assert found == ["memory/store/migrations.py:132"], found  # when a migration was applied: not a domain instant
+    # The one read: when a migration was applied, not a domain instant.
+    assert [place.split(":")[0] for place in found] == ["memory/store/migrations.py"], found
 
 
 def test_an_ordered_history_needs_no_sleep():
