@@ -82,13 +82,19 @@ def plain_ddl(sql: str) -> str:
     return "\n".join(lines).strip() + "\n"
 
 
-def load_migrations(directory: Path | None = None) -> list[Migration]:
-    directory = directory or _migrations_dir()
+def numbered_files(directory: Path) -> list[Migration]:
+    """Every NNNN_name.sql of `directory`, in order of its number (gaps are the caller's to refuse)."""
     found = []
     for path in sorted(directory.iterdir()):
         match = _NAME.match(path.name)
         if match:
             found.append(Migration(int(match.group(1)), match.group(2), path.read_text(encoding="utf-8")))
+    return found
+
+
+def load_migrations(directory: Path | None = None) -> list[Migration]:
+    directory = directory or _migrations_dir()
+    found = numbered_files(directory)
     versions = [m.version for m in found]
     if versions != list(range(1, len(found) + 1)):
         raise StorageError(f"migrations in {directory} are not numbered 1..N without gaps: {versions}")

@@ -26,11 +26,10 @@ from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import SchemaTooNew, StorageError
 from .dialect import to_postgresql
 from .location import shown
-from .migrations import BOOTSTRAP, Migration, shipped
+from .migrations import BOOTSTRAP, Migration, numbered_files, shipped
 
 # The advisory lock every write transaction takes first (a constant of this program: "datalog-memory" hashed).
 WRITE_LOCK = int.from_bytes(hashlib.sha256(b"datalog-memory write").digest()[:8], "big", signed=True)
-_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 # Tables whose rows get their key from an identity column: an INSERT into one returns the key, so
 # last_insert_rowid() answers as SQLite's does.
 IDENTITY_KEYS = {"segments": "id", "facts": "id", "supports": "id", "rules": "id", "audit_log": "id",
@@ -196,11 +195,7 @@ def load_postgresql_migrations(directory: Path | None = None) -> list[Migration]
     """migrations/postgresql/NNNN_name.sql, in order. The first one may stand for several SQLite versions (the
     schema PostgreSQL started at); after it the numbers follow SQLite's one by one."""
     directory = directory or _migrations_dir()
-    found = []
-    for path in sorted(directory.iterdir()):
-        match = _NAME.match(path.name)
-        if match:
-            found.append(Migration(int(match.group(1)), match.group(2), path.read_text(encoding="utf-8")))
+    found = numbered_files(directory)
     versions = [m.version for m in found]
     if not found or versions != list(range(versions[0], versions[0] + len(found))):
         raise StorageError(f"PostgreSQL migrations in {directory} are not numbered N..M without gaps: {versions}")
