@@ -1,4 +1,4 @@
--- datalog-memory: the whole current schema (migrations 0001-0012), for anyone
+-- datalog-memory: the whole current schema (migrations 0001-0013), for anyone
 -- opening the database with sqlite3. The migrations in migrations/ are what
 -- actually builds it; tests/test_schema.py proves the two agree. On PostgreSQL
 -- (DATALOG_MEMORY_DB=postgresql://...) the same tables, views, columns and
@@ -97,6 +97,10 @@ CREATE TABLE audit_log (
     segment TEXT,                      -- segment name, when the operation has one
     payload TEXT NOT NULL CHECK (json_valid(payload))  -- what changed, as JSON
 );
+
+-- The newest row of one operation (the last integrity check) without reading
+-- the log from its end. (0013)
+CREATE INDEX audit_log_by_operation ON audit_log (operation);
 
 CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
 WHEN NEW.id IS NOT OLD.id OR NEW.at IS NOT OLD.at OR NEW.actor IS NOT OLD.actor
