@@ -82,6 +82,18 @@ def store_location(request):
     server.drop_database(url)
 
 
+@pytest.fixture(scope="module", params=STORES)
+def module_store_location(request):
+    """A store that a module's tests share (built once by a module-scoped fixture): as `store_location`."""
+    if request.param == "sqlite":
+        yield ":memory:"
+        return
+    server = postgresql_server()
+    url = server.fresh_database()
+    yield url
+    server.drop_database(url)
+
+
 @pytest.fixture(params=STORES)
 def store_file(request, tmp_path):
     """A store that outlives one connection: a file on SQLite, a fresh database's URL on PostgreSQL."""

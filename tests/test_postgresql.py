@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from conftest import by_hand, postgresql_server
 from memory import Memory
-from memory.errors import SQLiteOnly, StorageError
+from memory.errors import InvalidArguments, SQLiteOnly, StorageError
 from memory.store import open_connection
 from memory.store.dialect import to_postgresql
 from memory.store.postgresql import WRITE_LOCK, PostgresConnection, PostgresStore
@@ -383,3 +383,27 @@ def test_two_servers_share_one_database_and_a_kill9_loses_no_acknowledged_write(
             answer = await client.call_tool("query_logic", {"goal": "k(X)", "limit": 1})
             return written.is_error, answer.structured_content["total"]
         assert run_http_client(b.url, "2026-07-28", other) == (False, len(present))
+
+
+def test_text_with_a_nul_character_is_refused_with_a_typed_error_and_changes_nothing(postgresql_location):
+    """PostgreSQL's text type cannot hold U+0000 (SQLite's can): a value with one, whether a source text, a
+    name looked up, a row of a bulk write or an element of a JSON list parameter, is an `invalid_arguments`
+    error before the statement runs, never the driver's untyped one."""
+    memory = Memory(postgresql_location, actor="tester")
+    try:
+        memory.remember_fact("p(a)")  # (terms cannot hold NUL on either store: the parser refuses it)
+        with pytest.raises(InvalidArguments):
+            memory.memory_remember("a note with \x00 inside")
+        with pytest.raises(InvalidArguments):
+            memory.list_facts(memory="seg\x00ment")
+        assert [b["X"] for b in memory.query_logic("p(X)").bindings] == ["a"]
+        assert memory.memory_search("note")["total"] == 0
+        conn = memory.store._connection()
+        with pytest.raises(InvalidArguments):
+            conn.execute("SELECT count(*) FROM facts WHERE text IN (SELECT value FROM json_each(?))",
+                         (json.dumps(["p(a)", "p(\x00)"]),))
+        with pytest.raises(InvalidArguments):
+            conn.executemany("INSERT INTO audit_log (at, actor, operation, segment, payload) VALUES (?, ?, ?, ?, ?)",
+                             [("now", "x\x00", "op", None, "{}")])
+    finally:
+        memory.close()

@@ -163,3 +163,24 @@ def test_lock_held_by_another_writer_times_out_with_a_storage_error(tmp_path, mo
                 pass
     with other.write() as conn:  # free again
         conn.execute("UPDATE segments SET generation = generation")
+
+
+def test_the_newest_audit_row_of_an_operation_is_found_through_an_index(store_location):
+    """Status shows the last integrity check: the audit log is not read backwards from its end to find it (on a
+    log of a million rows without one, that read the whole log on every status call)."""
+    from memory import Memory
+    with Memory(store_location, actor="tester") as memory:
+        memory.remember_fact("p(a)")
+        memory.get_persistence_status(check_integrity=True)
+        memory.remember_fact("p(b)")
+        with memory.store.read() as conn:
+            if memory.store.dialect == "sqlite":
+                plan = " ".join(str(r[-1]) for r in conn.execute(
+                    "EXPLAIN QUERY PLAN SELECT at, payload FROM audit_log WHERE operation = ? ORDER BY id DESC LIMIT 1",
+                    ("integrity_check",)))
+            else:
+                plan = " ".join(r[0] for r in conn.execute(
+                    "EXPLAIN SELECT at, payload FROM audit_log WHERE operation = 'integrity_check' "
+                    "ORDER BY id DESC LIMIT 1"))
+        assert "audit_log_by_operation" in plan, plan
+        assert memory.get_persistence_status()["integrity"]["ok"] is True

@@ -60,8 +60,8 @@ def _arguments(tool, typed: bool):
 
 
 @pytest.fixture(scope="module")
-def memory():
-    m = Memory(":memory:", actor="fuzzer")
+def memory(module_store_location):
+    m = Memory(module_store_location, actor="fuzzer")
     m.remember_fact("p(a)")
     m.define_rule("q(X)", "p(X)")
     m.remember(["drone:d1", "sector:s1"], 1_780_000_000, 0.9)

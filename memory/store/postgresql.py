@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..clock import SYSTEM_CLOCK, Clock
-from ..errors import SchemaTooNew, StorageError
+from ..errors import InvalidArguments, SchemaTooNew, StorageError
 from .dialect import to_postgresql
 from .location import shown
 from .migrations import BOOTSTRAP, Migration, numbered_files, shipped
@@ -116,6 +116,18 @@ def _configure(conn) -> None:
     conn.adapters.register_dumper(str, StrDumper)
 
 
+def _storable(values):
+    """`values`, once none is a text PostgreSQL cannot hold: its text type refuses the NUL character, which
+    SQLite stores. A clear error about the argument, before the statement, instead of the driver's."""
+    for value in values.values() if isinstance(values, dict) else values:
+        if type(value) is list:
+            _storable(value)
+        elif type(value) is str and "\x00" in value:
+            raise InvalidArguments("a text holding the NUL character (U+0000) cannot be stored or looked up in "
+                                   "a PostgreSQL store (SQLite stores it)")
+    return values
+
+
 class PostgresConnection:
     """One psycopg connection in autocommit mode: the store sends BEGIN/COMMIT itself, as it does on SQLite."""
 
@@ -151,7 +163,7 @@ class PostgresConnection:
             params = list(params)
             for position in translated.json_lists:
                 params[position] = json.loads(params[position])
-        return params
+        return _storable(params)
 
     def execute(self, sql: str, params: Any = None) -> Cursor:
         translated = to_postgresql(sql)
@@ -183,7 +195,7 @@ class PostgresConnection:
                 written = 0
                 with cur.copy(f"COPY {plain.group(1)} ({plain.group(2)}) FROM STDIN") as copy:
                     for row in rows:
-                        copy.write_row(row)
+                        copy.write_row(_storable(row))
                         written += 1
                 self._changes = written
             else:
