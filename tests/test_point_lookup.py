@@ -3,6 +3,8 @@ same answers as evaluating it over the whole relation, for every kind of term an
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memory import Memory
@@ -23,16 +25,19 @@ ground = st.recursive(
         st.builds(lambda op, a: Compound(op, (a,)), st.sampled_from(["-", "\\+"]), inner)),
     max_leaves=4)
 functors = st.sampled_from(["p", "q r", "-", "a, b", "mod"])
+EXAMPLES = itertools.count()
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(functor=functors, rows=st.lists(st.tuples(ground, ground), min_size=1, max_size=6),
        longer=st.lists(st.tuples(ground, ground, ground), max_size=2), pick=st.integers(0, 5),
        second=st.one_of(st.none(), ground), own_first=st.booleans())
-def test_a_bound_call_answers_as_the_whole_relation_does(tmp_path_factory, functor, rows, longer, pick, second,
+def test_a_bound_call_answers_as_the_whole_relation_does(store_location, functor, rows, longer, pick, second,
                                                          own_first):
-    path = str(tmp_path_factory.mktemp("lookup") / "m.db")
-    with Memory(path) as m:
+    # One store for the test's examples (a new database per example would dominate on PostgreSQL): each example
+    # has a predicate of its own, so what earlier examples stored is never among its answers.
+    functor = f"{functor}{next(EXAMPLES)}"
+    with Memory(store_location) as m:
         m.add_facts([format_term(Compound(functor, row)) for row in rows + longer])
         m.add_facts(["other(1)"])
         first = rows[pick % len(rows)][0] if own_first else (rows[0][1] if pick % 2 else Float(0.5))
@@ -45,10 +50,10 @@ def test_a_bound_call_answers_as_the_whole_relation_does(tmp_path_factory, funct
             assert by_lookup.total >= 1
 
 
-def test_a_lookup_sees_only_what_the_caller_may(tmp_path):
+def test_a_lookup_sees_only_what_the_caller_may(store_file):
     from memory.sources import CallerContext
     from memory.sources.context import KNOWN_CAPABILITIES
-    path = str(tmp_path / "m.db")
+    path = store_file
     owner = CallerContext(principal="owner", project_remote="https://example.org/a", capabilities=KNOWN_CAPABILITIES)
     other = CallerContext(principal="other", project_remote="https://example.org/b", capabilities=KNOWN_CAPABILITIES)
     with Memory(path, context=owner) as m:
@@ -62,8 +67,8 @@ def test_a_lookup_sees_only_what_the_caller_may(tmp_path):
         assert m.query_logic("salary(dave, X)").bindings == [{"X": "10"}]
 
 
-def test_a_predicate_rules_define_is_evaluated_not_looked_up(tmp_path):
-    with Memory(str(tmp_path / "m.db")) as m:
+def test_a_predicate_rules_define_is_evaluated_not_looked_up(store_location):
+    with Memory(store_location) as m:
         m.add_facts(["p(a, b)", "e(a, c)"])
         m.define_rule("p(X, Y)", "e(X, Y)")
         assert [b["Y"] for b in m.query_logic("p(a, Y)").bindings] == ["b", "c"]
