@@ -40,7 +40,7 @@ def test_tools_list_matches_the_registry(db_path, era):
 
 
 @pytest.mark.parametrize("era", ERAS)
-def test_reference_session(db_path, era):
+def test_reference_session(store_file, era):
     """remember, define, query, explain, forget: texts as the reference, structured results by schema."""
     async def scenario(client):
         out = {}
@@ -61,7 +61,7 @@ def test_reference_session(db_path, era):
             jsonschema.validate(result.structured_content, REGISTRY[name].output_schema)
             out.setdefault(name, []).append((result.content[0].text, result.structured_content))
         return out
-    out = run(db_path, era, scenario)
+    out = run(store_file, era, scenario)
     assert out["echo"][0][0] == "Hello, world!"
     assert out["remember_fact"][0][0] == "Asserted: untested(deploy_v3)"
     assert out["define_rule"][0][0] == "Asserted rule: risky(X) :- untested(X), in_production(X)"
@@ -78,7 +78,7 @@ def test_reference_session(db_path, era):
 
 
 @pytest.mark.parametrize("era", ERAS)
-def test_tool_errors_are_results_with_a_stable_code(db_path, era):
+def test_tool_errors_are_results_with_a_stable_code(store_file, era):
     async def scenario(client):
         results = {}
         for key, name, args in [
@@ -90,7 +90,7 @@ def test_tool_errors_are_results_with_a_stable_code(db_path, era):
         ]:
             results[key] = await client.call_tool(name, args)
         return results
-    results = run_in_process(db_path, era, scenario)
+    results = run_in_process(store_file, era, scenario)
     for key, code in [("syntax", "syntax_error"), ("blank", "invalid_arguments"), ("unsafe", "invalid_program"),
                       ("segment", "not_found"), ("missing", "not_found")]:
         assert results[key].is_error, key
@@ -181,8 +181,8 @@ def test_older_requested_version_is_echoed_and_unknown_ones_countered(db_path):
     server.close()
 
 
-def test_stateless_era_raw(db_path):
-    server = RawServer(db_path)
+def test_stateless_era_raw(store_file):
+    server = RawServer(store_file)
     discover = server.request({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": MODERN_META}})
     result = discover["result"]
     assert result["resultType"] == "complete"
@@ -208,11 +208,11 @@ def test_stateless_era_raw(db_path):
     assert server.close() == 0
 
 
-def test_acknowledged_write_survives_kill_9(db_path):
+def test_acknowledged_write_survives_kill_9(store_file):
     import os
     import signal
 
-    server = RawServer(db_path)
+    server = RawServer(store_file)
     server.request({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
     server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -225,13 +225,13 @@ def test_acknowledged_write_survives_kill_9(db_path):
 
     async def scenario(client):
         return await client.call_tool("query_logic", {"goal": "durable(X)"})
-    result = run_in_process(db_path, "legacy", scenario)  # what the killed server acknowledged is there
+    result = run_in_process(store_file, "legacy", scenario)  # what the killed server acknowledged is there
     assert result.structured_content["total"] == 20
 
 
-def test_budget_exceeded_is_a_tool_error_and_the_server_keeps_serving(db_path, monkeypatch):
+def test_budget_exceeded_is_a_tool_error_and_the_server_keeps_serving(store_file, monkeypatch):
     from memory import Memory
-    with Memory(db_path) as m:
+    with Memory(store_file) as m:
         m.add_facts([f"edge({i},{i + 1})" for i in range(300)])
         m.define_rule("path(X,Y)", "edge(X,Y)")
         m.define_rule("path(X,Z)", "path(X,Y), edge(Y,Z)")
@@ -241,22 +241,22 @@ def test_budget_exceeded_is_a_tool_error_and_the_server_keeps_serving(db_path, m
         big = await client.call_tool("query_logic", {"goal": "path(X, Y)"})
         small = await client.call_tool("query_logic", {"goal": "path(298, Y)"})
         return big, small
-    big, small = run_in_process(db_path, "legacy", scenario)
+    big, small = run_in_process(store_file, "legacy", scenario)
     assert big.is_error and error_of(big)["code"] == "budget_exceeded"
     assert "1000" in big.content[0].text
     assert not small.is_error and small.structured_content["total"] == 2
 
 
-def test_query_results_are_bounded_by_default_and_say_so(db_path):
+def test_query_results_are_bounded_by_default_and_say_so(store_file):
     from memory import Memory
-    with Memory(db_path) as m:
+    with Memory(store_file) as m:
         m.add_facts([f"n({i})" for i in range(1500)])
 
     async def scenario(client):
         first = await client.call_tool("query_logic", {"goal": "n(X)"})
         rest = await client.call_tool("query_logic", {"goal": "n(X)", "offset": 1000})
         return first, rest
-    first, rest = run_in_process(db_path, "legacy", scenario)
+    first, rest = run_in_process(store_file, "legacy", scenario)
     assert first.structured_content["total"] == 1500 and first.structured_content["truncated"] is True
     assert len(first.structured_content["bindings"]) == 1000
     assert len(rest.structured_content["bindings"]) == 500 and rest.structured_content["truncated"] is False
