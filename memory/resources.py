@@ -51,12 +51,14 @@ def _schema_resource() -> Resource:
 
 
 def list_resources(memory, cursor: str | None) -> tuple[list[Resource], str | None]:
-    """One page: the first also holds the schema and every mounted segment; then source memories, PAGE at a time.
+    """One page: the first also holds the schema (of an SQLite store) and every mounted segment; then source
+    memories, PAGE at a time.
     The cursor is the offset of the next memory (opaque to clients)."""
     offset = _offset(cursor)
     page: list[Resource] = []
     if offset == 0:
-        page.append(_schema_resource())
+        if memory.store.dialect == "sqlite":  # a PostgreSQL store has no SQLite schema text to read (schema_text)
+            page.append(_schema_resource())
         # Segments are read through memory_read like everything else (reading one is export_program's check).
         for segment in memory.list_memories()["memories"] if memory.context.can(READ) else []:
             if segment["mounted"]:

@@ -24,7 +24,7 @@ def test_every_evidence_tool_is_registered():
 
 
 @pytest.mark.parametrize("era", ERAS)
-def test_the_six_tools_over_mcp(db_path, era):
+def test_the_six_tools_over_mcp(store_file, era):
     async def scenario(client):
         out = {}
         a = await call(client, "remember", {"members": ["drone:x1", "sector:q"], "event_ts": T, "weight": 0.9,
@@ -47,7 +47,7 @@ def test_the_six_tools_over_mcp(db_path, era):
         out["after"] = await call(client, "reason", {"query": "sector:q", "now": T + 600})
         out["bad"] = error_of(await client.call_tool("remember", {"members": []}))["code"]
         return a, tags, out
-    a, tags, out = run(db_path, era, scenario)
+    a, tags, out = run(store_file, era, scenario)
     assert a.content[0].text == f"Stored observation {tags[0]} (DRONE_EVENT) at {T}: drone:x1, sector:q"
     assert a.structured_content["table"] == "MEMORY" and a.structured_content["formation"] == "SIGHTING"
     assert [e["hedge_tag"] for e in out["recall"].structured_content["edges"]] == tags
@@ -66,42 +66,42 @@ def test_the_six_tools_over_mcp(db_path, era):
     assert out["bad"] == "invalid_arguments"
 
 
-def test_cli_remember_recall_and_detect(db_path):
-    stored = cli_json(db_path, "remember", "--members", '["account:admin", "host:db01"]', "--event-ts", str(T))
+def test_cli_remember_recall_and_detect(store_file):
+    stored = cli_json(store_file, "remember", "--members", '["account:admin", "host:db01"]', "--event-ts", str(T))
     assert stored["structural_formation"] == "AUTH_EVENT"
-    recalled = cli_json(db_path, "recall", "--query", "admin", "--now", str(T + 60))
+    recalled = cli_json(store_file, "recall", "--query", "admin", "--now", str(T + 60))
     assert [e["hedge_tag"] for e in recalled["edges"]] == [stored["hedge_tag"]]
-    human = cli(db_path, "recall", "--query", "admin", "--now", str(T + 60))
+    human = cli(store_file, "recall", "--query", "admin", "--now", str(T + 60))
     assert human.returncode == 0 and stored["hedge_tag"] in human.stdout
-    assert cli(db_path, "remember", "--members", "[]").returncode == 2
-    assert cli_json(db_path, "detect", "--full-scan", "true")["summary"]["findings"] == 0
-    impossible = cli(db_path, "recall", "--query", "admin since 2026-13-45")
+    assert cli(store_file, "remember", "--members", "[]").returncode == 2
+    assert cli_json(store_file, "detect", "--full-scan", "true")["summary"]["findings"] == 0
+    impossible = cli(store_file, "recall", "--query", "admin since 2026-13-45")
     assert impossible.returncode != 0 and "not a real date" in impossible.stderr
-    scoped = cli_json(db_path, "detect", "--window", "last 2 days", "--sensitivity", "2", "--now", str(T + 60))
+    scoped = cli_json(store_file, "detect", "--window", "last 2 days", "--sensitivity", "2", "--now", str(T + 60))
     assert scoped["summary"]["sensitivity"] == 2 and scoped["summary"]["edges_scanned"] == 1
 
 
-def test_cli_import_observations_is_all_or_nothing(db_path, tmp_path):
+def test_cli_import_observations_is_all_or_nothing(store_file, tmp_path):
     good = tmp_path / "good.jsonl"
     good.write_text('{"members": ["drone:a", "sector:1"], "event_ts": 1780000000}\n\n'
                     '{"members": ["drone:b", "sector:1"], "weight": 0.5, "formation": "SIGHTING"}\n')
-    stored = cli_json(db_path, "import-observations", str(good))
+    stored = cli_json(store_file, "import-observations", str(good))
     assert stored["stored"] == 2 and stored["last_id"] == stored["first_id"] + 1
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"members": ["drone:c"]}\n{"members": ["drone:d"], "weight": 2}\n')
-    refused = cli(db_path, "import-observations", str(bad))
+    refused = cli(store_file, "import-observations", str(bad))
     assert refused.returncode == 1 and "weight" in refused.stderr
-    assert cli_json(db_path, "recall", "--query", "drone:c")["edges"] == []
+    assert cli_json(store_file, "recall", "--query", "drone:c")["edges"] == []
 
 
-def test_acknowledged_memories_and_observations_survive_kill_9(db_path):
+def test_acknowledged_memories_and_observations_survive_kill_9(store_file):
     import os
     import signal
 
     from memory import Memory
     from surfaces import MODERN_META, RawServer
 
-    server = RawServer(db_path)
+    server = RawServer(store_file)
     stored = []
     for i in range(10):
         for name, args in (("memory_remember", {"memory": f"note {i}"}),
@@ -112,7 +112,7 @@ def test_acknowledged_memories_and_observations_survive_kill_9(db_path):
             stored.append(reply["result"]["structuredContent"])
     os.kill(server.proc.pid, signal.SIGKILL)
     server.proc.wait()
-    with Memory(db_path) as m:
+    with Memory(store_file) as m:
         notes = [s["id"] for s in stored if "source_id" in s]
         assert [m.memory_get(i)["source_text"] for i in notes] == [f"note {i}" for i in range(10)]
         assert m.recall("account:a", top_k=50, now=T + 100)["count"] == 10

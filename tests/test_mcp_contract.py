@@ -42,8 +42,8 @@ def _in_process(memory, era, scenario, **client_options):
 
 
 @pytest.mark.parametrize("era", ERAS)
-def test_optional_outputs_are_left_out_and_results_match_their_schemas(db_path, era):
-    memory = Memory(db_path)
+def test_optional_outputs_are_left_out_and_results_match_their_schemas(store_file, era):
+    memory = Memory(store_file)
 
     async def scenario(client):
         return (await client.call_tool("explain_why", {"fact": "p(a)"}),
@@ -58,8 +58,8 @@ def test_optional_outputs_are_left_out_and_results_match_their_schemas(db_path, 
 
 
 @pytest.mark.parametrize("era", ERAS)
-def test_internal_failures_are_error_results_and_the_server_keeps_serving(db_path, era, monkeypatch):
-    memory = Memory(db_path)
+def test_internal_failures_are_error_results_and_the_server_keeps_serving(store_file, era, monkeypatch):
+    memory = Memory(store_file)
     monkeypatch.setattr(Memory, "list_memories", lambda self: 1 / 0)
 
     async def scenario(client):
@@ -72,32 +72,37 @@ def test_internal_failures_are_error_results_and_the_server_keeps_serving(db_pat
 
 
 @pytest.mark.parametrize("era", ERAS)
-def test_unknown_tools_stay_protocol_errors(db_path, era):
+def test_unknown_tools_stay_protocol_errors(store_file, era):
     async def scenario(client):
         with pytest.raises(MCPError) as info:
             await client.call_tool("no_such_tool", {})
         return info.value
-    assert _in_process(Memory(db_path), era, scenario).error.code == -32602
+    assert _in_process(Memory(store_file), era, scenario).error.code == -32602
 
 
 @pytest.mark.parametrize("era", ERAS)
-def test_resources_list_and_read_only_what_the_caller_may_read(db_path, era):
+def test_resources_list_and_read_only_what_the_caller_may_read(store_file, era):
     mine = CallerContext.from_env({"DATALOG_MEMORY_SESSION_ID": "mine"})
     theirs = CallerContext.from_env({"DATALOG_MEMORY_SESSION_ID": "theirs"})
-    with Memory(db_path, context=theirs) as other:
+    with Memory(store_file, context=theirs) as other:
         hidden = other.memory_remember("their secret")["id"]
-    memory = Memory(db_path, context=mine)
+    memory = Memory(store_file, context=mine)
     exact = "  exact  text,\nwith 'quotes' and ünïcode  "
     ident = memory.memory_remember(exact)["id"]
     memory.remember_fact("p(a)")
     memory.define_rule("q(X)", "p(X)")
 
+    sqlite = memory.store.dialect == "sqlite"  # only an SQLite store has a schema text (PostgreSQL: psql's \d)
+    schema = ["datalog-memory://schema"] if sqlite else []
+
     async def scenario(client):
         listed = await client.list_resources()
         templates = await client.list_resource_templates()
         texts = {uri: (await client.read_resource(uri)).contents[0]
-                 for uri in ("datalog-memory://segment/default", f"datalog-memory://memory/{ident}",
-                             "datalog-memory://schema")}
+                 for uri in ["datalog-memory://segment/default", f"datalog-memory://memory/{ident}", *schema]}
+        if not sqlite:
+            with pytest.raises(MCPError, match="schema resource shows SQLite's schema text"):
+                await client.read_resource("datalog-memory://schema")
         refused = []
         for uri in (f"datalog-memory://memory/{hidden}", "datalog-memory://memory/mem_nope",
                     "datalog-memory://segment/nowhere", "datalog-memory://other"):
@@ -107,22 +112,22 @@ def test_resources_list_and_read_only_what_the_caller_may_read(db_path, era):
         return listed, templates, texts, refused
     listed, templates, texts, refused = _in_process(memory, era, scenario)
     uris = [str(r.uri) for r in listed.resources]
-    assert uris == ["datalog-memory://schema", "datalog-memory://segment/default", f"datalog-memory://memory/{ident}"]
+    assert uris == [*schema, "datalog-memory://segment/default", f"datalog-memory://memory/{ident}"]
     assert listed.next_cursor is None
     assert {t.uri_template for t in templates.resource_templates} == {
         "datalog-memory://segment/{name}", "datalog-memory://memory/{id}"}
     assert texts[f"datalog-memory://memory/{ident}"].text == exact
     assert texts["datalog-memory://segment/default"].text.splitlines()[1:] == ["p(a).", "q(X) :- p(X)."]
     assert texts["datalog-memory://segment/default"].mime_type == "text/x-prolog"
-    assert "CREATE TABLE source_memories" in texts["datalog-memory://schema"].text
+    assert not sqlite or "CREATE TABLE source_memories" in texts["datalog-memory://schema"].text
     assert [code for code, _ in refused] == [-32002] * 4
     # an invisible memory and an unknown one are refused alike: no existence oracle
     assert refused[0][1].replace(hidden, "ID") == refused[1][1].replace("mem_nope", "ID")
 
 
-def test_resource_listing_pages_through_many_memories(db_path):
+def test_resource_listing_pages_through_many_memories(store_file):
     from memory.resources import PAGE, list_resources
-    memory = Memory(db_path)
+    memory = Memory(store_file)
     for i in range(PAGE + 5):
         memory.memory_remember(f"note {i}")
     first, cursor = list_resources(memory, None)
@@ -132,7 +137,7 @@ def test_resource_listing_pages_through_many_memories(db_path):
 
 
 @pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
-def test_logging_capability_in_the_handshake_era(db_path):
+def test_logging_capability_in_the_handshake_era(store_file):
     messages = []
 
     async def collect(params):
@@ -145,12 +150,12 @@ def test_logging_capability_in_the_handshake_era(db_path):
         await client.call_tool("remember_fact", {"fact": "p("})
         await client.set_logging_level("error")
         await client.call_tool("remember_fact", {"fact": "p("})
-    _in_process(Memory(db_path), "legacy", scenario, logging_callback=collect)
+    _in_process(Memory(store_file), "legacy", scenario, logging_callback=collect)
     assert [(level, data["tool"]) for level, data in messages] == [("debug", "remember_fact"), ("info", "remember_fact")]
     assert messages[1][1]["error"] == "syntax_error" and messages[1][1]["message"].startswith("SyntaxError: ")
 
 
-def test_logging_in_the_stateless_era_is_a_per_request_opt_in(db_path):
+def test_logging_in_the_stateless_era_is_a_per_request_opt_in(store_file):
     messages = []
 
     async def collect(params):
@@ -158,15 +163,15 @@ def test_logging_in_the_stateless_era_is_a_per_request_opt_in(db_path):
 
     async def scenario(client):
         await client.call_tool("remember_fact", {"fact": "p("})
-    _in_process(Memory(db_path), "2026-07-28", scenario, logging_callback=collect, log_level="info")
+    _in_process(Memory(store_file), "2026-07-28", scenario, logging_callback=collect, log_level="info")
     assert messages == ["info"]
 
 
-def test_discover_and_initialize_agree(db_path):
-    server = RawServer(db_path)
+def test_discover_and_initialize_agree(store_file):
+    server = RawServer(store_file)
     discover = server.request({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": MODERN_META}})
     server.close()
-    server = RawServer(db_path)
+    server = RawServer(store_file)
     init = server.request({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
     server.close()
@@ -202,9 +207,9 @@ def test_a_failed_folder_is_reopened_on_the_next_call_and_status_tells_the_truth
     assert healthy.structured_content["status"] == "active" and "problem" not in healthy.structured_content
 
 
-def test_kb_overview_reports_real_snapshots_and_health_and_clamps_sample_size(db_path):
+def test_kb_overview_reports_real_snapshots_and_health_and_clamps_sample_size(store_file):
     from memory.tools import call_tool
-    memory = Memory(db_path)
+    memory = Memory(store_file)
     memory.remember_fact("p(a)")
     memory.remember_fact("p(b)")
     memory.remember_fact("p(c)")
@@ -220,18 +225,20 @@ def test_kb_overview_reports_real_snapshots_and_health_and_clamps_sample_size(db
     assert view["snapshots"]["count"] == 3 and view["snapshots"]["latest"] == "a_last"
     assert view["snapshots"]["latest_at"] == memory.list_snapshots()["snapshots"][-1]["created_at"]
     import os
-    os.chmod(os.path.dirname(db_path), 0o500)  # the folder becomes read-only: no longer healthy
+    if memory.store.dialect != "sqlite":  # what follows is about the file's folder
+        return
+    os.chmod(os.path.dirname(store_file), 0o500)  # the folder becomes read-only: no longer healthy
     try:
-        if not os.access(os.path.dirname(db_path), os.W_OK):  # (root ignores permissions: nothing to see then)
+        if not os.access(os.path.dirname(store_file), os.W_OK):  # (root ignores permissions: nothing to see then)
             assert call_tool(memory, "get_kb_overview", {}).structured["persistence"]["healthy"] is False
     finally:
-        os.chmod(os.path.dirname(db_path), 0o700)
+        os.chmod(os.path.dirname(store_file), 0o700)
 
 
-def test_update_fact_on_a_fact_believed_only_through_an_assumption_agrees_with_forget_fact(db_path):
+def test_update_fact_on_a_fact_believed_only_through_an_assumption_agrees_with_forget_fact(store_file):
     """Reproducer: update_fact said `No matching clause` where forget_fact said the fact is still believed."""
     from memory.tools import call_tool
-    memory = Memory(db_path)
+    memory = Memory(store_file)
     memory.assume_fact("server(alpha, v1)", "maintenance")
     updated = call_tool(memory, "update_fact", {"old_fact": "server(alpha, v1)", "new_fact": "server(alpha, v2)"})
     assert updated.text == ("Updated: server(alpha, v1) -> server(alpha, v2); "
@@ -245,12 +252,12 @@ def test_update_fact_on_a_fact_believed_only_through_an_assumption_agrees_with_f
     assert [b["X"] for b in memory.query_logic("server(alpha, X)").bindings] == ["v2"]
 
 
-def test_explain_why_text_names_every_leafs_supports(db_path):
+def test_explain_why_text_names_every_leafs_supports(store_file):
     """Reproducer: the text (what hosts show the model) dropped the supports; only structuredContent had them."""
     import json as _json
 
     from memory.tools import call_tool
-    memory = Memory(db_path)
+    memory = Memory(store_file)
     tag = call_tool(memory, "remember", {"members": ["drone:a", "sector:1"], "event_ts": 1780000000}).structured
     memory.assume_fact("hostile(sector1)", "intel")
     memory.remember_fact("hostile(sector1)")

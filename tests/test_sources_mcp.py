@@ -23,7 +23,7 @@ def test_every_source_tool_is_registered_and_exercised_here():
 
 
 @pytest.mark.parametrize("era", ERAS)
-def test_remember_get_search_recall_forget_over_mcp(db_path, era):
+def test_remember_get_search_recall_forget_over_mcp(store_file, era):
     async def scenario(client):
         out = {}
         stored = await call(client, "memory_remember", {"memory": TRICKY, "projections": [
@@ -42,7 +42,7 @@ def test_remember_get_search_recall_forget_over_mcp(db_path, era):
         out["after"] = await call(client, "query_logic", {"goal": "tool(X)"})
         out["hidden"] = await call(client, "memory_get", {"id": "mem_00000000-0000-4000-8000-000000000000"})
         return ident, out
-    ident, out = run(db_path, era, scenario, HOST)
+    ident, out = run(store_file, era, scenario, HOST)
     for name, result in out.items():
         assert result.is_error == (name == "hidden"), (name, result)
     assert out["remember"].content[0].text == f"Stored memory {ident}"
@@ -65,7 +65,7 @@ def test_remember_get_search_recall_forget_over_mcp(db_path, era):
 
 
 @pytest.mark.parametrize("era", ERAS)
-def test_authority_comes_only_from_the_host(db_path, era):
+def test_authority_comes_only_from_the_host(store_file, era):
     """A read-only host refuses writes; arguments naming a principal or capabilities are refused arguments."""
     async def scenario(client):
         refused = await call(client, "memory_remember", {"memory": "x"})
@@ -74,15 +74,15 @@ def test_authority_comes_only_from_the_host(db_path, era):
             errors.append(error_of(await client.call_tool("memory_remember", {"memory": "x", **extra}))["code"])
         searched = await call(client, "memory_search", {"query": "x"})
         return refused, errors, searched
-    refused, errors, searched = run(db_path, era, scenario, {**HOST, "DATALOG_MEMORY_CAPABILITIES": "memory_read"})
+    refused, errors, searched = run(store_file, era, scenario, {**HOST, "DATALOG_MEMORY_CAPABILITIES": "memory_read"})
     assert refused.is_error and error_of(refused)["code"] == "permission_denied"
     assert errors == ["invalid_arguments"] * 3
     assert not searched.is_error and searched.structured_content["results"] == []
 
 
-def test_an_empty_capability_list_means_none_over_raw_json_rpc(db_path):
+def test_an_empty_capability_list_means_none_over_raw_json_rpc(store_file):
     server = RawServer.__new__(RawServer)
-    server.proc = subprocess.Popen([*COMMAND, "--db", db_path, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    server.proc = subprocess.Popen([*COMMAND, "--db", store_file, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True, cwd=ROOT,
                                    env=env({"SYMBOLIC_MEMORY_CAPABILITIES": ""}))
     try:
@@ -94,7 +94,7 @@ def test_an_empty_capability_list_means_none_over_raw_json_rpc(db_path):
     assert reply["result"]["_meta"]["datalog-memory/error"]["code"] == "permission_denied"
 
 
-def test_sessions_are_isolated_across_server_processes(db_path):
+def test_sessions_are_isolated_across_server_processes(store_file):
     async def remember(client):
         return (await call(client, "memory_remember", {"memory": "session secret"})).structured_content["id"]
 
@@ -103,40 +103,40 @@ def test_sessions_are_isolated_across_server_processes(db_path):
         found = await call(client, "memory_search", {"query": "secret"})
         return got, found
     one = {"DATALOG_MEMORY_SESSION_ID": "one"}
-    ident = run(db_path, "legacy", remember, one)
-    got, found = run(db_path, "legacy", lambda c: probe(c, ident), {"DATALOG_MEMORY_SESSION_ID": "two"})
+    ident = run(store_file, "legacy", remember, one)
+    got, found = run(store_file, "legacy", lambda c: probe(c, ident), {"DATALOG_MEMORY_SESSION_ID": "two"})
     assert got.is_error and error_of(got)["code"] == "not_found"
     assert found.structured_content["results"] == []
-    mine, _ = run(db_path, "legacy", lambda c: probe(c, ident), one)  # and it survived the restart
+    mine, _ = run(store_file, "legacy", lambda c: probe(c, ident), one)  # and it survived the restart
     assert mine.content[0].text == "session secret"
 
 
-def test_cli_remember_get_and_forget(db_path):
-    stored = cli_json(db_path, "memory-remember", "--memory", TRICKY, "--projections",
+def test_cli_remember_get_and_forget(store_file):
+    stored = cli_json(store_file, "memory-remember", "--memory", TRICKY, "--projections",
                       json.dumps([{"predicate": "p", "arguments": ["a"], "statement": "p of a"}]), extra_env=HOST)
-    got = subprocess.run([*COMMAND, "--db", db_path, "memory-get", "--id", stored["id"]], capture_output=True,
+    got = subprocess.run([*COMMAND, "--db", store_file, "memory-get", "--id", stored["id"]], capture_output=True,
                          cwd=ROOT, env=env(HOST), timeout=120)
     assert got.returncode == 0 and got.stdout == TRICKY.encode("utf-8")  # byte for byte, nothing added
-    assert cli_json(db_path, "query-logic", "--goal", "p(X)", extra_env=HOST)["bindings"] == [{"X": "a"}]
-    forgot = cli_json(db_path, "memory-forget", "--ids", stored["id"], "--action", "delete", "--erase", "true",
+    assert cli_json(store_file, "query-logic", "--goal", "p(X)", extra_env=HOST)["bindings"] == [{"X": "a"}]
+    forgot = cli_json(store_file, "memory-forget", "--ids", stored["id"], "--action", "delete", "--erase", "true",
                       extra_env=HOST)
     assert forgot["forgotten"] == 1 and forgot["erased"] is True
-    other = cli(db_path, "memory-get", "--id", stored["id"], extra_env={**HOST, "DATALOG_MEMORY_SESSION_ID": "x",
+    other = cli(store_file, "memory-get", "--id", stored["id"], extra_env={**HOST, "DATALOG_MEMORY_SESSION_ID": "x",
                                                                        "SYMBOLIC_MEMORY_PROJECT_REMOTE": "/elsewhere"})
     assert other.returncode == 1 and "existence_error(memory" in other.stderr
-    bad = cli(db_path, "memory-remember", "--memory", "x", "--projections", "[not json", extra_env=HOST)
+    bad = cli(store_file, "memory-remember", "--memory", "x", "--projections", "[not json", extra_env=HOST)
     assert bad.returncode == 2
 
 
-def test_cli_reads_the_exact_text_from_standard_input(db_path):
+def test_cli_reads_the_exact_text_from_standard_input(store_file):
     text = "line one\r\n\ttabbed ✓\n\ntrailing newline kept\n"
-    stored = subprocess.run([*COMMAND, "--db", db_path, "memory-remember", "--memory", "-", "--json"],
+    stored = subprocess.run([*COMMAND, "--db", store_file, "memory-remember", "--memory", "-", "--json"],
                             input=text.encode("utf-8"), capture_output=True, cwd=ROOT, env=env(HOST), timeout=120)
     assert stored.returncode == 0, stored.stderr
     ident = json.loads(stored.stdout)["id"]
-    got = subprocess.run([*COMMAND, "--db", db_path, "memory-get", "--id", ident], capture_output=True, cwd=ROOT,
+    got = subprocess.run([*COMMAND, "--db", store_file, "memory-get", "--id", ident], capture_output=True, cwd=ROOT,
                          env=env(HOST), timeout=120)
     assert got.stdout == text.encode("utf-8")
-    bad = subprocess.run([*COMMAND, "--db", db_path, "memory-remember", "--memory", "-"], input=b"\xff\xfe bad",
+    bad = subprocess.run([*COMMAND, "--db", store_file, "memory-remember", "--memory", "-"], input=b"\xff\xfe bad",
                          capture_output=True, cwd=ROOT, env=env(HOST), timeout=120)
     assert bad.returncode == 1 and b"UTF-8" in bad.stderr

@@ -46,7 +46,7 @@ def render_markdown() -> str:
         "Resources (MCP `resources/list`, `resources/read`; the listing pages through source memories):",
         "",
         *[f"- `{r.uri_template}`: {r.description} (`{r.mime_type}`)" for r in TEMPLATES],
-        f"- `{SCHEMA}`: the SQLite schema of the database file (`application/sql`)",
+        f"- `{SCHEMA}`: the SQLite schema of the database file (`application/sql`); not listed on a PostgreSQL store",
         "",
         "Authority: the capability column is what a call needs, checked before the tool reads or writes",
         "anything (a refused call is `permission_denied` and writes nothing). Any write to a mounted global",
