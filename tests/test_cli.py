@@ -25,9 +25,9 @@ from memory import Memory
 from surfaces import COMMAND, ROOT, cli, cli_json, cli_process, env, run_in_process
 
 
-def test_help_lists_every_tool_under_its_family_with_its_summary(db_path):
-    shown = cli(db_path, "--help", check=True).stdout
-    assert cli(db_path, "-h", check=True).stdout == shown
+def test_help_lists_every_tool_under_its_family_with_its_summary(store_file):
+    shown = cli(store_file, "--help", check=True).stdout
+    assert cli(store_file, "-h", check=True).stdout == shown
     panels = [f"─ {group[:1].upper() + group[1:]} " for group in GROUPS]
     positions = [shown.index(p) for p in panels]
     assert positions == sorted(positions), "families are listed in the registry's order"
@@ -40,37 +40,37 @@ def test_help_lists_every_tool_under_its_family_with_its_summary(db_path):
         assert at.group(1) == spec.summary.split()[0], command  # the one-line description starts there
     for command in ("serve", "init", "version", "import", "export"):
         assert f"│ {command} " in shown
-    assert "-h" in cli(db_path, "query-logic", "-h", check=True).stdout
+    assert "-h" in cli(store_file, "query-logic", "-h", check=True).stdout
 
 
-def test_version_flag_and_command(db_path):
+def test_version_flag_and_command(store_file):
     from memory import __version__
-    assert cli(db_path, "--version", check=True).stdout == f"datalog-memory {__version__}\n"
-    assert cli(db_path, "version", check=True).stdout == f"datalog-memory {__version__}\n"
+    assert cli(store_file, "--version", check=True).stdout == f"datalog-memory {__version__}\n"
+    assert cli(store_file, "version", check=True).stdout == f"datalog-memory {__version__}\n"
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
-def test_shell_completion(db_path, shell):
+def test_shell_completion(store_file, shell):
     """What the completion script of each shell asks the command (--show-completion prints the script for
     the shell it runs in, --install-completion installs it: both detect the shell from the process tree)."""
     words = {"bash": {"COMP_WORDS": "datalog-memory query-l", "COMP_CWORD": "1"},
              "zsh": {"_TYPER_COMPLETE_ARGS": "datalog-memory query-l"},
              "fish": {"_TYPER_COMPLETE_ARGS": "datalog-memory query-l", "_TYPER_COMPLETE_FISH_ACTION": "get-args"}}
-    done = cli(db_path, extra_env={"_DATALOG_MEMORY_COMPLETE": f"complete_{shell}", **words[shell]})
+    done = cli(store_file, extra_env={"_DATALOG_MEMORY_COMPLETE": f"complete_{shell}", **words[shell]})
     assert done.returncode == 0 and re.findall(r"query-[a-z-]+", done.stdout) == ["query-logic"], done
-    flags = cli(db_path, extra_env={"_DATALOG_MEMORY_COMPLETE": f"complete_{shell}",
+    flags = cli(store_file, extra_env={"_DATALOG_MEMORY_COMPLETE": f"complete_{shell}",
                                     **{k: v.replace("query-l", "query-logic --go") for k, v in words[shell].items()},
                                     **({"COMP_CWORD": "2"} if shell == "bash" else {})})
     assert "--goal" in flags.stdout, flags
-    shown = cli(db_path, "--help", check=True).stdout
+    shown = cli(store_file, "--help", check=True).stdout
     assert "--install-completion" in shown and "--show-completion" in shown
 
 
-def test_flags_accept_kebab_and_snake_case(db_path):
-    cli(db_path, "remember-fact", "--fact", "edge(a,b)", check=True)
-    cli(db_path, "define-rule", "--head", "p(X,Y)", "--body", "edge(X,Y)", check=True)
-    a = cli_json(db_path, "explain-why", "--fact", "p(a,b)", "--max-depth", "1")
-    b = cli_json(db_path, "explain-why", "--fact", "p(a,b)", "--max_depth", "1")
+def test_flags_accept_kebab_and_snake_case(store_file):
+    cli(store_file, "remember-fact", "--fact", "edge(a,b)", check=True)
+    cli(store_file, "define-rule", "--head", "p(X,Y)", "--body", "edge(X,Y)", check=True)
+    a = cli_json(store_file, "explain-why", "--fact", "p(a,b)", "--max-depth", "1")
+    b = cli_json(store_file, "explain-why", "--fact", "p(a,b)", "--max_depth", "1")
     assert a == b and a["proof_nodes"][0]["truncated"] is True
 
 
@@ -78,17 +78,17 @@ def _one_line(text: str) -> bool:
     return text.endswith("\n") and text.count("\n") == 1 and "Traceback" not in text
 
 
-def test_exit_codes_and_one_line_errors(db_path):
-    assert cli(db_path, "remember-fact", "--fact", "ok(1)").returncode == 0
-    failed = cli(db_path, "remember-fact", "--fact", "broken(")
+def test_exit_codes_and_one_line_errors(store_file):
+    assert cli(store_file, "remember-fact", "--fact", "ok(1)").returncode == 0
+    failed = cli(store_file, "remember-fact", "--fact", "broken(")
     assert failed.returncode == 1 and failed.stderr.startswith("SyntaxError: ") and _one_line(failed.stderr)
     for args in (["remember-fact"], ["query-logic", "--goal", "ok(X)", "--limit", "-3"],
                  ["query-logic", "--goal", "ok(X)", "--limit", "many"], ["no-such-command"], ["--no-such-flag"]):
-        usage = cli(db_path, *args)
+        usage = cli(store_file, *args)
         assert usage.returncode == 2, args
         assert re.match(r"(UsageError|InvalidArguments): ", usage.stderr) and _one_line(usage.stderr), usage.stderr
-    assert "'--limit'" in cli(db_path, "query-logic", "--goal", "ok(X)", "--limit", "many").stderr
-    as_json = cli(db_path, "remember-fact", "--fact", "broken(", "--json")
+    assert "'--limit'" in cli(store_file, "query-logic", "--goal", "ok(X)", "--limit", "many").stderr
+    as_json = cli(store_file, "remember-fact", "--fact", "broken(", "--json")
     assert as_json.returncode == 1 and json.loads(as_json.stdout)["error"]["code"] == "syntax_error"
 
 
@@ -104,15 +104,15 @@ def test_a_file_that_is_not_a_database_is_one_line_naming_it(tmp_path):
     assert text.read_text() == "hello\n"
 
 
-def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(db_path, monkeypatch):
+def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(store_file, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
     monkeypatch.setattr(cli_main, "call_tool", broken)
-    done = cli(db_path, "list-facts")
+    done = cli(store_file, "list-facts")
     assert done.returncode == 1 and _one_line(done.stderr)
     assert done.stderr == "InternalError: RuntimeError: boom (run with --debug for the traceback)\n"
     with pytest.raises(RuntimeError, match="boom"):
-        cli(db_path, "--debug", "list-facts")
+        cli(store_file, "--debug", "list-facts")
 
 
 def _terminal(structured: dict, text: str = "", width: int = 120) -> str:
@@ -121,19 +121,19 @@ def _terminal(structured: dict, text: str = "", width: int = 120) -> str:
     return console.file.getvalue()
 
 
-def test_values_are_printed_literally_never_as_markup(db_path):
-    cli(db_path, "remember-fact", "--fact", "tags(x, [red, green])", check=True)
-    cli(db_path, "remember-fact", "--fact", "s(y, 'a[/red]b')", check=True)
-    cli(db_path, "remember-fact", "--fact", "s(z, '[bold]')", check=True)
-    listed = cli(db_path, "list-facts", check=True)
+def test_values_are_printed_literally_never_as_markup(store_file):
+    cli(store_file, "remember-fact", "--fact", "tags(x, [red, green])", check=True)
+    cli(store_file, "remember-fact", "--fact", "s(y, 'a[/red]b')", check=True)
+    cli(store_file, "remember-fact", "--fact", "s(z, '[bold]')", check=True)
+    listed = cli(store_file, "list-facts", check=True)
     assert "tags(x, [red, green])" in listed.stdout and "s(y, 'a[/red]b')" in listed.stdout
     assert "s(z, '[bold]')" in listed.stdout
-    assert cli(db_path, "query-logic", "--goal", "tags(X, L)", check=True).stdout == "X\tL\nx\t[red, green]\n"
-    assert cli(db_path, "query-logic", "--goal", "s(_, V)", check=True).stdout == "'[bold]'\n'a[/red]b'\n"
-    overview = cli(db_path, "get-kb-overview", check=True)
+    assert cli(store_file, "query-logic", "--goal", "tags(X, L)", check=True).stdout == "X\tL\nx\t[red, green]\n"
+    assert cli(store_file, "query-logic", "--goal", "s(_, V)", check=True).stdout == "'[bold]'\n'a[/red]b'\n"
+    overview = cli(store_file, "get-kb-overview", check=True)
     assert "s(y, 'a[/red]b')" in overview.stdout and overview.returncode == 0
     # on a terminal: a table, the same values, whole timestamps
-    page = cli_json(db_path, "list-facts")
+    page = cli_json(store_file, "list-facts")
     narrow = _terminal(page, width=50)
     for item in page["items"]:
         assert item["created_at"] in narrow  # long terms wrap; timestamps stay whole
@@ -141,28 +141,28 @@ def test_values_are_printed_literally_never_as_markup(db_path):
     table = _terminal(page, width=120)
     assert "[red, green]" in table and "'a[/red]b'" in table and "'[bold]'" in table
     assert "3 row(s)" in table
-    rows = cli_json(db_path, "query-logic", "--goal", "tags(X, L)")
+    rows = cli_json(store_file, "query-logic", "--goal", "tags(X, L)")
     assert "[red, green]" in _terminal(rows)
 
 
-def test_piped_rows_are_tab_separated_and_the_count_goes_to_stderr(db_path):
+def test_piped_rows_are_tab_separated_and_the_count_goes_to_stderr(store_file):
     for fruit in ("apple", "'banana split'"):
-        cli(db_path, "remember-fact", "--fact", f"fruit({fruit}, 1)", check=True)
-    one = cli(db_path, "query-logic", "--goal", "fruit(X, _)", check=True)
+        cli(store_file, "remember-fact", "--fact", f"fruit({fruit}, 1)", check=True)
+    one = cli(store_file, "query-logic", "--goal", "fruit(X, _)", check=True)
     assert one.stdout == "apple\n'banana split'\n" and one.stderr == "2 row(s)\n"
-    two = cli(db_path, "query-logic", "--goal", "fruit(X, N)", check=True)
+    two = cli(store_file, "query-logic", "--goal", "fruit(X, N)", check=True)
     assert two.stdout == "X\tN\napple\t1\n'banana split'\t1\n"
-    page = cli(db_path, "query-logic", "--goal", "fruit(X, N)", "--limit", "1", check=True)
+    page = cli(store_file, "query-logic", "--goal", "fruit(X, N)", "--limit", "1", check=True)
     assert page.stdout == "X\tN\napple\t1\n" and page.stderr == "1 of 2 shown (use --limit/--offset)\n"
 
 
-def test_real_process_output_piped_and_on_a_terminal(db_path):
+def test_real_process_output_piped_and_on_a_terminal(store_file):
     import pty
-    cli(db_path, "remember-fact", "--fact", "tags(x, [red, green])", check=True)
-    piped = cli_process(db_path, "query-logic", "--goal", "tags(X, L)", check=True)
+    cli(store_file, "remember-fact", "--fact", "tags(x, [red, green])", check=True)
+    piped = cli_process(store_file, "query-logic", "--goal", "tags(X, L)", check=True)
     assert piped.stdout == "X\tL\nx\t[red, green]\n" and piped.stderr == "1 row(s)\n"
     leader, follower = pty.openpty()
-    proc = subprocess.Popen([*COMMAND, "--db", db_path, "query-logic", "--goal", "tags(X, L)"], stdout=follower,
+    proc = subprocess.Popen([*COMMAND, "--db", store_file, "query-logic", "--goal", "tags(X, L)"], stdout=follower,
                             stderr=subprocess.PIPE, env=env({"COLUMNS": "60", "NO_COLOR": "1"}))
     os.close(follower)
     shown = b""
@@ -180,11 +180,11 @@ def test_real_process_output_piped_and_on_a_terminal(db_path):
     assert proc.returncode == 0 and "┃ X" in text and "│ x │ [red, green] │" in text and "1 row(s)" in text
 
 
-def test_cli_and_mcp_give_the_same_structured_result(db_path):
-    cli(db_path, "remember-fact", "--fact", "edge(1,2)", check=True)
-    cli(db_path, "remember-fact", "--fact", "edge(2,3)", check=True)
-    cli(db_path, "define-rule", "--head", "path(X,Y)", "--body", "edge(X,Y)", check=True)
-    cli(db_path, "define-rule", "--head", "path(X,Z)", "--body", "path(X,Y), edge(Y,Z)", check=True)
+def test_cli_and_mcp_give_the_same_structured_result(store_file):
+    cli(store_file, "remember-fact", "--fact", "edge(1,2)", check=True)
+    cli(store_file, "remember-fact", "--fact", "edge(2,3)", check=True)
+    cli(store_file, "define-rule", "--head", "path(X,Y)", "--body", "edge(X,Y)", check=True)
+    cli(store_file, "define-rule", "--head", "path(X,Z)", "--body", "path(X,Y), edge(Y,Z)", check=True)
     calls = [
         ("query_logic", {"goal": "path(X, Y)", "limit": 2}),
         ("query_logic", {"goal": "pth(X, Y)"}),
@@ -196,12 +196,12 @@ def test_cli_and_mcp_give_the_same_structured_result(db_path):
 
     async def over_mcp(client):
         return [(await client.call_tool(name, args)).structured_content for name, args in calls]
-    from_mcp = run_in_process(db_path, "legacy", over_mcp)
+    from_mcp = run_in_process(store_file, "legacy", over_mcp)
     for (name, args), expected in zip(calls, from_mcp):
         flags = []
         for key, value in args.items():
             flags += ["--" + key.replace("_", "-"), str(value)]
-        assert cli_json(db_path, name.replace("_", "-"), *flags) == expected, name
+        assert cli_json(store_file, name.replace("_", "-"), *flags) == expected, name
     assert from_mcp[1]["warnings"] == ["unknown procedure pth/2; did you mean path/2"]
 
 
@@ -326,17 +326,17 @@ def test_import_refuses_fifos_devices_and_folders_without_blocking(tmp_path):
     assert missing.returncode == 1 and f"{tmp_path / 'missing.pl'}: cannot read" in missing.stderr
 
 
-def test_export_failures_name_the_file(db_path, tmp_path, monkeypatch):
-    cli(db_path, "remember-fact", "--fact", "p(a)", check=True)
-    full = cli(db_path, "export", "/dev/full")
+def test_export_failures_name_the_file(store_file, tmp_path, monkeypatch):
+    cli(store_file, "remember-fact", "--fact", "p(a)", check=True)
+    full = cli(store_file, "export", "/dev/full")
     assert full.returncode == 1 and full.stderr == "Error: cannot write /dev/full: No space left on device\n"
-    folder = cli(db_path, "export", str(tmp_path))
+    folder = cli(store_file, "export", str(tmp_path))
     assert folder.returncode == 1 and folder.stderr == f"Error: cannot write {tmp_path}: Is a directory\n"
     with os.fdopen(os.open("/dev/full", os.O_WRONLY), "w") as device:
         monkeypatch.setattr(sys, "stdout", device)
         from memory.cli.main import main
         with pytest.raises(SystemExit) as exit_status:
-            main(["--db", db_path, "export"])
+            main(["--db", store_file, "export"])
     assert exit_status.value.code == 1
 
 
@@ -375,31 +375,31 @@ def test_ci_runs_the_readme_test_command_verbatim_and_says_how_long_it_took():
     assert "duration" in ci.lower()
 
 
-def test_human_output_draws_proof_trees(db_path):
-    cli(db_path, "remember-fact", "--fact", "edge(a,b)", check=True)
-    cli(db_path, "assume-fact", "--fact", "edge(b,c)", "--assumption", "hyp", check=True)
-    cli(db_path, "define-rule", "--head", "path(X,Y)", "--body", "edge(X,Y)", check=True)
-    cli(db_path, "define-rule", "--head", "path(X,Z)", "--body", "path(X,Y), edge(Y,Z)", check=True)
-    shown = cli(db_path, "explain-why", "--fact", "path(a,c)", check=True).stdout
+def test_human_output_draws_proof_trees(store_file):
+    cli(store_file, "remember-fact", "--fact", "edge(a,b)", check=True)
+    cli(store_file, "assume-fact", "--fact", "edge(b,c)", "--assumption", "hyp", check=True)
+    cli(store_file, "define-rule", "--head", "path(X,Y)", "--body", "edge(X,Y)", check=True)
+    cli(store_file, "define-rule", "--head", "path(X,Z)", "--body", "path(X,Y), edge(Y,Z)", check=True)
+    shown = cli(store_file, "explain-why", "--fact", "path(a,c)", check=True).stdout
     assert shown.splitlines() == [
         "path(a, c)  ⟸  path(X, Z) :- path(X, Y), edge(Y, Z)",
         "  path(a, b)  ⟸  path(X, Y) :- edge(X, Y)",
         "    edge(a, b)  fact  (asserted)",
         "  edge(b, c)  fact  (assumption:hyp)",
     ]
-    tree = _terminal(cli_json(db_path, "explain-why", "--fact", "path(a,c)"))
+    tree = _terminal(cli_json(store_file, "explain-why", "--fact", "path(a,c)"))
     assert "edge(a, b)  fact  (asserted)" in tree and "└── " in tree
-    assert "not provable" in cli(db_path, "explain-why", "--fact", "path(c,a)", check=True).stdout
+    assert "not provable" in cli(store_file, "explain-why", "--fact", "path(c,a)", check=True).stdout
 
 
-def test_warnings_for_undefined_predicates_are_printed_and_do_not_fail(db_path):
-    cli(db_path, "remember-fact", "--fact", "edge(a,b)", check=True)
-    typo = cli(db_path, "query-logic", "--goal", "edg(X,Y)")
+def test_warnings_for_undefined_predicates_are_printed_and_do_not_fail(store_file):
+    cli(store_file, "remember-fact", "--fact", "edge(a,b)", check=True)
+    typo = cli(store_file, "query-logic", "--goal", "edg(X,Y)")
     assert typo.returncode == 0 and typo.stdout == "[]\n"
     assert typo.stderr == "Warning: unknown procedure edg/2; did you mean edge/2\n"
-    rule = cli(db_path, "define-rule", "--head", "path(X,Y)", "--body", "edge(X,Y), linked(X)")
+    rule = cli(store_file, "define-rule", "--head", "path(X,Y)", "--body", "edge(X,Y), linked(X)")
     assert rule.returncode == 0 and rule.stderr == "Warning: unknown procedure linked/1 (no facts or rules define it)\n"
-    assert "warnings" not in cli_json(db_path, "query-logic", "--goal", "path(X,Y)")  # none: left out
+    assert "warnings" not in cli_json(store_file, "query-logic", "--goal", "path(X,Y)")  # none: left out
 
 
 def test_a_newer_database_is_refused_by_every_entry_point(tmp_path):
@@ -418,29 +418,29 @@ def test_a_newer_database_is_refused_by_every_entry_point(tmp_path):
     assert served.returncode == 1 and "schema version 99 is newer" in served.stderr
 
 
-def test_values_print_as_their_canonical_prolog_text_once_piped_and_on_a_terminal(db_path):
+def test_values_print_as_their_canonical_prolog_text_once_piped_and_on_a_terminal(store_file):
     """A control character inside a quoted atom is already `\\t` in the canonical text: printed as it is
     (never `\\\\t`), it reads back as the same term, and the TSV row stays one line of whole fields."""
     from memory.knowledge.parsing import parse_fact
     from memory.terms import format_term
-    cli(db_path, "remember-fact", "--fact", "p('a\\tb', 'x\\\\y')", check=True)  # the Prolog text p('a\tb', 'x\\y')
-    cli(db_path, "remember-fact", "--fact", "p('line\\nbreak', \"s\\tq\")", check=True)
-    bindings = cli_json(db_path, "query-logic", "--goal", "p(X, Y)")["bindings"]
-    piped = cli(db_path, "query-logic", "--goal", "p(X, Y)", check=True).stdout
+    cli(store_file, "remember-fact", "--fact", "p('a\\tb', 'x\\\\y')", check=True)  # the Prolog text p('a\tb', 'x\\y')
+    cli(store_file, "remember-fact", "--fact", "p('line\\nbreak', \"s\\tq\")", check=True)
+    bindings = cli_json(store_file, "query-logic", "--goal", "p(X, Y)")["bindings"]
+    piped = cli(store_file, "query-logic", "--goal", "p(X, Y)", check=True).stdout
     assert piped == "X\tY\n" + "".join(f"{row['X']}\t{row['Y']}\n" for row in bindings)
     assert "'a\\tb'\t'x\\\\y'\n" in piped and "'line\\nbreak'\t\"s\\tq\"\n" in piped  # one backslash each
     for line in piped.splitlines()[1:]:
         x, y = line.split("\t")  # still exactly two fields
         assert format_term(parse_fact(f"p({x}, {y})", "test")) == f"p({x}, {y})"  # valid Prolog, same term
-    listed = cli(db_path, "list-facts", check=True).stdout
-    facts = [item["fact"] for item in cli_json(db_path, "list-facts")["items"]]
+    listed = cli(store_file, "list-facts", check=True).stdout
+    facts = [item["fact"] for item in cli_json(store_file, "list-facts")["items"]]
     assert "p('a\\tb', 'x\\\\y')" in facts
     assert [line.split("\t")[1] for line in listed.splitlines()[1:]] == facts
-    single = cli(db_path, "query-logic", "--goal", "p(X, 'x\\\\y')", check=True).stdout
+    single = cli(store_file, "query-logic", "--goal", "p(X, 'x\\\\y')", check=True).stdout
     assert single == "'a\\tb'\n"
-    table = _terminal(cli_json(db_path, "query-logic", "--goal", "p(X, Y)"))
+    table = _terminal(cli_json(store_file, "query-logic", "--goal", "p(X, Y)"))
     assert "'a\\tb'" in table and "'x\\\\y'" in table and "'a\\\\tb'" not in table
-    assert "p('a\\tb', 'x\\\\y')" in _terminal(cli_json(db_path, "list-facts"), width=200)
+    assert "p('a\\tb', 'x\\\\y')" in _terminal(cli_json(store_file, "list-facts"), width=200)
 
 
 def test_piped_text_that_is_not_a_term_keeps_one_line_per_row():
@@ -458,7 +458,7 @@ def test_piped_text_that_is_not_a_term_keeps_one_line_per_row():
     (["import-observations", "{file}.jsonl"], "remember_observations", "{not json\n"),
     (["snapshot-import", "{file}.pl", "--name", "s"], "import_snapshot", "p(a.\n"),
 ])
-def test_admin_writes_check_the_capability_before_reading_the_file(db_path, tmp_path, command, operation, content):
+def test_admin_writes_check_the_capability_before_reading_the_file(store_file, tmp_path, command, operation, content):
     """Without the capability the operation declares (memory/api.py BULK_OPERATIONS), the refusal comes first:
     the file's own errors (it is malformed on purpose) are not even looked at, and nothing is written."""
     from memory.api import BULK_OPERATIONS
@@ -467,11 +467,11 @@ def test_admin_writes_check_the_capability_before_reading_the_file(db_path, tmp_
     args = [a.format(file=tmp_path / "bad") for a in command]
     Path(args[1]).write_text(content)
     for capabilities in ("", ",".join(sorted(KNOWN_CAPABILITIES - {needed}))):
-        done = cli(db_path, *args, extra_env={"DATALOG_MEMORY_CAPABILITIES": capabilities})
+        done = cli(store_file, *args, extra_env={"DATALOG_MEMORY_CAPABILITIES": capabilities})
         assert done.returncode == 1 and _one_line(done.stderr), done.stderr
         assert f"needs the capability {needed}" in done.stderr
         assert "line" not in done.stderr and "JSON" not in done.stderr and "cell" not in done.stderr
-    allowed = cli(db_path, *args)  # with the capability, the file's own error is what is reported
+    allowed = cli(store_file, *args)  # with the capability, the file's own error is what is reported
     assert allowed.returncode == 1 and "needs the capability" not in allowed.stderr and str(tmp_path) in allowed.stderr
 
 
@@ -485,7 +485,7 @@ def _tool_flags(spec):
     return out
 
 
-def test_every_text_argument_of_every_tool_reads_standard_input_given_as_dash(db_path, monkeypatch):
+def test_every_text_argument_of_every_tool_reads_standard_input_given_as_dash(store_file, monkeypatch):
     """One rule for the whole registry: a text (or JSON) argument given as `-` is standard input, exactly."""
     seen = {}
 
@@ -508,20 +508,20 @@ def test_every_text_argument_of_every_tool_reads_standard_input_given_as_dash(db
                 flags += [flag, "-"]
             given = '["from stdin"]\n' if kind == "array" else '{"k": "from stdin"}' if kind == "object" else "a\tb\n"
             seen.clear()
-            done = cli(db_path, tool_name.replace("_", "-"), *flags, input=given)
+            done = cli(store_file, tool_name.replace("_", "-"), *flags, input=given)
             assert "captured" in done.stderr, (tool_name, name, done.stderr)
             assert seen[tool_name][name] == (json.loads(given) if kind != "string" else given), (tool_name, name)
             checked += 1
     assert checked > 20
 
 
-def test_dash_reads_standard_input_and_a_quoted_dash_is_the_atom(db_path):
-    cli(db_path, "remember-fact", "--fact", "-", input="p(from_stdin)\n", check=True)
-    cli(db_path, "remember-fact", "--fact", "p('-')", check=True)
-    assert cli(db_path, "query-logic", "--goal", "-", input="p(X)", check=True).stdout == "-\nfrom_stdin\n"
-    both = cli(db_path, "define-rule", "--head", "-", "--body", "-", input="q(X)")
+def test_dash_reads_standard_input_and_a_quoted_dash_is_the_atom(store_file):
+    cli(store_file, "remember-fact", "--fact", "-", input="p(from_stdin)\n", check=True)
+    cli(store_file, "remember-fact", "--fact", "p('-')", check=True)
+    assert cli(store_file, "query-logic", "--goal", "-", input="p(X)", check=True).stdout == "-\nfrom_stdin\n"
+    both = cli(store_file, "define-rule", "--head", "-", "--body", "-", input="q(X)")
     assert both.returncode == 2 and _one_line(both.stderr) and "--body, --head" in both.stderr
-    assert "'-' reads standard input" in cli(db_path, "remember-fact", "-h", check=True).stdout
+    assert "'-' reads standard input" in cli(store_file, "remember-fact", "-h", check=True).stdout
 
 
 def test_a_read_where_no_database_can_ever_be_created_fails_but_a_creatable_path_reads_empty(tmp_path):
@@ -544,25 +544,25 @@ def test_a_read_where_no_database_can_ever_be_created_fails_but_a_creatable_path
     assert done.returncode == 0 and done.stderr == "" and not (tmp_path / "later").exists()
 
 
-def test_cli_error_lines_are_the_mcp_error_text(db_path):
+def test_cli_error_lines_are_the_mcp_error_text(store_file):
     """One wording on both surfaces: the CLI's line is the text of the MCP error result (`Name: reason`, the
     name being the stable code in CamelCase), or a reference tool's exact message; and every typed error
     code has its name."""
     from memory import errors
     from memory.tools.registry import error_name
-    cli(db_path, "remember-fact", "--fact", "n(0)", check=True)
+    cli(store_file, "remember-fact", "--fact", "n(0)", check=True)
     calls = [("query_logic", {"goal": "n(X), Y is 1 / X"}), ("memory_get", {"id": "mem_nope"}),
              ("restore_snapshot", {"name": "never"}), ("remember_fact", {"fact": "broken("}),
              ("query_logic", {"goal": "p(X)", "limit": -3})]
 
     async def over_mcp(client):
         return [await client.call_tool(name, args) for name, args in calls]
-    from_mcp = run_in_process(db_path, "legacy", over_mcp)
+    from_mcp = run_in_process(store_file, "legacy", over_mcp)
     names = []
     for (name, args), result in zip(calls, from_mcp):
         assert result.is_error
         flags = [x for k, v in args.items() for x in ("--" + k.replace("_", "-"), str(v))]
-        done = cli(db_path, name.replace("_", "-"), *flags)
+        done = cli(store_file, name.replace("_", "-"), *flags)
         assert done.returncode in (1, 2) and done.stderr == result.content[0].text + "\n", (name, done.stderr)
         names.append(done.stderr.split(":")[0])
     assert names == ["EvaluationError", "NotFound", "Snapshot not found", "SyntaxError", "InvalidArguments"]
