@@ -43,8 +43,10 @@ def test_the_arguments_fit_the_limits():
     assert len(f"big({LIST})") < 65_536 and len(NESTED) < 65_536
 
 
-def test_python_api_stores_queries_and_explains_big_terms(db_path):
-    with Memory(db_path) as m:
+@pytest.mark.sqlite_only("terms of tens of KiB: a PostgreSQL index entry holds about 2,700 bytes "
+                         "(test_postgresql.py checks the typed error)")
+def test_python_api_stores_queries_and_explains_big_terms(store_file):
+    with Memory(store_file) as m:
         m.remember_fact(f"big({LIST})")
         m.remember_fact(f"deep({NESTED})")
         got = m.query_logic("big(X)")
@@ -52,15 +54,15 @@ def test_python_api_stores_queries_and_explains_big_terms(db_path):
         assert m.query_logic(f"big({LIST})").total == 1  # equality on 10,000 cons cells, without recursion
         assert m.query_logic(f"deep({NESTED})").total == 1
         assert m.explain_why(f"big({LIST})").proven and m.explain_why(f"deep({NESTED})").proven
-    with Memory(db_path) as again:  # read back from the file
+    with Memory(store_file) as again:  # read back from the file
         assert again.query_logic("big(X)").total == 1 and again.query_logic("deep(X)").total == 1
         with again.store.read() as conn:
             stored = [r[0] for r in conn.execute("SELECT args FROM facts ORDER BY functor")]
     assert all(_json_depth(json.loads(args)) <= MAX_JSON_DEPTH + 4 for args in stored)  # + the args array
 
 
-def test_a_proof_a_thousand_steps_deep_over_the_api(db_path):
-    with Memory(db_path) as m:
+def test_a_proof_a_thousand_steps_deep_over_the_api(store_file):
+    with Memory(store_file) as m:
         _chain(m, 3_000)
         explained = m.explain_why("reach(n3000)")
         assert explained.proven
@@ -74,9 +76,11 @@ def test_a_proof_a_thousand_steps_deep_over_the_api(db_path):
         assert len(nodes) == 6_002 and _json_depth(nodes) <= 4
 
 
+@pytest.mark.sqlite_only("terms of tens of KiB: a PostgreSQL index entry holds about 2,700 bytes "
+                         "(test_postgresql.py checks the typed error)")
 @pytest.mark.parametrize("era", ERAS)
-def test_big_terms_and_deep_proofs_over_mcp(db_path, era):
-    with Memory(db_path) as m:
+def test_big_terms_and_deep_proofs_over_mcp(store_file, era):
+    with Memory(store_file) as m:
         _chain(m)
 
     async def scenario(client):
@@ -88,7 +92,7 @@ def test_big_terms_and_deep_proofs_over_mcp(db_path, era):
                 await client.call_tool("explain_why", {"fact": f"reach(n{DEPTH})"}),
                 await client.call_tool("get_belief_status", {"fact": f"reach(n{DEPTH})"}),
                 await client.call_tool("list_facts", {"functor": "big"})]
-    results = run_client(db_path, era, scenario)
+    results = run_client(store_file, era, scenario)
     for result in results:
         assert not result.is_error, result.content[0].text[:300]
     stored, _, big, deep, explained_big, explained, status, listed = results
@@ -105,25 +109,29 @@ def test_big_terms_and_deep_proofs_over_mcp(db_path, era):
     assert listed.content[0].text.startswith("big([i0, i1") and listed.structured_content["total"] == 1
 
 
-def test_big_terms_and_deep_proofs_on_the_cli(db_path):
-    with Memory(db_path) as m:
+@pytest.mark.sqlite_only("terms of tens of KiB: a PostgreSQL index entry holds about 2,700 bytes "
+                         "(test_postgresql.py checks the typed error)")
+def test_big_terms_and_deep_proofs_on_the_cli(store_file):
+    with Memory(store_file) as m:
         _chain(m)
-    stored = cli(db_path, "remember-fact", "--fact", f"big({LIST})", check=True)
+    stored = cli(store_file, "remember-fact", "--fact", f"big({LIST})", check=True)
     assert stored.stdout.startswith("Asserted: big([i0,i1")
-    queried = json.loads(cli(db_path, "query-logic", "--goal", "big(X)", "--json", check=True).stdout)
+    queried = json.loads(cli(store_file, "query-logic", "--goal", "big(X)", "--json", check=True).stdout)
     assert len(queried["values"][0]["X"]["list"]) == ITEMS
-    explained = json.loads(cli(db_path, "explain-why", "--fact", f"reach(n{DEPTH})", "--json", check=True).stdout)
+    explained = json.loads(cli(store_file, "explain-why", "--fact", f"reach(n{DEPTH})", "--json", check=True).stdout)
     assert len(explained["proof_nodes"]) == 2 * DEPTH + 2
-    drawn = cli(db_path, "explain-why", "--fact", "reach(n5)", check=True)  # drawn from the flat node list
+    drawn = cli(store_file, "explain-why", "--fact", "reach(n5)", check=True)  # drawn from the flat node list
     assert "start(n0)  fact  (asserted)" in drawn.stdout
 
 
-def test_nothing_depends_on_a_raised_recursion_limit(db_path):
+@pytest.mark.sqlite_only("terms of tens of KiB: a PostgreSQL index entry holds about 2,700 bytes "
+                         "(test_postgresql.py checks the typed error)")
+def test_nothing_depends_on_a_raised_recursion_limit(store_file):
     """With Python's default limit of 1,000 frames, a 10,000-item list and a 1,500-step proof still work."""
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(1_000)
     try:
-        with Memory(db_path) as m:
+        with Memory(store_file) as m:
             _chain(m, 1_500)
             m.remember_fact(f"big({LIST})")
             assert m.query_logic(f"big({LIST})").total == 1
@@ -170,7 +178,7 @@ def test_the_codec_keeps_json_shallow_and_reads_the_old_nested_lists():
     assert from_json(old) == parse_term("[a, b]")
 
 
-def test_terms_deeper_than_the_parser_accepts_print_encode_and_store(db_path):
+def test_terms_deeper_than_the_parser_accepts_print_encode_and_store(store_file):
     """The engine can build terms deeper than text may nest: printing and the codec handle them without recursion."""
     from memory.terms import Compound
     term = "x"

@@ -47,8 +47,8 @@ def _count(path: str, table: str) -> int:
 # --- tokens, in process ------------------------------------------------------------------------------
 
 def test_a_token_is_kept_only_as_its_digest_and_names_its_caller(store_file):
-    db_path = store_file
-    with Memory(db_path) as m:
+    store_file = store_file
+    with Memory(store_file) as m:
         issued = m.create_token("ci runner", "alice", project_remote="git@example.com:team/app.git")
         secret = issued.token.rsplit("_", 1)[1]
         row = verify(m.repository, issued.token)
@@ -60,18 +60,18 @@ def test_a_token_is_kept_only_as_its_digest_and_names_its_caller(store_file):
         listed = m.list_tokens()
     # Neither the token nor its secret is anywhere in the files; the audit row names the token's id and caller.
     for suffix in ("", "-wal"):
-        if os.path.exists(db_path + suffix):
-            data = Path(db_path + suffix).read_bytes()
+        if os.path.exists(store_file + suffix):
+            data = Path(store_file + suffix).read_bytes()
             assert issued.token.encode() not in data and secret.encode() not in data
     assert [r.id for r in listed] == [issued.row.id]
-    (actor, operation, payload), = [r for r in _audit(db_path) if r[1].startswith("token_")]
+    (actor, operation, payload), = [r for r in _audit(store_file) if r[1].startswith("token_")]
     assert (actor, operation) == ("local_mcp", "token_create")
     assert json.loads(payload)["principal"] == "alice" and row.digest not in payload
 
 
 def test_wrong_malformed_and_revoked_tokens_are_refused(store_file):
-    db_path = store_file
-    with Memory(db_path) as m:
+    store_file = store_file
+    with Memory(store_file) as m:
         issued = m.create_token("a", "alice")
         other = m.create_token("b", "bob")
         token_id, secret = issued.token.split("_")[1], issued.token.split("_", 2)[2]
@@ -82,19 +82,19 @@ def test_wrong_malformed_and_revoked_tokens_are_refused(store_file):
         m.revoke_token(issued.row.id)
         assert verify(m.repository, issued.token) is None
         assert verify(m.repository, other.token).principal == "bob"
-        before = _audit(db_path)
+        before = _audit(store_file)
         with pytest.raises(Conflict):
             m.revoke_token(issued.row.id)
-        assert _audit(db_path) == before
+        assert _audit(store_file) == before
         assert [(r.id, r.revoked_by is not None) for r in m.list_tokens()] == [(issued.row.id, True),
                                                                                (other.row.id, False)]
-    assert [r[1] for r in _audit(db_path)] == ["token_create", "token_create", "token_revoke"]
+    assert [r[1] for r in _audit(store_file)] == ["token_create", "token_create", "token_revoke"]
 
 
 def test_only_the_issued_token_verifies(store_file):
-    db_path = store_file
+    store_file = store_file
     """The law: a text names a caller exactly when it is a valid token's own text."""
-    with Memory(db_path) as m:
+    with Memory(store_file) as m:
         issued = m.create_token("a", "alice")
 
         token_id, secret = issued.row.id, issued.token.split("_", 2)[2]
@@ -111,39 +111,39 @@ def test_only_the_issued_token_verifies(store_file):
 
 
 def test_a_revoked_token_stays_revoked_in_the_database(store_file):
-    db_path = store_file
-    with Memory(db_path) as m:
+    store_file = store_file
+    with Memory(store_file) as m:
         issued = m.create_token("a", "alice")
         m.revoke_token(issued.row.id)
     for change in ("revoked_at = NULL", "principal = 'mallory'", "capabilities = '[\"memory_admin\"]'"):
-        with pytest.raises(Exception, match="can only be revoked"), by_hand(db_path) as conn:  # sqlite3 or psql
+        with pytest.raises(Exception, match="can only be revoked"), by_hand(store_file) as conn:  # sqlite3 or psql
             conn.execute(f"UPDATE access_tokens SET {change}")
 
 
 def test_token_administration_needs_memory_admin_and_bad_input_changes_nothing(store_file):
-    db_path = store_file
-    with Memory(db_path) as admin:
+    store_file = store_file
+    with Memory(store_file) as admin:
         issued = admin.create_token("a", "alice")
-    before = (_audit(db_path), _count(db_path, "access_tokens"))
-    with Memory(db_path, context=CallerContext(capabilities=frozenset({READ}))) as m:
+    before = (_audit(store_file), _count(store_file, "access_tokens"))
+    with Memory(store_file, context=CallerContext(capabilities=frozenset({READ}))) as m:
         for attempt in (lambda: m.create_token("b", "bob"), m.list_tokens, lambda: m.revoke_token(issued.row.id)):
             with pytest.raises(PermissionDenied):
                 attempt()
-    with Memory(db_path) as m:
+    with Memory(store_file) as m:
         for bad in ({"principal": "a/b"}, {"principal": " alice"}, {"principal": "al ice"}, {"principal": ""},
                     {"name": "x\ny"}, {"capabilities": ["memory_raed"]}, {"source_class": "trusted"},
                     {"project_remote": ""}):
             arguments = {"name": "n", "principal": "p", **bad}
             with pytest.raises(InvalidArguments):
                 m.create_token(**arguments)
-    assert (_audit(db_path), _count(db_path, "access_tokens")) == before
-    assert verify(Memory(db_path).repository, issued.token) is not None
+    assert (_audit(store_file), _count(store_file, "access_tokens")) == before
+    assert verify(Memory(store_file).repository, issued.token) is not None
 
 
-def test_when_a_token_is_required(db_path):
+def test_when_a_token_is_required(store_file):
     assert [is_loopback(h) for h in ("127.0.0.1", "127.9.9.9", "::1", "[::1]", "localhost", "0.0.0.0", "::",
                                      "10.0.0.5", "example.com")] == [True] * 5 + [False] * 4
-    with Memory(db_path) as m:
+    with Memory(store_file) as m:
         assert token_required(m.repository, "127.0.0.1", False) is False  # local, no token: like stdio
         for host, flag in (("127.0.0.1", True), ("0.0.0.0", False), ("example.com", False)):
             with pytest.raises(InvalidConfiguration, match="no valid access token"):
@@ -156,25 +156,25 @@ def test_when_a_token_is_required(db_path):
             token_required(m.repository, "0.0.0.0", False)
 
 
-def test_cli_refuses_an_unauthenticated_remote_server_and_never_shows_a_token_again(db_path):
+def test_cli_refuses_an_unauthenticated_remote_server_and_never_shows_a_token_again(store_file):
     for args in (("--host", "0.0.0.0"), ("--require-token",)):
-        ran = cli(db_path, "serve", "--http", *args)
+        ran = cli(store_file, "serve", "--http", *args)
         assert ran.returncode == 2 and "no valid access token" in ran.stderr, ran
-    ran = cli(db_path, "serve", "--require-token")
+    ran = cli(store_file, "serve", "--require-token")
     assert ran.returncode == 2 and "add --http" in ran.stderr
-    created = cli(db_path, "token", "create", "--name", "laptop", "--principal", "alice", "--capabilities",
+    created = cli(store_file, "token", "create", "--name", "laptop", "--principal", "alice", "--capabilities",
                   "memory_read", check=True)
     token = created.stdout.strip()
     assert re.fullmatch(r"dlm_[0-9a-f]{12}_[A-Za-z0-9_-]{43}", token) and "not shown again" in created.stderr
-    listed = cli(db_path, "token", "list", "--json", check=True)
+    listed = cli(store_file, "token", "list", "--json", check=True)
     (record,) = json.loads(listed.stdout)
     assert record["capabilities"] == ["memory_read"] and record["revoked_at"] is None
     assert token not in listed.stdout and "digest" not in record
-    assert token not in cli(db_path, "token", "list", check=True).stdout
-    assert cli(db_path, "token", "revoke", record["id"], check=True).returncode == 0
-    assert json.loads(cli(db_path, "token", "list", "--json", check=True).stdout)[0]["revoked_by"] == "local_mcp"
-    assert cli(db_path, "token", "revoke", record["id"]).returncode == 1
-    bad = cli(db_path, "token", "create", "--name", "x", "--principal", "a/b")
+    assert token not in cli(store_file, "token", "list", check=True).stdout
+    assert cli(store_file, "token", "revoke", record["id"], check=True).returncode == 0
+    assert json.loads(cli(store_file, "token", "list", "--json", check=True).stdout)[0]["revoked_by"] == "local_mcp"
+    assert cli(store_file, "token", "revoke", record["id"]).returncode == 1
+    bad = cli(store_file, "token", "create", "--name", "x", "--principal", "a/b")
     assert bad.returncode == 2 and "'principal'" in bad.stderr
 
 
@@ -187,10 +187,10 @@ def test_a_call_carries_its_caller_to_the_worker():
     assert Call.from_message(decode(encode(Call(8, "query_logic", {}, 0.0).to_message()))).context is None
 
 
-def test_each_caller_gets_its_own_memory_over_one_database(db_path):
+def test_each_caller_gets_its_own_memory_over_one_database(store_file):
     from memory.api import CallerMemories
 
-    base = Memory(db_path)
+    base = Memory(store_file)
     memories = CallerMemories(base, size=2)
     alice, bob, carol = (CallerContext(principal=p, session_id=f"http-{p}", project_remote=f"proj-{p}")
                          for p in ("alice", "bob", "carol"))

@@ -407,3 +407,22 @@ def test_text_with_a_nul_character_is_refused_with_a_typed_error_and_changes_not
                              [("now", "x\x00", "op", None, "{}")])
     finally:
         memory.close()
+
+
+def test_a_term_too_large_for_an_index_entry_is_a_typed_error_that_writes_nothing(postgresql_location):
+    """A fact is unique by its text, which PostgreSQL keeps in a B-tree whose entries hold about 2,700 bytes after
+    compression; a larger text (a list of 10,000 items, within the 64 KiB a term may have) is `invalid_arguments`
+    saying so, and nothing of the call is written. The same term under the limit is stored."""
+    big = "[" + ",".join(f"i{i}" for i in range(10_000)) + "]"
+    fits = "[" + ",".join(f"i{i}" for i in range(300)) + "]"
+    with Memory(postgresql_location, actor="tester") as memory:
+        memory.remember_fact("seen(a)")
+        with pytest.raises(InvalidArguments, match="too large for a PostgreSQL store"):
+            memory.remember_fact(f"big({big})")
+        with pytest.raises(InvalidArguments, match="too large for a PostgreSQL store"):
+            memory.define_rule(f"huge({big})", "seen(a)")
+        memory.remember_fact(f"small({fits})")
+        assert memory.query_logic("big(X)").total == 0 and memory.query_logic("small(X)").total == 1
+        with by_hand(postgresql_location) as conn:
+            assert conn.execute("SELECT count(*) FROM facts").fetchone()[0] == 2
+            assert conn.execute("SELECT count(*) FROM audit_log WHERE operation = 'remember_fact'").fetchone()[0] == 2

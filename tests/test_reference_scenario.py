@@ -139,9 +139,9 @@ ERRORS = [
 
 
 @pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
-def test_reference_examples_in_order(db_path, era):
+def test_reference_examples_in_order(store_file, era):
     async def scenario():
-        async with Client(server_params(db_path), mode=era) as client:
+        async with Client(server_params(store_file), mode=era) as client:
             results = []
             for name, args, _ in SCENARIO + ERRORS:
                 results.append(await client.call_tool(name, args))

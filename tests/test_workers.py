@@ -71,11 +71,11 @@ def comparable(outcome) -> tuple:
 
 
 @pytest.fixture
-def session(db_path):
+def session(store_file):
     """A Memory with a caller that is not the default one, and a pool over it."""
     context = CallerContext(principal="alice", session_id="s-42", project_remote="git@example.org:p.git",
                             capabilities=DEFAULT_CAPABILITIES)
-    memory = Memory(db_path, context=context, budget=Budget(timeout_s=5, max_memory_mb=1000))
+    memory = Memory(store_file, context=context, budget=Budget(timeout_s=5, max_memory_mb=1000))
     fill(memory)
     with WorkerPool.for_memory(memory, WorkerSettings(workers=2)) as pool:
         assert pool.wait_ready()
@@ -92,16 +92,16 @@ def test_every_call_answers_the_same_in_a_worker_as_in_process(session):
     assert [run_call(memory, n, a).kind for n, a in FAILING_CALLS] == ["error"] * len(FAILING_CALLS)
 
 
-def test_a_worker_acts_as_the_servers_caller_only(db_path):
+def test_a_worker_acts_as_the_servers_caller_only(store_file):
     """Session memories are the session's: the worker's recall sees this caller's, and a caller without a
     capability is refused in the worker exactly as in process."""
-    with Memory(db_path, context=CallerContext(session_id="other")) as other:
+    with Memory(store_file, context=CallerContext(session_id="other")) as other:
         other.memory_remember("Bob owns the shed.", scope="session",
                               projections=[{"predicate": "owns", "arguments": ["bob", "shed"],
                                             "statement": "Bob owns the shed"}])
     context = CallerContext(principal="reader", session_id="mine",
                             capabilities=DEFAULT_CAPABILITIES - {ADMIN})
-    memory = Memory(db_path, context=context)
+    memory = Memory(store_file, context=context)
     memory.memory_remember("Ada owns the lab.", scope="session",
                            projections=[{"predicate": "owns", "arguments": ["ada", "lab"],
                                          "statement": "Ada owns the lab"}])
@@ -134,8 +134,8 @@ def test_only_tools_flagged_evaluates_run_the_engine(data, tmp_path_factory, mon
         pytest.fail(f"{name} evaluates but is not flagged evaluates: {arguments}")
 
 
-def test_every_flagged_tool_does_run_the_engine(db_path, monkeypatch):
-    memory = Memory(db_path)
+def test_every_flagged_tool_does_run_the_engine(store_file, monkeypatch):
+    memory = Memory(store_file)
     fill(memory)
     monkeypatch.setattr(Budget, "_start_clock", _refuse)
     for name, arguments in EVALUATING_CALLS:
@@ -346,12 +346,12 @@ class _Watched(FairShare):
         self.log.append(("starts", ticket.key))
 
 
-def test_a_caller_flooding_the_pool_does_not_starve_another(db_path):
+def test_a_caller_flooding_the_pool_does_not_starve_another(store_file):
     """zed keeps six slow calls in flight on two workers; bob's quick call comes once zed holds both and has
     four waiting. zed alone uses every worker; bob's call then takes the next one freed, before any of zed's
     waiting calls, and is answered while most of zed's calls are still to end (before, whichever waiting thread
     took the lock first won: mostly zed's, asking again at once)."""
-    memory = Memory(db_path, budget=Budget(timeout_s=10, max_memory_mb=1000))
+    memory = Memory(store_file, budget=Budget(timeout_s=10, max_memory_mb=1000))
     memory.add_facts([f"v({i})" for i in range(40)] + ["bob_secret(42)"])
     zed, bob = (CallerContext(principal=p, capabilities=DEFAULT_CAPABILITIES) for p in ("zed", "bob"))
     answers: list[str] = []

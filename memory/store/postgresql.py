@@ -42,6 +42,8 @@ _DML = re.compile(r"^\s*(?:INSERT|UPDATE|DELETE)\b", re.I)
 # bulk import into an empty store it took the predicate's 100,000 facts for one row, and each bound lookup read
 # the whole predicate (30 ms) instead of one index range (0.03 ms).
 BULK_ROWS = 1_000
+# SQLSTATE of an index entry (or other value) over the server's size limit.
+PROGRAM_LIMIT_EXCEEDED = "54000"
 # An INSERT of placeholders alone, nothing on conflict and nothing returned: COPY does the same (executemany).
 _PLAIN_INSERT = re.compile(r"^\s*INSERT\s+INTO\s+([\w.]+)\s*\(([\w\s,]+)\)\s*VALUES\s*\(\s*%s(?:\s*,\s*%s)*\s*\)\s*$",
                            re.I)
@@ -404,6 +406,11 @@ class PostgresStore:
                 except conn.error:
                     if depth == 0:
                         self._discard()
+                if isinstance(exc, conn.error) and getattr(exc, "sqlstate", None) == PROGRAM_LIMIT_EXCEEDED:
+                    raise InvalidArguments(
+                        "too large for a PostgreSQL store: facts, rules and conclusions are indexed by their text, "
+                        "and an index entry holds at most about 2,700 bytes after compression (an SQLite store "
+                        f"takes the whole 64 KiB a term may have); nothing was written ({exc})") from exc
                 if isinstance(exc, conn.error):
                     raise StorageError(f"database error in {self.display}: {exc}") from exc
                 raise
