@@ -36,13 +36,16 @@ CREATE INDEX hyperedges_by_time ON hyperedges (event_ts, id);
 -- The change feed's insert trigger asks whether the predicate holds a newer row as an EXISTS over the index
 -- range above the new id (one probe), not as max(id): PL/pgSQL keeps the plan it made for the first row, when
 -- the table looked empty, and that plan aggregated over every entry of the predicate for each row inserted.
+-- The range is closed above by the largest id: with both bounds the planner takes it for a narrow range even in
+-- the generic plan PL/pgSQL switches to after five rows (with one bound it expected a third of the table to
+-- match and chose to scan the table until the first: 8 ms per fact at 100,000 facts, for an answer of none).
 CREATE OR REPLACE FUNCTION facts_change_feed_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     number bigint;
 BEGIN
     IF NEW.id <= (SELECT deleted_high FROM change_counter WHERE id = 1)
        OR EXISTS (SELECT 1 FROM facts WHERE segment_id = NEW.segment_id AND functor = NEW.functor
-                  AND arity = NEW.arity AND id > NEW.id) THEN
+                  AND arity = NEW.arity AND id > NEW.id AND id <= 9223372036854775807) THEN
         number := change_feed_next();
         PERFORM change_feed_reshape(number, NEW.segment_id, NEW.functor, NEW.arity);
         INSERT INTO fact_changes (number, segment_id, functor, arity, fact_id, args)
