@@ -426,15 +426,15 @@ def _suite_ready() -> bool:
     return shutil.which("node") is not None and (CONFORMANCE / "node_modules" / ".bin" / "conformance").exists()
 
 
-def test_official_conformance_suite(tmp_path):
-    """The pinned suite's active server scenarios against `serve --http`: all pass but those listed in
-    tests/conformance/expected-failures.yml, and those fail only because they call the suite's own fixtures."""
+def test_official_conformance_suite(store_file, tmp_path):
+    """The pinned suite's active server scenarios against `serve --http` on each store: all pass but those listed
+    in tests/conformance/expected-failures.yml, and those fail only because they call the suite's own fixtures."""
     if not _suite_ready():
         if os.environ.get("CI") == "true":
             pytest.fail("CI must run the conformance suite: node or tests/conformance/node_modules is missing")
         pytest.skip("node or the conformance suite (npm ci in tests/conformance) is not installed")
     out = tmp_path / "results"
-    with HttpServer(str(tmp_path / "c.db")) as server:
+    with HttpServer(store_file) as server:
         url = server.url.replace("127.0.0.1", "localhost")
         proc = subprocess.run([str(CONFORMANCE / "node_modules" / ".bin" / "conformance"), "server", "--url", url,
                                "--expected-failures", str(CONFORMANCE / "expected-failures.yml"), "-o", str(out)],
