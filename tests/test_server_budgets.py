@@ -425,8 +425,10 @@ def test_a_second_signal_cancels_the_call_in_flight_and_answers_it(store):
     """After a second SIGTERM the server exited without answering the call it was running: the client
     waiting on that id never heard back. Now the call is cancelled and answered `cancelled` first."""
     home, db = store
-    # A call that would run for seconds within its limits: the cross product up to the 5 M-tuple budget.
-    wire = Wire(home, db, {"DATALOG_MEMORY_TIMEOUT_S": "30", "DATALOG_MEMORY_MAX_MEMORY_MB": "2000"})
+    # A call that would run for seconds within its limits: the cross product up to a 20 M-tuple budget (the
+    # default 5 M the columnar evaluator reaches in well under a second, before the second signal comes).
+    wire = Wire(home, db, {"DATALOG_MEMORY_TIMEOUT_S": "30", "DATALOG_MEMORY_MAX_MEMORY_MB": "2000",
+                           "DATALOG_MEMORY_MAX_TUPLES": "20000000"})
     wire.initialize()
     long = wire.call("query_logic", {"goal": "c(A, B, C)"})
     time.sleep(0.5)
