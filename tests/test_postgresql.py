@@ -433,3 +433,21 @@ def test_a_term_too_large_for_an_index_entry_is_a_typed_error_that_writes_nothin
         with by_hand(postgresql_location) as conn:
             assert conn.execute("SELECT count(*) FROM facts").fetchone()[0] == 2
             assert conn.execute("SELECT count(*) FROM audit_log WHERE operation = 'remember_fact'").fetchone()[0] == 2
+
+
+def test_a_memory_with_a_long_unbroken_token_is_stored_and_found(postgresql_location):
+    """A word is any run of letters and digits, so a key or a base64 blob in a memory's text is one word of
+    kilobytes. Its index entry used to be over PostgreSQL's B-tree limit and the memory could not be stored; the
+    word index is a hash index now: the memory is stored, its long word indexed, and it is found by the others
+    (a search query itself is limited to 2,048 characters)."""
+    import base64
+    import random
+    token = base64.b32encode(random.Random(3).randbytes(12_500)).decode().lower()  # 20,000 letters and digits
+    with Memory(postgresql_location, actor="tester") as memory:
+        stored = memory.memory_remember(f"the deploy key is {token} for staging")["id"]
+        assert [m["id"] for m in memory.memory_search("staging")["results"]] == [stored]
+        assert memory.memory_get(stored)["source_text"] == f"the deploy key is {token} for staging"
+        with by_hand(postgresql_location) as conn:  # the long word is in the index as it is
+            assert conn.execute("SELECT count(*) FROM memory_words WHERE word = ?", (token,)).fetchone()[0] == 1
+        memory.memory_forget([stored], action="delete", erase=True)
+        assert memory.memory_search("staging")["total"] == 0

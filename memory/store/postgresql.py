@@ -408,9 +408,10 @@ class PostgresStore:
                         self._discard()
                 if isinstance(exc, conn.error) and getattr(exc, "sqlstate", None) == PROGRAM_LIMIT_EXCEEDED:
                     raise InvalidArguments(
-                        "too large for a PostgreSQL store: facts, rules and conclusions are indexed by their text, "
-                        "and an index entry holds at most about 2,700 bytes after compression (an SQLite store "
-                        f"takes the whole 64 KiB a term may have); nothing was written ({exc})") from exc
+                        "too large for a PostgreSQL store: a value this call writes is kept in a B-tree index (the "
+                        "text of a fact, rule, conclusion or projection), whose entries hold at most about 2,700 "
+                        "bytes after compression; an SQLite store takes the whole 64 KiB a term may have. Nothing "
+                        f"was written ({exc})") from exc
                 if isinstance(exc, conn.error):
                     raise StorageError(f"database error in {self.display}: {exc}") from exc
                 raise

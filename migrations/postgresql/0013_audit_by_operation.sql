@@ -53,3 +53,13 @@ BEGIN
     END IF;
     RETURN NEW;
 END $$;
+
+-- A memory's words were unique by (seq, word) in a B-tree, whose entries hold about 2,700 bytes after compression:
+-- a memory whose text held one long unbroken token (a key, a base64 blob) could not be stored, where SQLite's
+-- FTS5 takes it. Words are distinct per memory by construction (memory/sources/words.py counts them), so no
+-- unique key is needed: a B-tree on seq serves erasing a memory's words and the join by memory, and a hash index
+-- (which keeps a 4-byte hash of the value, whatever its length) serves finding memories by word.
+ALTER TABLE memory_words DROP CONSTRAINT memory_words_pkey;
+CREATE INDEX memory_words_by_memory ON memory_words (seq);
+DROP INDEX memory_words_by_word;
+CREATE INDEX memory_words_by_word ON memory_words USING hash (word);
