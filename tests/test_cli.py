@@ -25,9 +25,9 @@ from memory import Memory
 from surfaces import COMMAND, ROOT, cli, cli_json, cli_process, env, run_in_process
 
 
-def test_help_lists_every_tool_under_its_family_with_its_summary(store_file):
-    shown = cli(store_file, "--help", check=True).stdout
-    assert cli(store_file, "-h", check=True).stdout == shown
+def test_help_lists_every_tool_under_its_family_with_its_summary(db_path):
+    shown = cli(db_path, "--help", check=True).stdout
+    assert cli(db_path, "-h", check=True).stdout == shown
     panels = [f"─ {group[:1].upper() + group[1:]} " for group in GROUPS]
     positions = [shown.index(p) for p in panels]
     assert positions == sorted(positions), "families are listed in the registry's order"
@@ -40,29 +40,29 @@ def test_help_lists_every_tool_under_its_family_with_its_summary(store_file):
         assert at.group(1) == spec.summary.split()[0], command  # the one-line description starts there
     for command in ("serve", "init", "version", "import", "export"):
         assert f"│ {command} " in shown
-    assert "-h" in cli(store_file, "query-logic", "-h", check=True).stdout
+    assert "-h" in cli(db_path, "query-logic", "-h", check=True).stdout
 
 
-def test_version_flag_and_command(store_file):
+def test_version_flag_and_command(db_path):
     from memory import __version__
-    assert cli(store_file, "--version", check=True).stdout == f"datalog-memory {__version__}\n"
-    assert cli(store_file, "version", check=True).stdout == f"datalog-memory {__version__}\n"
+    assert cli(db_path, "--version", check=True).stdout == f"datalog-memory {__version__}\n"
+    assert cli(db_path, "version", check=True).stdout == f"datalog-memory {__version__}\n"
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
-def test_shell_completion(store_file, shell):
+def test_shell_completion(db_path, shell):
     """What the completion script of each shell asks the command (--show-completion prints the script for
     the shell it runs in, --install-completion installs it: both detect the shell from the process tree)."""
     words = {"bash": {"COMP_WORDS": "datalog-memory query-l", "COMP_CWORD": "1"},
              "zsh": {"_TYPER_COMPLETE_ARGS": "datalog-memory query-l"},
              "fish": {"_TYPER_COMPLETE_ARGS": "datalog-memory query-l", "_TYPER_COMPLETE_FISH_ACTION": "get-args"}}
-    done = cli(store_file, extra_env={"_DATALOG_MEMORY_COMPLETE": f"complete_{shell}", **words[shell]})
+    done = cli(db_path, extra_env={"_DATALOG_MEMORY_COMPLETE": f"complete_{shell}", **words[shell]})
     assert done.returncode == 0 and re.findall(r"query-[a-z-]+", done.stdout) == ["query-logic"], done
-    flags = cli(store_file, extra_env={"_DATALOG_MEMORY_COMPLETE": f"complete_{shell}",
+    flags = cli(db_path, extra_env={"_DATALOG_MEMORY_COMPLETE": f"complete_{shell}",
                                     **{k: v.replace("query-l", "query-logic --go") for k, v in words[shell].items()},
                                     **({"COMP_CWORD": "2"} if shell == "bash" else {})})
     assert "--goal" in flags.stdout, flags
-    shown = cli(store_file, "--help", check=True).stdout
+    shown = cli(db_path, "--help", check=True).stdout
     assert "--install-completion" in shown and "--show-completion" in shown
 
 

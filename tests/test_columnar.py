@@ -315,20 +315,25 @@ def test_maintained_models_obey_the_incremental_law_with_the_columnar_path_force
 
 
 @contextmanager
-def no_chain_walk():
-    """The engine's inline chain walk switched off: every round goes through the compiled rule's fused join."""
-    from memory.datalog import compiler
+def cleared_after_init(cls, attribute: str):
+    """Instances of `cls` built inside the block get `attribute` set to None after their __init__: the optional
+    fast path it holds is switched off, so the general path runs instead."""
+    real = cls.__init__
 
-    real = compiler.CompiledRule.__init__
-
-    def without_walk(self, *args, **kw):
+    def without(self, *args, **kw):
         real(self, *args, **kw)
-        self.lookup = None
-    compiler.CompiledRule.__init__ = without_walk
+        setattr(self, attribute, None)
+    cls.__init__ = without
     try:
         yield
     finally:
-        compiler.CompiledRule.__init__ = real
+        cls.__init__ = real
+
+
+def no_chain_walk():
+    """The engine's inline chain walk switched off: every round goes through the compiled rule's fused join."""
+    from memory.datalog import compiler
+    return cleared_after_init(compiler.CompiledRule, "lookup")
 
 
 RIGHT = "path(X,Y) :- edge(X,Y). path(X,Z) :- edge(X,Y), path(Y,Z)."
@@ -352,19 +357,9 @@ def test_the_chain_walk_derives_the_rounds_model(length, extra, start, rules):
     assert answers(program(rules), f"path({start}, X)", edb) == expected
 
 
-@contextmanager
 def no_selection():
     """One-literal rules (`q(Y) :- p(0, Y)`) derived through the compiled rule instead of one filtering pass."""
-    real = columnar.DispatchingRule.__init__
-
-    def without(self, *args, **kw):
-        real(self, *args, **kw)
-        self.selects = None
-    columnar.DispatchingRule.__init__ = without
-    try:
-        yield
-    finally:
-        columnar.DispatchingRule.__init__ = real
+    return cleared_after_init(columnar.DispatchingRule, "selects")
 
 
 SELECTIONS = ["q(Y) :- p(1, Y).", "q(X) :- p(X, Y).", "q(Y, X) :- p(X, Y).", "q(X, X) :- p(X, 2).",
