@@ -50,6 +50,11 @@ def _schema_resource() -> Resource:
                     "application/sql")
 
 
+def _has_schema_text(memory) -> bool:
+    """Only an SQLite store has the schema text this resource shows (PostgreSQL: psql's \\d)."""
+    return memory.store.dialect == "sqlite"
+
+
 def list_resources(memory, cursor: str | None) -> tuple[list[Resource], str | None]:
     """One page: the first also holds the schema (of an SQLite store) and every mounted segment; then source
     memories, PAGE at a time.
@@ -57,7 +62,7 @@ def list_resources(memory, cursor: str | None) -> tuple[list[Resource], str | No
     offset = _offset(cursor)
     page: list[Resource] = []
     if offset == 0:
-        if memory.store.dialect == "sqlite":  # a PostgreSQL store has no SQLite schema text to read (schema_text)
+        if _has_schema_text(memory):
             page.append(_schema_resource())
         # Segments are read through memory_read like everything else (reading one is export_program's check).
         for segment in memory.list_memories()["memories"] if memory.context.can(READ) else []:
@@ -102,7 +107,7 @@ def read_resource(memory, uri: str) -> tuple[str, str]:
 def schema_text(memory) -> str:
     """The live schema, as SQLite keeps it (what `sqlite3 memory.db .schema` prints). On PostgreSQL the schema
     is migrations/postgresql/ (psql's \\d shows it): this SQLite text is refused with a typed error."""
-    if memory.store.dialect != "sqlite":
+    if not _has_schema_text(memory):
         from .errors import SQLiteOnly
         raise SQLiteOnly("the schema resource shows SQLite's schema text; on PostgreSQL read the database with "
                          "psql (\\d) or migrations/postgresql/")
