@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
-from .registry import Annotations, ToolResult, tool
-from .schemas import STRING, obj, out
+from typing import Annotated
+
+from pydantic import Field
+
+from ..api import Memory
+from .models import ToolInput, ToolOutput
+from .registry import Annotations, Reply, tool
+
+
+class EchoInput(ToolInput):
+    message: Annotated[str, Field(max_length=65536, description="The message to echo")]
+
+
+class EchoOutput(ToolOutput):
+    message: str
 
 
 @tool(
@@ -11,11 +24,8 @@ from .schemas import STRING, obj, out
     title="Echo",
     group="admin",
     description="Echoes back a message string. Useful for testing server connectivity and tool invocation.",
-    input_schema=obj({"message": {"type": "string", "maxLength": 65536, "description": "The message to echo"}},
-                     ["message"]),
-    output_schema=out({"message": STRING}),
     capability=None,
     annotations=Annotations(read_only=True),
 )
-def echo(api, message: str) -> ToolResult:
-    return ToolResult(message, {"message": message})
+def echo(api: Memory, args: EchoInput) -> Reply[EchoOutput]:
+    return Reply(args.message, EchoOutput(message=args.message))

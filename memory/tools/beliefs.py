@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
-from ..sources.context import READ, WRITE_KNOWLEDGE
-from .registry import Annotations, ToolResult, tool
-from .schemas import name_arg, BOOLEAN, STRING, STRINGS, compact_json, memory_arg, obj, out, text
+from typing import Annotated, Any, Literal
 
-RETRACTION = {"memory": STRING, "assumptions": STRINGS, "removed": STRINGS, "kept": STRINGS}
+from pydantic import Field
+
+from ..api import Memory
+from ..sources.context import READ, WRITE_KNOWLEDGE
+from .models import SegmentInput, Segment, Strings, ToolInput, ToolOutput, name_field, text_field
+from .registry import Annotations, Reply, tool
+from .json_text import compact_json
+
+
+class AssumeInput(ToolInput):
+    fact: Annotated[str, text_field('A fact to assume (e.g. "available(server_a)")')]
+    assumption: Annotated[str, name_field('The assumption justifying this fact (e.g. "infra_healthy")')]
+    memory: Segment | None = None
+
+
+class AssumeOutput(ToolOutput):
+    fact: str
+    assumption: str
+    memory: str
+    created: bool
+    added: bool
 
 
 @tool(
@@ -18,18 +36,27 @@ RETRACTION = {"memory": STRING, "assumptions": STRINGS, "removed": STRINGS, "kep
         "same fact under the same assumption again changes nothing. Retracting the assumption later removes "
         "the facts it alone supported."
     ),
-    input_schema=obj({
-        "fact": text('A fact to assume (e.g. "available(server_a)")'),
-        "assumption": name_arg('The assumption justifying this fact (e.g. "infra_healthy")'),
-        "memory": memory_arg(),
-    }, ["fact", "assumption"]),
-    output_schema=out({"fact": STRING, "assumption": STRING, "memory": STRING, "created": BOOLEAN, "added": BOOLEAN}),
     capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
-def assume_fact(api, fact: str, assumption: str, **kw) -> ToolResult:
-    result = api.assume_fact(fact, assumption, kw.get("memory"))
-    return ToolResult(f"Assumed: {fact.strip()} under assumption '{result['assumption']}'", result)
+def assume_fact(api: Memory, args: AssumeInput) -> Reply[AssumeOutput]:
+    result = AssumeOutput.model_validate(api.assume_fact(args.fact, args.assumption, args.memory))
+    return Reply(f"Assumed: {args.fact.strip()} under assumption '{result.assumption}'", result)
+
+
+class BeliefInput(ToolInput):
+    fact: Annotated[str, text_field('The fact to check (e.g. "available(server_a)")')]
+    memory: Segment | None = None
+
+
+class BeliefOutput(ToolOutput):
+    status: Literal["in", "out"]
+    justifications: Strings
+    source: str
+    fact: str
+    memory: str
+    supports: Strings
+    derived: bool
 
 
 @tool(
@@ -41,17 +68,25 @@ def assume_fact(api, fact: str, assumption: str, **kw) -> ToolResult:
         "derived conclusions too: they are in when provable, and their justifications are the assumptions "
         "at the leaves of the proof. source says why: interactive (asserted), assumption, derived, ..."
     ),
-    input_schema=obj({"fact": text('The fact to check (e.g. "available(server_a)")'), "memory": memory_arg()},
-                     ["fact"]),
-    output_schema=out({"status": {"enum": ["in", "out"]}, "justifications": STRINGS, "source": STRING,
-                       "fact": STRING, "memory": STRING, "supports": STRINGS, "derived": BOOLEAN}),
     capability=READ,
     annotations=Annotations(read_only=True),
     evaluates=True,
 )
-def get_belief_status(api, fact: str, **kw) -> ToolResult:
-    result = api.get_belief_status(fact, kw.get("memory"))
-    return ToolResult(compact_json({k: result[k] for k in ("status", "justifications", "source")}), result)
+def get_belief_status(api: Memory, args: BeliefInput) -> Reply[BeliefOutput]:
+    result = BeliefOutput.model_validate(api.get_belief_status(args.fact, args.memory))
+    return Reply(compact_json({"status": result.status, "justifications": result.justifications,
+                               "source": result.source}), result)
+
+
+class AssumptionInput(ToolInput):
+    assumption: Annotated[str, name_field('The assumption to query (e.g. "infra_healthy")')]
+    memory: Segment | None = None
+
+
+class JustificationOutput(ToolOutput):
+    assumption: str
+    memory: str
+    facts: Strings
 
 
 @tool(
@@ -59,17 +94,17 @@ def get_belief_status(api, fact: str, **kw) -> ToolResult:
     title="Justification",
     group="beliefs",
     description="All facts currently supported by an assumption.",
-    input_schema=obj({
-        "assumption": name_arg('The assumption to query (e.g. "infra_healthy")'),
-        "memory": memory_arg(),
-    }, ["assumption"]),
-    output_schema=out({"assumption": STRING, "memory": STRING, "facts": STRINGS}),
     capability=READ,
     annotations=Annotations(read_only=True),
 )
-def get_justification(api, assumption: str, **kw) -> ToolResult:
-    result = api.get_justification(assumption, kw.get("memory"))
-    return ToolResult(compact_json({"facts": result["facts"]}), result)
+def get_justification(api: Memory, args: AssumptionInput) -> Reply[JustificationOutput]:
+    result = JustificationOutput.model_validate(api.get_justification(args.assumption, args.memory))
+    return Reply(compact_json({"facts": result.facts}), result)
+
+
+class AssumptionsOutput(ToolOutput):
+    assumptions: Strings
+    memory: str
 
 
 @tool(
@@ -77,18 +112,28 @@ def get_justification(api, assumption: str, **kw) -> ToolResult:
     title="List assumptions",
     group="beliefs",
     description="The assumptions that currently support at least one fact, each once, oldest first.",
-    input_schema=obj({"memory": memory_arg()}),
-    output_schema=out({"assumptions": STRINGS, "memory": STRING}),
     capability=READ,
     annotations=Annotations(read_only=True),
 )
-def list_assumptions(api, **kw) -> ToolResult:
-    result = api.list_assumptions(kw.get("memory"))
-    return ToolResult(compact_json({"assumptions": result["assumptions"]}), result)
+def list_assumptions(api: Memory, args: SegmentInput) -> Reply[AssumptionsOutput]:
+    result = AssumptionsOutput.model_validate(api.list_assumptions(args.memory))
+    return Reply(compact_json({"assumptions": result.assumptions}), result)
 
 
-def _retraction(result) -> dict:
+class RetractionOutput(ToolOutput):
+    memory: str
+    assumptions: Strings
+    removed: Strings
+    kept: Strings
+
+
+def _retraction(result: Any) -> dict[str, Any]:
     return {"memory": result.memory, "assumptions": result.assumptions, "removed": result.removed, "kept": result.kept}
+
+
+class RetractInput(ToolInput):
+    assumption: Annotated[str, name_field('The assumption to retract (e.g. "infra_healthy")')]
+    memory: Segment | None = None
 
 
 @tool(
@@ -99,18 +144,27 @@ def _retraction(result) -> dict:
         "Withdraw an assumption: its supports go, every fact left without support goes (no cap), facts "
         "also asserted or assumed otherwise stay, and conclusions resting on removed facts stop holding."
     ),
-    input_schema=obj({
-        "assumption": name_arg('The assumption to retract (e.g. "infra_healthy")'),
-        "memory": memory_arg(),
-    }, ["assumption"]),
-    output_schema=out(RETRACTION),
     capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
-def retract_assumption(api, assumption: str, **kw) -> ToolResult:
-    result = api.retract_assumption(assumption, kw.get("memory"))
-    return ToolResult(f"Retracted assumption '{assumption}': {len(result.removed)} fact(s) removed",
-                      _retraction(result))
+def retract_assumption(api: Memory, args: RetractInput) -> Reply[RetractionOutput]:
+    result = api.retract_assumption(args.assumption, args.memory)
+    return Reply(f"Retracted assumption '{args.assumption}': {len(result.removed)} fact(s) removed",
+                 RetractionOutput(**_retraction(result)))
+
+
+class RetractPatternInput(ToolInput):
+    pattern: Annotated[str, Field(min_length=1, max_length=128, pattern="^[a-z*?][A-Za-z0-9_*?]*$",
+                                  description='A glob over assumption names (e.g. "infra_*")')]
+    memory: Segment | None = None
+
+
+class RetractPatternOutput(ToolOutput):
+    pattern: str
+    memory: str
+    assumptions: Strings
+    removed: Strings
+    kept: Strings
 
 
 @tool(
@@ -118,16 +172,10 @@ def retract_assumption(api, assumption: str, **kw) -> ToolResult:
     title="Retract assumptions by pattern",
     group="beliefs",
     description="Retract every assumption whose name matches a glob (* any run, ? one character), as retract_assumption.",
-    input_schema=obj({
-        "pattern": {"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[a-z*?][A-Za-z0-9_*?]*$",
-                    "description": 'A glob over assumption names (e.g. "infra_*")'},
-        "memory": memory_arg(),
-    }, ["pattern"]),
-    output_schema=out({"pattern": STRING, **RETRACTION}),
     capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
-def retract_assumptions(api, pattern: str, **kw) -> ToolResult:
-    result = api.retract_assumptions(pattern, kw.get("memory"))
-    return ToolResult(f"Retracted pattern '{pattern}': {len(result.assumptions)} assumption(s) removed",
-                      {"pattern": pattern, **_retraction(result)})
+def retract_assumptions(api: Memory, args: RetractPatternInput) -> Reply[RetractPatternOutput]:
+    result = api.retract_assumptions(args.pattern, args.memory)
+    return Reply(f"Retracted pattern '{args.pattern}': {len(result.assumptions)} assumption(s) removed",
+                 RetractPatternOutput(pattern=args.pattern, **_retraction(result)))

@@ -2,22 +2,51 @@
 
 from __future__ import annotations
 
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ..api import Memory
+from ..evidence.limits import MAX_ANSWER_CHARS, MAX_QUERY_CHARS, MAX_TOP_K, SENSITIVITY_RANGE
 from ..evidence.observations import (FIRST_SECOND, LAST_SECOND, MAX_ENTITY_CHARS, MAX_LABEL_CHARS, MAX_MEMBERS,
                                      MAX_RETRACT, TAG)
-from ..evidence.limits import MAX_ANSWER_CHARS, MAX_QUERY_CHARS, MAX_TOP_K, SENSITIVITY_RANGE
 from ..sources.context import READ, WRITE_OBSERVATIONS
-from .registry import Annotations, ToolResult, tool
-from .schemas import BOOLEAN, INTEGER, ROWS, STRING, STRINGS, compact_json, integer, memory_arg, name_arg, obj, out, text
+from .models import Rows, Segment, Strings, ToolInput, ToolOutput, about, int_field, name_field, text_field
+from .registry import Annotations, Reply, tool
+from .json_text import compact_json
 
-QUERY = {"type": "string", "maxLength": MAX_QUERY_CHARS,
-         "description": "Natural-language query: entities (type:id or known names) and a time window are parsed out"}
-NOW = {"type": "integer", "minimum": FIRST_SECOND, "maximum": LAST_SECOND,
-       "description": "Epoch seconds that relative times ('last 3 days') count from (default: now)"}
-NUMBER = {"type": "number"}
+Query = Annotated[str, Field(max_length=MAX_QUERY_CHARS, description=(
+    "Natural-language query: entities (type:id or known names) and a time window are parsed out"))]
+Now = Annotated[int, Field(ge=FIRST_SECOND, le=LAST_SECOND, description=(
+    "Epoch seconds that relative times ('last 3 days') count from (default: now)"))]
 
 
-def _top_k(default: int) -> dict:
-    return integer(f"How many observations to consider (default {default})", 1, MAX_TOP_K)
+def _top_k(default: int) -> Any:
+    return int_field(f"How many observations to consider (default {default})", 1, MAX_TOP_K)
+
+
+class RememberInput(ToolInput):
+    members: Annotated[list[Annotated[str, Field(min_length=1, max_length=MAX_ENTITY_CHARS)]], Field(
+        min_length=1, max_length=MAX_MEMBERS, description='Entity names to link, e.g. ["account:admin", "host:db01"]')]
+    event_ts: Annotated[int, Field(ge=FIRST_SECOND, le=LAST_SECOND,
+                                   description="Epoch seconds of the event (default now)")] | None = None
+    weight: Annotated[float, Field(gt=0, le=1, description="Strength of the observation in (0, 1] "
+                                                           "(default 1.0)")] | None = None
+    formation: Annotated[str, Field(max_length=MAX_LABEL_CHARS, description="Your label for it")] | None = None
+
+
+class RememberOutput(ToolOutput):
+    stored: bool
+    table: str
+    id: int
+    hedge_tag: str
+    event_ts: int
+    formation: str
+    structural_formation: str
+    weight: float
+    members: Strings
+    member_ids: list[int]
+    source: str
 
 
 @tool(
@@ -31,26 +60,25 @@ def _top_k(default: int) -> dict:
         "observations as hedge(E, Formation, Ts, Weight), member(E, Entity) and entity_type(Entity, Type); "
         "the citation tag of the stored edge is HEDGE-<id>."
     ),
-    input_schema=obj({
-        "members": {"type": "array", "minItems": 1, "maxItems": MAX_MEMBERS,
-                    "items": {"type": "string", "minLength": 1, "maxLength": MAX_ENTITY_CHARS},
-                    "description": "Entity names to link, e.g. [\"account:admin\", \"host:db01\"]"},
-        "event_ts": {"type": "integer", "minimum": FIRST_SECOND, "maximum": LAST_SECOND,
-                     "description": "Epoch seconds of the event (default now)"},
-        "weight": {"type": "number", "exclusiveMinimum": 0, "maximum": 1,
-                   "description": "Strength of the observation in (0, 1] (default 1.0)"},
-        "formation": {"type": "string", "maxLength": MAX_LABEL_CHARS, "description": "Your label for it"},
-    }, ["members"]),
-    output_schema=out({"stored": BOOLEAN, "table": STRING, "id": INTEGER, "hedge_tag": STRING, "event_ts": INTEGER,
-                       "formation": STRING, "structural_formation": STRING, "weight": NUMBER, "members": STRINGS,
-                       "member_ids": {"type": "array", "items": INTEGER}, "source": STRING}),
     capability=WRITE_OBSERVATIONS,
     annotations=Annotations(read_only=False, destructive=False, idempotent=False),
 )
-def remember(api, members: list, **kw) -> ToolResult:
-    stored = api.remember(members, kw.get("event_ts"), kw.get("weight", 1.0), kw.get("formation", ""))
-    return ToolResult(f"Stored observation {stored['hedge_tag']} ({stored['structural_formation']}) at "
-                      f"{stored['event_ts']}: {', '.join(stored['members'])}", stored)
+def remember(api: Memory, args: RememberInput) -> Reply[RememberOutput]:
+    weight = 1.0 if args.weight is None else args.weight
+    stored = RememberOutput.model_validate(api.remember(args.members, args.event_ts, weight, args.formation or ""))
+    return Reply(f"Stored observation {stored.hedge_tag} ({stored.structural_formation}) at "
+                 f"{stored.event_ts}: {', '.join(stored.members)}", stored)
+
+
+class ForgetInput(ToolInput):
+    hedge_tags: Annotated[list[Annotated[str, Field(pattern=TAG.pattern)]], Field(
+        min_length=1, max_length=MAX_RETRACT, description="Tags like HEDGE-12")]
+    reason: Annotated[str, text_field("Why (kept with the observation)", 4096)] | None = None
+
+
+class ForgetOutput(ToolOutput):
+    retracted: Strings
+    already_retracted: Strings
 
 
 @tool(
@@ -62,19 +90,35 @@ def remember(api, members: list, **kw) -> ToolResult:
         "in the hash chain, but recall, reason, prove, verify and detect no longer use them, so conclusions "
         "resting on them go. All or nothing; retracting one twice changes nothing."
     ),
-    input_schema=obj({
-        "hedge_tags": {"type": "array", "minItems": 1, "maxItems": MAX_RETRACT,
-                       "items": {"type": "string", "pattern": TAG.pattern}, "description": "Tags like HEDGE-12"},
-        "reason": text("Why (kept with the observation)", 4096),
-    }, ["hedge_tags"]),
-    output_schema=out({"retracted": STRINGS, "already_retracted": STRINGS}),
     capability=WRITE_OBSERVATIONS,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
-def forget_observation(api, hedge_tags: list, **kw) -> ToolResult:
-    result = api.forget_observation(hedge_tags, kw.get("reason"))
-    return ToolResult(f"Retracted {len(result['retracted'])} observation(s)"
-                      + (f": {', '.join(result['retracted'])}" if result["retracted"] else ""), result)
+def forget_observation(api: Memory, args: ForgetInput) -> Reply[ForgetOutput]:
+    result = ForgetOutput.model_validate(api.forget_observation(args.hedge_tags, args.reason))
+    return Reply(f"Retracted {len(result.retracted)} observation(s)"
+                 + (f": {', '.join(result.retracted)}" if result.retracted else ""), result)
+
+
+class RecallInput(ToolInput):
+    query: Query | None = None
+    top_k: Annotated[int, _top_k(20)] | None = None
+    now: Now | None = None
+
+
+class Parsed(BaseModel):
+    entities: Strings
+    unknown_entities: Strings
+    types: Strings
+    unparsed: Strings
+
+
+class RecallOutput(ToolOutput):
+    query: str
+    now: int
+    parsed: Parsed
+    count: int
+    edges: Rows
+    abstained: bool
 
 
 @tool(
@@ -90,21 +134,32 @@ def forget_observation(api, hedge_tags: list, **kw) -> ToolResult:
         "an error. Returns what was parsed (parsed.unparsed: the words that had no effect) and each edge with "
         "its stable hedge_tag."
     ),
-    input_schema=obj({"query": QUERY, "top_k": _top_k(20), "now": NOW}),
-    output_schema=out({"query": STRING, "now": INTEGER, "parsed": {"type": "object", "properties": {
-        "entities": STRINGS, "unknown_entities": STRINGS, "types": STRINGS, "unparsed": STRINGS},
-        "required": ["entities", "unknown_entities", "types", "unparsed"]}, "count": INTEGER,
-                       "edges": ROWS, "abstained": BOOLEAN}),
     capability=READ,
     annotations=Annotations(read_only=True),
 )
-def recall(api, **kw) -> ToolResult:
-    found = api.recall(kw.get("query", ""), kw.get("top_k"), kw.get("now"))
-    if not found["edges"]:
-        return ToolResult(f"No observations recalled ({found['reason']})", found)
+def recall(api: Memory, args: RecallInput) -> Reply[RecallOutput]:
+    found = api.recall(args.query or "", args.top_k, args.now)
+    result = RecallOutput.model_validate(found)
+    if not result.edges:
+        return Reply(f"No observations recalled ({found['reason']})", result)
     lines = [f"{e['hedge_tag']} {e['formation']} @{e['timestamp']} w={e['weight']:g}: {', '.join(e['members'])}"
-             for e in found["edges"]]
-    return ToolResult("\n".join(lines), found)
+             for e in result.edges]
+    return Reply("\n".join(lines), result)
+
+
+class ReasonInput(ToolInput):
+    query: Query | None = None
+    top_k: Annotated[int, _top_k(40)] | None = None
+    memory: Segment | None = None
+    now: Now | None = None
+
+
+class ReasonOutput(ToolOutput):
+    derived: Rows
+    rules_fired: Strings
+    iterations: int
+    timed_out: bool
+    edges_considered: int
 
 
 @tool(
@@ -117,17 +172,30 @@ def recall(api, **kw) -> ToolResult:
         "rule confidences and of the weights of the observations it rests on, each once; the best derivation "
         "wins) and the rule that produced it."
     ),
-    input_schema=obj({"query": QUERY, "top_k": _top_k(40), "memory": memory_arg(), "now": NOW}),
-    output_schema=out({"derived": ROWS, "rules_fired": STRINGS, "iterations": INTEGER, "timed_out": BOOLEAN,
-                       "edges_considered": INTEGER}),
     capability=READ,
     annotations=Annotations(read_only=True),
     evaluates=True,
 )
-def reason(api, **kw) -> ToolResult:
-    result = api.reason(kw.get("query", ""), kw.get("top_k"), kw.get("memory"), kw.get("now"))
-    return ToolResult(compact_json({k: result[k] for k in ("derived", "rules_fired", "iterations", "timed_out",
-                                                            "edges_considered")}), result)
+def reason(api: Memory, args: ReasonInput) -> Reply[ReasonOutput]:
+    result = ReasonOutput.model_validate(api.reason(args.query or "", args.top_k, args.memory, args.now))
+    return Reply(compact_json({"derived": result.derived, "rules_fired": result.rules_fired,
+                               "iterations": result.iterations, "timed_out": result.timed_out,
+                               "edges_considered": result.edges_considered}), result)
+
+
+class ProveInput(ToolInput):
+    query: Query | None = None
+    goal_pred: Annotated[str, name_field("Only prove conclusions of this predicate")] | None = None
+    top_k: Annotated[int, _top_k(40)] | None = None
+    memory: Segment | None = None
+    now: Now | None = None
+
+
+class ProveOutput(ToolOutput):
+    count: int
+    derived_count: int
+    edges_considered: int
+    proofs: Rows
 
 
 @tool(
@@ -140,19 +208,40 @@ def reason(api, **kw) -> ToolResult:
         "rule_tag RULE-<id> and step_tag STEP-<n>), and the edges between them. proof_id is a hash of the "
         "proof, so the same proof always has the same id."
     ),
-    input_schema=obj({"query": QUERY, "goal_pred": name_arg("Only prove conclusions of this predicate"),
-                      "top_k": _top_k(40), "memory": memory_arg(), "now": NOW}),
-    output_schema=out({"count": INTEGER, "derived_count": INTEGER, "edges_considered": INTEGER, "proofs": ROWS}),
     capability=READ,
     annotations=Annotations(read_only=True),
     evaluates=True,
 )
-def prove(api, **kw) -> ToolResult:
-    result = api.prove(kw.get("query", ""), kw.get("goal_pred"), kw.get("top_k"), kw.get("memory"), kw.get("now"))
+def prove(api: Memory, args: ProveInput) -> Reply[ProveOutput]:
+    result = ProveOutput.model_validate(api.prove(args.query or "", args.goal_pred, args.top_k, args.memory,
+                                                  args.now))
     lines = [f"{p['proof_id']} {p['status']} {p['confidence']:g}: {p['fact']} "
              f"[{', '.join(sorted({n['hedge_tag'] for n in p['nodes'] if n['kind'] == 'evidence'}))}]"
-             for p in result["proofs"]]
-    return ToolResult("\n".join(lines) if lines else "Nothing proved", result)
+             for p in result.proofs]
+    return Reply("\n".join(lines) if lines else "Nothing proved", result)
+
+
+class VerifyInput(ToolInput):
+    answer: Annotated[str, text_field("The answer to gate", MAX_ANSWER_CHARS)]
+    query: Query | None = None
+    require_proof: Annotated[bool, about("Abstain unless something is proved")] | None = None
+    goal_pred: Annotated[str, name_field("Restrict proofs to this predicate")] | None = None
+    top_k: Annotated[int, _top_k(40)] | None = None
+    memory: Segment | None = None
+    now: Now | None = None
+
+
+class VerifyOutput(ToolOutput):
+    outcome: Literal["supported", "stripped", "abstained"]
+    abstained: bool
+    coverage: float
+    supported_count: int
+    stripped_count: int
+    stripped: Rows
+    answer: str
+    allowed_tags: Strings
+    proved: bool
+    derived_count: int
 
 
 @tool(
@@ -169,27 +258,37 @@ def prove(api, **kw) -> ToolResult:
         "stripped, abstained), coverage and each stripped sentence with its reason. require_proof abstains "
         "when nothing is proved and allows only tags from proofs."
     ),
-    input_schema=obj({
-        "answer": text("The answer to gate", MAX_ANSWER_CHARS),
-        "query": QUERY,
-        "require_proof": {"type": "boolean", "description": "Abstain unless something is proved"},
-        "goal_pred": name_arg("Restrict proofs to this predicate"),
-        "top_k": _top_k(40),
-        "memory": memory_arg(),
-        "now": NOW,
-    }, ["answer"]),
-    output_schema=out({"outcome": {"type": "string", "enum": ["supported", "stripped", "abstained"]},
-                       "abstained": BOOLEAN, "coverage": NUMBER, "supported_count": INTEGER,
-                       "stripped_count": INTEGER, "stripped": ROWS, "answer": STRING, "allowed_tags": STRINGS,
-                       "proved": BOOLEAN, "derived_count": INTEGER}),
     capability=READ,
     annotations=Annotations(read_only=True),
     evaluates=True,
 )
-def verify(api, answer: str, **kw) -> ToolResult:
-    result = api.verify(answer, kw.get("query", ""), kw.get("require_proof", False), kw.get("goal_pred"),
-                        kw.get("top_k"), kw.get("memory"), kw.get("now"))
-    return ToolResult(result["answer"], result)
+def verify(api: Memory, args: VerifyInput) -> Reply[VerifyOutput]:
+    result = VerifyOutput.model_validate(api.verify(args.answer, args.query or "", bool(args.require_proof),
+                                                    args.goal_pred, args.top_k, args.memory, args.now))
+    return Reply(result.answer, result)
+
+
+class DetectInput(ToolInput):
+    full_scan: Annotated[bool, about("Also run the heavier detectors")] | None = None
+    window: Annotated[str, Field(min_length=1, max_length=256, description=(
+        "Only observations in this time window, e.g. 'last 7 days', 'between 2026-05-01 and 2026-05-08' "
+        "(default: all)"))] | None = None
+    sensitivity: Annotated[float, Field(ge=SENSITIVITY_RANGE[0], le=SENSITIVITY_RANGE[1], description=(
+        "Divides the z thresholds and required excesses (default 1)"))] | None = None
+    now: Now | None = None
+
+
+class DetectSummary(BaseModel):
+    risk_score: float
+    findings: int
+    edges_scanned: int
+    sensitivity: float
+    window: Annotated[dict[str, Any], about("The window scanned, when one was given")] | None = None
+
+
+class DetectOutput(ToolOutput):
+    findings: Rows
+    summary: DetectSummary
 
 
 @tool(
@@ -204,24 +303,12 @@ def verify(api, answer: str, **kw) -> ToolResult:
         "(above 1 finds more). Each finding names its pattern, score, nodes and the hedge_tags behind it; "
         "summary.risk_score = 1 − Π(1 − weight·score) over the findings."
     ),
-    input_schema=obj({"full_scan": {"type": "boolean", "description": "Also run the heavier detectors"},
-                      "window": {"type": "string", "minLength": 1, "maxLength": 256,
-                                 "description": "Only observations in this time window, e.g. 'last 7 days', "
-                                                "'between 2026-05-01 and 2026-05-08' (default: all)"},
-                      "sensitivity": {"type": "number", "minimum": SENSITIVITY_RANGE[0],
-                                      "maximum": SENSITIVITY_RANGE[1],
-                                      "description": "Divides the z thresholds and required excesses (default 1)"},
-                      "now": NOW}),
-    output_schema=out({"findings": ROWS, "summary": {"type": "object", "properties": {
-        "risk_score": NUMBER, "findings": INTEGER, "edges_scanned": INTEGER, "sensitivity": NUMBER,
-        "window": {"type": "object", "description": "The window scanned, when one was given"}},
-        "required": ["risk_score", "findings", "edges_scanned", "sensitivity"]}}),
     capability=READ,
     annotations=Annotations(read_only=True),
 )
-def detect(api, **kw) -> ToolResult:
-    result = api.detect(kw.get("full_scan", False), kw.get("window"), kw.get("sensitivity"), kw.get("now"))
+def detect(api: Memory, args: DetectInput) -> Reply[DetectOutput]:
+    result = DetectOutput.model_validate(api.detect(bool(args.full_scan), args.window, args.sensitivity, args.now))
     lines = [f"{f['pattern']} {f['score']:g}: {', '.join(f['nodes']) or '(all)'} [{', '.join(f['hedge_tags'][:5])}"
-             f"{', …' if f['edge_count'] > 5 else ''}]" for f in result["findings"]]
-    lines.append(f"risk_score {result['summary']['risk_score']:g} ({len(result['findings'])} finding(s))")
-    return ToolResult("\n".join(lines), result)
+             f"{', …' if f['edge_count'] > 5 else ''}]" for f in result.findings]
+    lines.append(f"risk_score {result.summary.risk_score:g} ({len(result.findings)} finding(s))")
+    return Reply("\n".join(lines), result)

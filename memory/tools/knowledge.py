@@ -2,18 +2,46 @@
 
 from __future__ import annotations
 
-from ..sources.context import ADMIN, READ, WRITE_KNOWLEDGE
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field
+
+from ..api import Memory
 from ..datalog.proofs import flatten_tree, map_tree
-from .registry import Annotations, ToolResult, tool
-from .schemas import compact_json, name_arg, BOOLEAN, INTEGER, OBJECT, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
+from ..sources.context import ADMIN, READ, WRITE_KNOWLEDGE
+from .models import SegmentInput, Rows, Segment, Strings, ToolInput, ToolOutput, about, int_field, name_field, shaped, text_field
+from .registry import Annotations, Reply, tool
+from .json_text import compact_json
 
 MAX_LIMIT = 10_000
 MAX_OFFSET = 2 ** 62  # SQLite integers are 64-bit
 DEFAULT_QUERY_LIMIT = 1_000  # bounded by default; total and truncated say what was left out
-# One node of explain_why's flat proof_nodes list.
-PROOF_NODE = {"type": "object", "required": ["goal", "rule_applied", "kind", "children"], "properties": {
-    "goal": STRING, "rule_applied": STRING, "kind": STRING, "children": {"type": "array", "items": INTEGER},
-    "supports": STRINGS, "truncated": BOOLEAN, "rule_id": INTEGER, "memory": STRING, "memories": ROWS}}
+
+
+class ProofNode(BaseModel):
+    """One node of explain_why's flat proof_nodes list."""
+
+    goal: str
+    rule_applied: str
+    kind: str
+    children: list[int]
+    supports: Strings | None = None
+    truncated: bool | None = None
+    rule_id: int | None = None
+    memory: str | None = None
+    memories: Rows | None = None
+
+
+class FactInput(ToolInput):
+    fact: Annotated[str, text_field('A Prolog fact to assert (e.g. "human(socrates)")')]
+    memory: Segment | None = None
+
+
+class RememberFactOutput(ToolOutput):
+    fact: str
+    memory: str
+    created: bool
+    supports: Strings
 
 
 @tool(
@@ -24,17 +52,32 @@ PROOF_NODE = {"type": "object", "required": ["goal", "rule_applied", "kind", "ch
         "Assert a ground Prolog fact, e.g. human(socrates). Facts are stored durably; remembering a fact "
         "that is already believed changes nothing but adds the 'asserted' support if it was missing."
     ),
-    input_schema=obj({"fact": text('A Prolog fact to assert (e.g. "human(socrates)")'), "memory": memory_arg()},
-                     ["fact"]),
-    output_schema=out({"fact": STRING, "memory": STRING, "created": BOOLEAN, "supports": STRINGS}),
     capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
-def remember_fact(api, fact: str, **kw) -> ToolResult:
-    change = api.remember_fact(fact, kw.get("memory"))
-    return ToolResult(f"Asserted: {fact.strip()}", {
-        "fact": change.fact, "memory": change.memory, "created": change.created, "supports": change.supports,
-    })
+def remember_fact(api: Memory, args: FactInput) -> Reply[RememberFactOutput]:
+    change = api.remember_fact(args.fact, args.memory)
+    return Reply(f"Asserted: {args.fact.strip()}", RememberFactOutput(
+        fact=change.fact, memory=change.memory, created=change.created, supports=change.supports))
+
+
+class DefineRuleInput(ToolInput):
+    head: Annotated[str, text_field('The rule head (e.g. "mortal(X)")')]
+    body: Annotated[str, text_field('The rule body (e.g. "human(X)")')]
+    memory: Segment | None = None
+    name: Annotated[str, name_field("Optional rule id, unique in the segment (reason reports rule:<name>)")] | None = None
+    confidence: Annotated[float, Field(gt=0, le=1, description="Confidence in (0, 1] that reason multiplies in "
+                                                                "(default 1)")] | None = None
+
+
+class DefineRuleOutput(ToolOutput):
+    rule: str
+    memory: str
+    created: bool
+    rule_id: int
+    name: str | None = None
+    confidence: float
+    warnings: Strings | None = None
 
 
 @tool(
@@ -46,26 +89,26 @@ def remember_fact(api, fact: str, **kw) -> ToolResult:
         "checked before anything is stored: every head variable must be bound by a positive body literal, "
         "and negation or aggregation may not go through recursion."
     ),
-    input_schema=obj({
-        "head": text('The rule head (e.g. "mortal(X)")'),
-        "body": text('The rule body (e.g. "human(X)")'),
-        "memory": memory_arg(),
-        "name": name_arg("Optional rule id, unique in the segment (reason reports rule:<name>)"),
-        "confidence": {"type": "number", "exclusiveMinimum": 0, "maximum": 1,
-                       "description": "Confidence in (0, 1] that reason multiplies in (default 1)"},
-    }, ["head", "body"]),
-    output_schema=out({"rule": STRING, "memory": STRING, "created": BOOLEAN, "rule_id": INTEGER,
-                       "name": STRING, "confidence": {"type": "number"}, "warnings": STRINGS},
-                      optional=("name", "warnings")),
     capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
-def define_rule(api, head: str, body: str, **kw) -> ToolResult:
-    change = api.define_rule(head, body, kw.get("memory"), kw.get("name"), kw.get("confidence"))
-    return ToolResult(f"Asserted rule: {head.strip()} :- {body.strip()}", {
-        "rule": change.rule, "memory": change.memory, "created": change.created, "rule_id": change.rule_id,
-        "name": change.name, "confidence": change.confidence, "warnings": change.warnings or None,
-    })
+def define_rule(api: Memory, args: DefineRuleInput) -> Reply[DefineRuleOutput]:
+    change = api.define_rule(args.head, args.body, args.memory, args.name, args.confidence)
+    return Reply(f"Asserted rule: {args.head.strip()} :- {args.body.strip()}", DefineRuleOutput(
+        rule=change.rule, memory=change.memory, created=change.created, rule_id=change.rule_id,
+        name=change.name, confidence=change.confidence, warnings=change.warnings or None))
+
+
+class ForgetFactInput(ToolInput):
+    fact: Annotated[str, text_field('The fact to forget (e.g. "human(socrates)")')]
+    memory: Segment | None = None
+
+
+class ForgetFactOutput(ToolOutput):
+    fact: str
+    memory: str
+    removed: bool
+    remaining_supports: Strings
 
 
 @tool(
@@ -76,21 +119,36 @@ def define_rule(api, head: str, body: str, **kw) -> ToolResult:
         "Remove the 'asserted' support of a fact. The fact goes when no support is left; a fact also "
         "supported by an assumption or a source memory stays believed, and the result says why."
     ),
-    input_schema=obj({"fact": text('The fact to forget (e.g. "human(socrates)")'), "memory": memory_arg()}, ["fact"]),
-    output_schema=out({"fact": STRING, "memory": STRING, "removed": BOOLEAN, "remaining_supports": STRINGS}),
     capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
-def forget_fact(api, fact: str, **kw) -> ToolResult:
-    change = api.forget_fact(fact, kw.get("memory"))
-    message = f"Retracted: {fact.strip()}"
+def forget_fact(api: Memory, args: ForgetFactInput) -> Reply[ForgetFactOutput]:
+    change = api.forget_fact(args.fact, args.memory)
+    message = f"Retracted: {args.fact.strip()}"
     if not change.removed:
         message += f" (still believed: supported by {', '.join(change.supports)})"
-    return ToolResult(message, {
-        "fact": change.fact, "memory": change.memory, "removed": change.removed, "remaining_supports": change.supports,
-    })
+    return Reply(message, ForgetFactOutput(fact=change.fact, memory=change.memory, removed=change.removed,
+                                           remaining_supports=change.supports))
 
 
+class QueryInput(ToolInput):
+    goal: Annotated[str, text_field('A goal to query (e.g. "fruit(X)", "parent(john, Y)")')]
+    memory: Segment | None = None
+    limit: Annotated[int, int_field(f"Maximum number of solutions to return (default {DEFAULT_QUERY_LIMIT})", 0, MAX_LIMIT)] | None = None
+    offset: Annotated[int, int_field("Solutions to skip, for paging (default 0)", 0, MAX_OFFSET)] | None = None
+
+
+class QueryOutput(ToolOutput):
+    goal: str
+    memory: str
+    variables: Strings
+    bindings: Rows
+    values: Rows
+    total: int
+    truncated: bool
+    limit: int | None = None
+    offset: int
+    warnings: Strings | None = None
 
 
 @tool(
@@ -104,32 +162,39 @@ def forget_fact(api, fact: str, **kw) -> ToolResult:
         f"(default {DEFAULT_QUERY_LIMIT}) are returned; use limit/offset to page: the structured result "
         "always says the total and whether the page was cut."
     ),
-    input_schema=obj({
-        "goal": text('A goal to query (e.g. "fruit(X)", "parent(john, Y)")'),
-        "memory": memory_arg(),
-        "limit": integer(f"Maximum number of solutions to return (default {DEFAULT_QUERY_LIMIT})", 0, MAX_LIMIT),
-        "offset": integer("Solutions to skip, for paging (default 0)", 0, MAX_OFFSET),
-    }, ["goal"]),
-    output_schema=out({
-        "goal": STRING, "memory": STRING, "variables": STRINGS, "bindings": ROWS, "values": ROWS,
-        "total": INTEGER, "truncated": BOOLEAN, "limit": INTEGER, "offset": INTEGER, "warnings": STRINGS,
-    }, optional=("limit", "warnings")),
     capability=READ,
     annotations=Annotations(read_only=True),
     evaluates=True,
 )
-def query_logic(api, goal: str, **kw) -> ToolResult:
-    result = api.query_logic(goal, kw.get("memory"), kw.get("limit", DEFAULT_QUERY_LIMIT), kw.get("offset", 0))
+def query_logic(api: Memory, args: QueryInput) -> Reply[QueryOutput]:
+    limit = DEFAULT_QUERY_LIMIT if args.limit is None else args.limit
+    result = api.query_logic(args.goal, args.memory, limit, args.offset or 0)
     text_rows = [
         {name: (value if isinstance(value, (int, float)) and not isinstance(value, bool) else binding[name])
          for name, value in typed.items()}
         for binding, typed in zip(result.bindings, result.values)
     ]
-    return ToolResult(compact_json(text_rows), {
-        "goal": result.goal, "memory": result.memory, "variables": result.variables, "bindings": result.bindings,
-        "values": result.values, "total": result.total, "truncated": result.truncated,
-        "limit": result.limit, "offset": result.offset, "warnings": result.warnings or None,
-    })
+    return Reply(compact_json(text_rows), QueryOutput(
+        goal=result.goal, memory=result.memory, variables=result.variables, bindings=result.bindings,
+        values=result.values, total=result.total, truncated=result.truncated, limit=result.limit,
+        offset=result.offset, warnings=result.warnings or None))
+
+
+class ExplainInput(ToolInput):
+    fact: Annotated[str, text_field('The Prolog term to explain (e.g. "risky(deploy_v3)")')]
+    max_depth: Annotated[int, int_field("Optional maximum proof tree depth (truncates deeper levels)", 1, 100_000)] | None = None
+    memory: Segment | None = None
+    record_proof: Annotated[bool, about("Also write the proof to the derived and proof_edges tables for sqlite3 "
+                                        "readers (default: false)")] | None = None
+
+
+class ExplainOutput(ToolOutput):
+    fact: str
+    memory: str
+    proven: bool
+    proof_nodes: list[Annotated[dict[str, Any], shaped(ProofNode)]] | None = None
+    warnings: Strings | None = None
+    recorded: dict[str, Any] | None = None
 
 
 @tool(
@@ -149,33 +214,22 @@ def query_logic(api, goal: str, **kw) -> ToolResult:
         "`derived` and `proof_edges` (as materialize writes them for every conclusion), and recorded says what "
         "was written; a proof cut by max_depth records only its whole sub-proofs (recorded.complete is false)."
     ),
-    input_schema=obj({
-        "fact": text('The Prolog term to explain (e.g. "risky(deploy_v3)")'),
-        "max_depth": integer("Optional maximum proof tree depth (truncates deeper levels)", 1, 100_000),
-        "memory": memory_arg(),
-        "record_proof": {"type": "boolean", "description": "Also write the proof to the derived and proof_edges "
-                                                             "tables for sqlite3 readers (default: false)"},
-    }, ["fact"]),
-    output_schema=out({"fact": STRING, "memory": STRING, "proven": BOOLEAN,
-                       "proof_nodes": {"type": "array", "items": PROOF_NODE}, "warnings": STRINGS,
-                       "recorded": OBJECT},
-                      optional=("proof_nodes", "warnings", "recorded")),
     capability=READ,
     argument_capabilities={"record_proof": {True: ADMIN}},  # recording writes, as materialize does
     # not read-only: with record_proof it writes (derived, proof_edges and an audit row); without, it reads
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
     evaluates=True,
 )
-def explain_why(api, fact: str, **kw) -> ToolResult:
-    result = api.explain_why(fact, kw.get("max_depth"), kw.get("memory"), kw.get("record_proof", False))
+def explain_why(api: Memory, args: ExplainInput) -> Reply[ExplainOutput]:
+    result = api.explain_why(args.fact, args.max_depth, args.memory, bool(args.record_proof))
     tree = None if result.detailed_tree is None else map_tree(result.detailed_tree, _text_node, lambda n: n["children"])
     text = compact_json({"fact": result.fact, "proven": result.proven, "proof_tree": tree})
     nodes = None if result.detailed_tree is None else flatten_tree(result.detailed_tree)
-    return ToolResult(text, {"fact": result.fact, "memory": result.memory, "proven": result.proven,
-                             "proof_nodes": nodes, "warnings": result.warnings or None, "recorded": result.recorded})
+    return Reply(text, ExplainOutput(fact=result.fact, memory=result.memory, proven=result.proven, proof_nodes=nodes,
+                                     warnings=result.warnings or None, recorded=result.recorded))
 
 
-def _text_node(node: dict) -> dict:
+def _text_node(node: dict[str, Any]) -> dict[str, Any]:
     """The reference's node (goal, rule_applied, children), plus the supports of a stored fact: the text is what
     most hosts show the model, so it must say what each leaf rests on."""
     out = {"goal": node["goal"], "rule_applied": node["rule_applied"], "children": []}
@@ -187,12 +241,28 @@ def _text_node(node: dict) -> dict:
 
 
 
-def _page(page) -> dict:
-    return {"items": page.items, "total": page.total, "limit": page.limit, "offset": page.offset,
-            "truncated": page.truncated}
+class PageOutput(ToolOutput):
+    items: Rows
+    total: int
+    limit: int
+    offset: int
+    truncated: bool
 
 
-PAGE_SCHEMA = {"items": ROWS, "total": INTEGER, "limit": INTEGER, "offset": INTEGER, "truncated": BOOLEAN}
+def _page(page: Any, key: str) -> Reply[PageOutput]:
+    lines = [item[key] + "." for item in page.items]
+    if page.truncated:
+        lines.append(f"% {page.total - page.offset - len(page.items)} more (total {page.total})")
+    return Reply("\n".join(lines), PageOutput(items=page.items, total=page.total, limit=page.limit,
+                                              offset=page.offset, truncated=page.truncated))
+
+
+class ListFactsInput(ToolInput):
+    memory: Segment | None = None
+    functor: Annotated[str, text_field("Only facts of this predicate name", 1024)] | None = None
+    arity: Annotated[int, int_field("Only facts of this arity (with functor)", 0, 1024)] | None = None
+    limit: Annotated[int, int_field("Page size (default 100)", 0, MAX_LIMIT)] | None = None
+    offset: Annotated[int, int_field("Facts to skip (default 0)", 0, MAX_OFFSET)] | None = None
 
 
 @tool(
@@ -200,23 +270,17 @@ PAGE_SCHEMA = {"items": ROWS, "total": INTEGER, "limit": INTEGER, "offset": INTE
     title="List facts",
     group="knowledge",
     description="List stored facts (optionally of one predicate) with their supports, sorted, with paging.",
-    input_schema=obj({
-        "memory": memory_arg(),
-        "functor": text("Only facts of this predicate name", 1024),
-        "arity": integer("Only facts of this arity (with functor)", 0, 1024),
-        "limit": integer("Page size (default 100)", 0, MAX_LIMIT),
-        "offset": integer("Facts to skip (default 0)", 0, MAX_OFFSET),
-    }),
-    output_schema=out(PAGE_SCHEMA),
     capability=READ,
     annotations=Annotations(read_only=True),
 )
-def list_facts(api, **kw) -> ToolResult:
-    page = api.list_facts(kw.get("memory"), kw.get("functor"), kw.get("arity"), kw.get("limit"), kw.get("offset", 0))
-    lines = [item["fact"] + "." for item in page.items]
-    if page.truncated:
-        lines.append(f"% {page.total - page.offset - len(page.items)} more (total {page.total})")
-    return ToolResult("\n".join(lines), _page(page))
+def list_facts(api: Memory, args: ListFactsInput) -> Reply[PageOutput]:
+    return _page(api.list_facts(args.memory, args.functor, args.arity, args.limit, args.offset or 0), "fact")
+
+
+class ListRulesInput(ToolInput):
+    memory: Segment | None = None
+    limit: Annotated[int, int_field("Page size (default 100)", 0, MAX_LIMIT)] | None = None
+    offset: Annotated[int, int_field("Rules to skip (default 0)", 0, MAX_OFFSET)] | None = None
 
 
 @tool(
@@ -224,21 +288,19 @@ def list_facts(api, **kw) -> ToolResult:
     title="List rules",
     group="knowledge",
     description="List stored rules in the order they were defined, with their ids, with paging.",
-    input_schema=obj({
-        "memory": memory_arg(),
-        "limit": integer("Page size (default 100)", 0, MAX_LIMIT),
-        "offset": integer("Rules to skip (default 0)", 0, MAX_OFFSET),
-    }),
-    output_schema=out(PAGE_SCHEMA),
     capability=READ,
     annotations=Annotations(read_only=True),
 )
-def list_rules(api, **kw) -> ToolResult:
-    page = api.list_rules(kw.get("memory"), kw.get("limit"), kw.get("offset", 0))
-    lines = [item["rule"] + "." for item in page.items]
-    if page.truncated:
-        lines.append(f"% {page.total - page.offset - len(page.items)} more (total {page.total})")
-    return ToolResult("\n".join(lines), _page(page))
+def list_rules(api: Memory, args: ListRulesInput) -> Reply[PageOutput]:
+    return _page(api.list_rules(args.memory, args.limit, args.offset or 0), "rule")
+
+
+class MaterializeOutput(ToolOutput):
+    memory: str
+    generation: int
+    tuples: int
+    seconds: float
+    proof_edges: int
 
 
 @tool(
@@ -251,32 +313,48 @@ def list_rules(api, **kw) -> ToolResult:
         "stamped with the current generation of the inputs. The view `current_derived` shows only rows that "
         "are still current; `proof_steps` shows the proof edges in words."
     ),
-    input_schema=obj({"memory": memory_arg()}),
-    output_schema=out({"memory": STRING, "generation": INTEGER, "tuples": INTEGER, "seconds": {"type": "number"},
-                       "proof_edges": INTEGER}),
     capability=ADMIN,
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
     evaluates=True,
 )
-def materialize(api, **kw) -> ToolResult:
-    result = api.materialize(kw.get("memory"))
-    return ToolResult(
+def materialize(api: Memory, args: SegmentInput) -> Reply[MaterializeOutput]:
+    result = api.materialize(args.memory)
+    return Reply(
         f"Materialized {result.tuples} conclusion(s) in memory '{result.memory}' at generation {result.generation}.",
-        {"memory": result.memory, "generation": result.generation, "tuples": result.tuples, "seconds": result.seconds,
-         "proof_edges": result.proof_edges},
-    )
+        MaterializeOutput(memory=result.memory, generation=result.generation, tuples=result.tuples,
+                          seconds=result.seconds, proof_edges=result.proof_edges))
 
 
-EDIT_SCHEMA = {"memory": STRING, "removed": STRINGS, "kept": STRINGS, "removed_count": INTEGER}
+class EditOutput(ToolOutput):
+    """What a bulk or replacing edit removed, and what stayed believed through other supports."""
+
+    memory: str
+    removed: Strings
+    kept: Strings
+    removed_count: int
 
 
-def _edit(result) -> dict:
+def _edit(result: Any) -> dict[str, Any]:
     return {"memory": result.memory, "removed": result.removed, "kept": result.kept,
             "removed_count": len(result.removed)}
 
 
-def _kept_note(result) -> str:
+def _kept_note(result: Any) -> str:
     return f"; still believed through other supports: {', '.join(result.kept)}" if result.kept else ""
+
+
+class ClearContextInput(ToolInput):
+    category: Annotated[str, text_field('A pattern to match facts for bulk deletion (e.g. "project(beta, _)", '
+                                        '"role(_, _)")')]
+    memory: Segment | None = None
+
+
+class ClearContextOutput(ToolOutput):
+    pattern: str
+    memory: str
+    removed: Strings
+    kept: Strings
+    removed_count: int
 
 
 @tool(
@@ -288,18 +366,29 @@ def _kept_note(result) -> str:
         "a repeated variable must match equal values). Succeeds when nothing matches. Like forget_fact it "
         "removes the 'asserted' support: facts also supported by an assumption or a source stay believed."
     ),
-    input_schema=obj({
-        "category": text('A pattern to match facts for bulk deletion (e.g. "project(beta, _)", "role(_, _)")'),
-        "memory": memory_arg(),
-    }, ["category"]),
-    output_schema=out({"pattern": STRING, **EDIT_SCHEMA}),
     capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
-def clear_context(api, category: str, **kw) -> ToolResult:
-    result = api.clear_context(category, kw.get("memory"))
-    text = f"Cleared all facts matching: {category.strip()} ({len(result.removed)} fact(s) removed{_kept_note(result)})"
-    return ToolResult(text, {"pattern": category.strip(), **_edit(result)})
+def clear_context(api: Memory, args: ClearContextInput) -> Reply[ClearContextOutput]:
+    result = api.clear_context(args.category, args.memory)
+    pattern = args.category.strip()
+    text = f"Cleared all facts matching: {pattern} ({len(result.removed)} fact(s) removed{_kept_note(result)})"
+    return Reply(text, ClearContextOutput(pattern=pattern, **_edit(result)))
+
+
+class UpdateFactInput(ToolInput):
+    old_fact: Annotated[str, text_field('The fact to replace (e.g. "server(alpha, \\"1.0\\")")')]
+    new_fact: Annotated[str, text_field('The replacement fact (e.g. "server(alpha, \\"2.0\\")")')]
+    memory: Segment | None = None
+
+
+class UpdateFactOutput(ToolOutput):
+    old_fact: str
+    new_fact: str
+    memory: str
+    removed: Strings
+    kept: Strings
+    removed_count: int
 
 
 @tool(
@@ -312,19 +401,27 @@ def clear_context(api, category: str, **kw) -> ToolResult:
         "believed and is listed under kept), then asserts the new one. Fails, changing nothing, when "
         "old_fact is not stored."
     ),
-    input_schema=obj({
-        "old_fact": text('The fact to replace (e.g. "server(alpha, \\"1.0\\")")'),
-        "new_fact": text('The replacement fact (e.g. "server(alpha, \\"2.0\\")")'),
-        "memory": memory_arg(),
-    }, ["old_fact", "new_fact"]),
-    output_schema=out({"old_fact": STRING, "new_fact": STRING, **EDIT_SCHEMA}),
     capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=False),
 )
-def update_fact(api, old_fact: str, new_fact: str, **kw) -> ToolResult:
-    result = api.update_fact(old_fact, new_fact, kw.get("memory"))
-    return ToolResult(f"Updated: {old_fact.strip()} -> {new_fact.strip()}{_kept_note(result)}",
-                      {"old_fact": old_fact.strip(), "new_fact": result.added, **_edit(result)})
+def update_fact(api: Memory, args: UpdateFactInput) -> Reply[UpdateFactOutput]:
+    result = api.update_fact(args.old_fact, args.new_fact, args.memory)
+    return Reply(f"Updated: {args.old_fact.strip()} -> {args.new_fact.strip()}{_kept_note(result)}",
+                 UpdateFactOutput(old_fact=args.old_fact.strip(), new_fact=result.added, **_edit(result)))
+
+
+class UpsertFactInput(ToolInput):
+    fact: Annotated[str, text_field('The fact to upsert (e.g. "deploy(prod, v2)")')]
+    memory: Segment | None = None
+
+
+class UpsertFactOutput(ToolOutput):
+    fact: str
+    created: bool
+    memory: str
+    removed: Strings
+    kept: Strings
+    removed_count: int
 
 
 @tool(
@@ -336,15 +433,25 @@ def update_fact(api, old_fact: str, new_fact: str, **kw) -> ToolResult:
         "(the key is read from the parsed term, so lists, strings and nested terms are handled). "
         "Use it for mutable state such as status(task1, done)."
     ),
-    input_schema=obj({"fact": text('The fact to upsert (e.g. "deploy(prod, v2)")'), "memory": memory_arg()},
-                     ["fact"]),
-    output_schema=out({"fact": STRING, "created": BOOLEAN, **EDIT_SCHEMA}),
     capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
-def upsert_fact(api, fact: str, **kw) -> ToolResult:
-    result = api.upsert_fact(fact, kw.get("memory"))
-    return ToolResult(f"Upserted: {fact.strip()}", {"fact": result.added, "created": result.created, **_edit(result)})
+def upsert_fact(api: Memory, args: UpsertFactInput) -> Reply[UpsertFactOutput]:
+    result = api.upsert_fact(args.fact, args.memory)
+    return Reply(f"Upserted: {args.fact.strip()}",
+                 UpsertFactOutput(fact=result.added, created=result.created, **_edit(result)))
+
+
+class TraceInput(ToolInput):
+    start_node: Annotated[str, text_field('The starting node (e.g. "a", "module_a")', 4096)]
+    memory: Segment | None = None
+
+
+class TraceOutput(ToolOutput):
+    start_node: str
+    memory: str
+    nodes: list[Any]
+    total: int
 
 
 @tool(
@@ -356,18 +463,27 @@ def upsert_fact(api, fact: str, **kw) -> ToolResult:
         "in standard order. Cycles are fine. Define path/2 first, for example "
         "path(X, Y) :- depends_on(X, Y). path(X, Z) :- depends_on(X, Y), path(Y, Z)."
     ),
-    input_schema=obj({
-        "start_node": text('The starting node (e.g. "a", "module_a")', 4096),
-        "memory": memory_arg(),
-    }, ["start_node"]),
-    output_schema=out({"start_node": STRING, "memory": STRING, "nodes": {"type": "array"}, "total": INTEGER}),
     capability=READ,
     annotations=Annotations(read_only=True),
     evaluates=True,
 )
-def trace_dependency(api, start_node: str, **kw) -> ToolResult:
-    result = api.trace_dependency(start_node, kw.get("memory"))
-    return ToolResult(compact_json(result["nodes"]), result)
+def trace_dependency(api: Memory, args: TraceInput) -> Reply[TraceOutput]:
+    result = api.trace_dependency(args.start_node, args.memory)
+    return Reply(compact_json(result["nodes"]), TraceOutput.model_validate(result))
+
+
+class ConsistencyInput(ToolInput):
+    scope: Annotated[str, text_field('Optional domain scope (e.g. "deployment" checks '
+                                     'integrity_violation_deployment/N)', 128)] | None = None
+    memory: Segment | None = None
+
+
+class ConsistencyOutput(ToolOutput):
+    violations: list[Any]
+    memory: str
+    checked: Strings
+    details: Rows
+    total: int
 
 
 @tool(
@@ -379,16 +495,10 @@ def trace_dependency(api, start_node: str, **kw) -> ToolResult:
         "integrity_violation_<scope>/N with scope). Arity-1 violations are reported as their value, "
         "others as the whole violation term."
     ),
-    input_schema=obj({
-        "scope": text('Optional domain scope (e.g. "deployment" checks integrity_violation_deployment/N)', 128),
-        "memory": memory_arg(),
-    }),
-    output_schema=out({"violations": {"type": "array"}, "memory": STRING, "checked": STRINGS, "details": ROWS,
-                       "total": INTEGER}),
     capability=READ,
     annotations=Annotations(read_only=True),
     evaluates=True,
 )
-def verify_consistency(api, **kw) -> ToolResult:
-    result = api.verify_consistency(kw.get("scope"), kw.get("memory"))
-    return ToolResult(compact_json({"violations": result["violations"]}), result)
+def verify_consistency(api: Memory, args: ConsistencyInput) -> Reply[ConsistencyOutput]:
+    result = api.verify_consistency(args.scope, args.memory)
+    return Reply(compact_json({"violations": result["violations"]}), ConsistencyOutput.model_validate(result))

@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import json
+from typing import Annotated, Any
 
+from pydantic import Field
+
+from ..api import Memory
 from ..sources.context import ADMIN, READ
-from .registry import Annotations, ToolResult, tool
-from .schemas import compact_json, BOOLEAN, INTEGER, ROWS, STRING, STRINGS, integer, memory_arg, obj, out, text
+from .models import Rows, SegmentInput, Strings, ToolInput, ToolOutput, about, int_field, text_field
+from .registry import Annotations, Reply, tool
+from .json_text import compact_json
 
-MEMORY_OR_ALL = {
-    "type": "string", "minLength": 1, "maxLength": 128,
-    "description": 'Memory segment to search: a named segment, "default" for the default memory, or "__all__" '
-                   'to scan every mounted memory (default: "default")',
-}
+MemoryOrAll = Annotated[str, Field(
+    min_length=1, max_length=128,
+    description='Memory segment to search: a named segment, "default" for the default memory, or "__all__" '
+                'to scan every mounted memory (default: "default")')]
+
+
+class SchemaOutput(ToolOutput):
+    memory: str
+    predicates: Rows
+    total: int
 
 
 @tool(
@@ -23,14 +33,26 @@ MEMORY_OR_ALL = {
         "List the predicates of a memory segment: name, arity, whether they are defined by facts, rules or "
         "both, and how many clauses. Structure only, no content; exact counts (no cap)."
     ),
-    input_schema=obj({"memory": memory_arg()}),
-    output_schema=out({"memory": STRING, "predicates": ROWS, "total": INTEGER}),
     capability=READ,
     annotations=Annotations(read_only=True),
 )
-def get_knowledge_schema(api, **kw) -> ToolResult:
-    result = api.get_knowledge_schema(kw.get("memory"))
-    return ToolResult(compact_json({"predicates": result["predicates"], "total": result["total"]}), result)
+def get_knowledge_schema(api: Memory, args: SegmentInput) -> Reply[SchemaOutput]:
+    result = SchemaOutput.model_validate(api.get_knowledge_schema(args.memory))
+    return Reply(compact_json({"predicates": result.predicates, "total": result.total}), result)
+
+
+class OverviewInput(ToolInput):
+    sample_size: Annotated[int, int_field("Number of sample clauses per predicate (default: 2, max: 50; values "
+                                          "outside 0..50 are clamped, as the reference does)")] | None = None
+
+
+class OverviewOutput(ToolOutput):
+    predicates: Rows
+    assumptions: dict[str, Any]
+    snapshots: dict[str, Any]
+    persistence: dict[str, Any]
+    mounts: dict[str, Any]
+    truncated: bool
 
 
 @tool(
@@ -42,15 +64,30 @@ def get_knowledge_schema(api, **kw) -> ToolResult:
         "snapshots, persistence health and mounted segments. The JSON never exceeds 64 KiB: samples are "
         "halved, then predicates dropped from the end, and truncated says so."
     ),
-    input_schema=obj({"sample_size": integer("Number of sample clauses per predicate (default: 2, max: 50; values outside 0..50 are clamped, as the reference does)")}),
-    output_schema=out({"predicates": ROWS, "assumptions": {"type": "object"}, "snapshots": {"type": "object"},
-                       "persistence": {"type": "object"}, "mounts": {"type": "object"}, "truncated": BOOLEAN}),
     capability=READ,
     annotations=Annotations(read_only=True),
 )
-def get_kb_overview(api, **kw) -> ToolResult:
-    result = api.get_kb_overview(kw.get("sample_size"))
-    return ToolResult(compact_json(result), result)
+def get_kb_overview(api: Memory, args: OverviewInput) -> Reply[OverviewOutput]:
+    result = api.get_kb_overview(args.sample_size)
+    return Reply(compact_json(result), OverviewOutput.model_validate(result))
+
+
+class ReferencesInput(ToolInput):
+    functor: Annotated[str, text_field('The predicate name to search for (e.g. "task_status")', 1024)]
+    arity: Annotated[int, int_field("The arity (optional; when omitted, matches all arities of the functor)",
+                                    0, 1024)] | None = None
+    memory: MemoryOrAll | None = None
+    include_cross_memory_refs: Annotated[bool, about("Include qualified references from other memory segments "
+                                                     "(default: true)")] | None = None
+
+
+class ReferencesOutput(ToolOutput):
+    target: str
+    memory: str
+    rules: Rows
+    direct_facts_count: int
+    facts_referenced_in_assumptions: Rows
+    cross_memory_refs: Rows
 
 
 @tool(
@@ -62,25 +99,42 @@ def get_kb_overview(api, **kw) -> ToolResult:
         "aggregates), the number of its facts, the assumptions that support its facts, and qualified "
         "seg:pred(...) references from other memory segments. Use before renaming."
     ),
-    input_schema=obj({
-        "functor": text('The predicate name to search for (e.g. "task_status")', 1024),
-        "arity": integer("The arity (optional; when omitted, matches all arities of the functor)", 0, 1024),
-        "memory": MEMORY_OR_ALL,
-        "include_cross_memory_refs": {"type": "boolean", "description":
-                                      "Include qualified references from other memory segments (default: true)"},
-    }, ["functor"]),
-    output_schema=out({"target": STRING, "memory": STRING, "rules": ROWS, "direct_facts_count": INTEGER,
-                       "facts_referenced_in_assumptions": ROWS, "cross_memory_refs": ROWS}),
     capability=READ,
     annotations=Annotations(read_only=True),
 )
-def find_predicate_references(api, functor: str, **kw) -> ToolResult:
-    result = api.find_predicate_references(functor, kw.get("arity"), kw.get("memory"),
-                                           kw.get("include_cross_memory_refs", True))
-    return ToolResult(compact_json(result), result)
+def find_predicate_references(api: Memory, args: ReferencesInput) -> Reply[ReferencesOutput]:
+    cross = True if args.include_cross_memory_refs is None else args.include_cross_memory_refs
+    result = api.find_predicate_references(args.functor, args.arity, args.memory, cross)
+    return Reply(compact_json(result), ReferencesOutput.model_validate(result))
 
 
 REPORT_KEYS = ("renamed_facts", "rewritten_rule_bodies", "affected_rule_ids", "cross_memory_impact", "is_error")
+
+
+class RenameInput(ToolInput):
+    old_functor: Annotated[str, text_field("The current predicate name (an atom)", 1024)]
+    new_functor: Annotated[str, text_field("The new predicate name (an atom not already used with the same arity)",
+                                           1024)]
+    arity: Annotated[int, int_field("The arity to rename (required when several arities exist)", 0, 1024)] | None = None
+    memory: Annotated[str, Field(min_length=1, max_length=128, description="The target memory segment (default: "
+                                 "'default'); must be writable")] | None = None
+    dry_run: Annotated[bool, about("Preview the impact without changing anything (default: false)")] | None = None
+    propagate_cross_memory_refs: Annotated[bool, about("Also rewrite seg:old(...) calls in other writable "
+                                                       "segments (default: false)")] | None = None
+
+
+class RenameOutput(ToolOutput):
+    renamed_facts: int
+    rewritten_rule_bodies: int
+    affected_rule_ids: Strings
+    cross_memory_impact: dict[str, Any]
+    is_error: bool
+    renamed_rule_heads: Strings
+    old_functor: str
+    new_functor: str
+    arity: int
+    memory: str
+    dry_run: bool
 
 
 @tool(
@@ -94,25 +148,11 @@ REPORT_KEYS = ("renamed_facts", "rewritten_rule_bodies", "affected_rule_ids", "c
         "Refuses self-renames, collisions with an existing predicate, ambiguous arity, operators and "
         "built-ins, and read-only segments. dry_run reports the same impact and writes nothing."
     ),
-    input_schema=obj({
-        "old_functor": text("The current predicate name (an atom)", 1024),
-        "new_functor": text("The new predicate name (an atom not already used with the same arity)", 1024),
-        "arity": integer("The arity to rename (required when several arities exist)", 0, 1024),
-        "memory": {"type": "string", "minLength": 1, "maxLength": 128,
-                   "description": "The target memory segment (default: 'default'); must be writable"},
-        "dry_run": {"type": "boolean", "description": "Preview the impact without changing anything (default: false)"},
-        "propagate_cross_memory_refs": {"type": "boolean", "description":
-                                        "Also rewrite seg:old(...) calls in other writable segments (default: false)"},
-    }, ["old_functor", "new_functor"]),
-    output_schema=out({
-        "renamed_facts": INTEGER, "rewritten_rule_bodies": INTEGER, "affected_rule_ids": STRINGS,
-        "cross_memory_impact": {"type": "object"}, "is_error": BOOLEAN, "renamed_rule_heads": STRINGS,
-        "old_functor": STRING, "new_functor": STRING, "arity": INTEGER, "memory": STRING, "dry_run": BOOLEAN,
-    }),
     capability=ADMIN,
     annotations=Annotations(read_only=False, destructive=True, idempotent=False),
 )
-def rename_predicate(api, old_functor: str, new_functor: str, **kw) -> ToolResult:
-    report = api.rename_predicate(old_functor, new_functor, kw.get("arity"), kw.get("memory"),
-                                  kw.get("dry_run", False), kw.get("propagate_cross_memory_refs", False))
-    return ToolResult(json.dumps({k: report[k] for k in REPORT_KEYS}, ensure_ascii=False), report)
+def rename_predicate(api: Memory, args: RenameInput) -> Reply[RenameOutput]:
+    report = api.rename_predicate(args.old_functor, args.new_functor, args.arity, args.memory,
+                                  bool(args.dry_run), bool(args.propagate_cross_memory_refs))
+    return Reply(json.dumps({k: report[k] for k in REPORT_KEYS}, ensure_ascii=False),
+                 RenameOutput.model_validate(report))

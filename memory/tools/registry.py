@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
+import typing
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 from ..errors import DatalogMemoryError, InvalidArguments
+from .models import ToolInput, ToolOutput, construct, input_schema, output_schema
 
 
 # The tool families, in the order surfaces list them (the CLI's help panels, the tool docs).
@@ -43,10 +46,22 @@ class Annotations:
 
 @dataclass
 class ToolResult:
-    """What a tool returns: the text clients show, and the structured result matching output_schema."""
+    """What a call returns to a surface: the text clients show, and the structured result matching
+    output_schema (or, for a failure, the typed error)."""
 
     text: str
     structured: dict[str, Any]
+
+
+Out = TypeVar("Out", bound=ToolOutput)
+
+
+@dataclass
+class Reply(Generic[Out]):
+    """What a handler returns: the text the model reads and the typed structured result."""
+
+    text: str
+    output: Out
 
 
 @dataclass
@@ -54,10 +69,10 @@ class Tool:
     name: str
     title: str
     description: str
-    input_schema: dict[str, Any]
-    output_schema: dict[str, Any]
+    input_model: type[ToolInput]
+    output_model: type[ToolOutput]
     annotations: Annotations
-    handler: Callable[..., ToolResult]
+    handler: Callable[[Any, Any], Reply[Any]]
     # The capability every call needs (None: none), checked before the handler runs; see memory/sources/context.py.
     capability: str | None = None
     # Further capabilities some argument values need: {argument: {value: capability}}.
@@ -68,7 +83,14 @@ class Tool:
     # Whether the handler runs the Datalog engine (query, proof, belief status, materialize, ...): the MCP server
     # runs such calls in an evaluation process (memory/workers), so no evaluation can stall or bloat it.
     evaluates: bool = False
+    # The published schemas, generated once from the models (memory/tools/models.py).
+    input_schema: dict[str, Any] = field(init=False)
+    output_schema: dict[str, Any] = field(init=False)
     _validator: Draft202012Validator | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.input_schema = input_schema(self.input_model)
+        self.output_schema = output_schema(self.output_model)
 
     @property
     def summary(self) -> str:
@@ -84,6 +106,10 @@ class Tool:
 
             self._validator = Draft202012Validator(self.input_schema)
         return self._validator
+
+    def parse_arguments(self, arguments: Any) -> ToolInput:
+        """The checked arguments as the tool's input model."""
+        return construct(self.input_model, self.check_arguments(arguments))
 
     def check_arguments(self, arguments: Any) -> dict[str, Any]:
         if arguments is None:
@@ -109,7 +135,7 @@ class Tool:
         return needed
 
 
-def _as_declared(schema: dict, value: Any) -> Any:
+def _as_declared(schema: dict[str, Any], value: Any) -> Any:
     """JSON Schema counts 2.0 as an integer; handlers get the int it stands for."""
     kinds = schema.get("type")
     if type(value) is float and (kinds == "integer" or isinstance(kinds, list) and "integer" in kinds
@@ -118,7 +144,7 @@ def _as_declared(schema: dict, value: Any) -> Any:
     return value
 
 
-def _describe(error, schema: dict) -> str:
+def _describe(error: ValidationError, schema: dict[str, Any]) -> str:
     """One schema failure, worded so the caller knows what to change."""
     where = ".".join(str(p) for p in error.path)
     message = error.message
@@ -134,26 +160,40 @@ def _describe(error, schema: dict) -> str:
 
 REGISTRY: dict[str, Tool] = {}
 
+Handler = TypeVar("Handler", bound=Callable[..., Any])
 
-def tool(name: str, *, title: str, group: str, description: str, input_schema: dict, output_schema: dict,
-         annotations: Annotations, capability: str | None,
+
+def tool(name: str, *, title: str, group: str, description: str, annotations: Annotations, capability: str | None,
          argument_capabilities: dict[str, dict[Any, str]] | None = None, capability_note: str = "",
-         evaluates: bool = False) -> Callable:
-    """Register a handler `(api: Memory, **arguments) -> ToolResult` as a tool of family `group`. `capability`
-    is required (None for a tool that touches no data), so no tool can be added without deciding who may call it.
-    `evaluates`: the handler runs the Datalog engine (a test over the registry checks that no other tool does)."""
-    def register(handler: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
+         evaluates: bool = False) -> Callable[[Handler], Handler]:
+    """Register a handler `(api: Memory, args: XInput) -> Reply[XOutput]` as a tool of family `group`: its
+    input and output models are read from the handler's annotations, and its schemas generated from them.
+    `capability` is required (None for a tool that touches no data), so no tool can be added without deciding
+    who may call it. `evaluates`: the handler runs the Datalog engine (a test over the registry checks that no
+    other tool does)."""
+    def register(handler: Handler) -> Handler:
         if name in REGISTRY:
             raise ValueError(f"tool {name} registered twice")
         if group not in GROUPS:
             raise ValueError(f"tool {name}: unknown group {group!r} (one of {', '.join(GROUPS)})")
         if not annotations.read_only and capability is None and not capability_note:
             raise ValueError(f"tool {name} writes: it must declare the capability it needs")
-        REGISTRY[name] = Tool(name, title, description, input_schema, output_schema, annotations, handler,
-                              capability, dict(argument_capabilities or {}), capability_note, group,
-                              evaluates)
+        input_model, output_model = _models_of(name, handler)
+        REGISTRY[name] = Tool(name, title, description, input_model, output_model, annotations, handler,
+                              capability, dict(argument_capabilities or {}), capability_note, group, evaluates)
         return handler
     return register
+
+
+def _models_of(name: str, handler: Callable[..., Any]) -> tuple[type[ToolInput], type[ToolOutput]]:
+    """The input and output models a handler is annotated with: `args: XInput` and `-> Reply[XOutput]`."""
+    hints = typing.get_type_hints(handler)
+    parameters = [hint for key, hint in hints.items() if key not in ("return", "api")]
+    returned = typing.get_args(hints.get("return"))
+    if (len(parameters) != 1 or not issubclass(parameters[0], ToolInput) or len(returned) != 1
+            or not issubclass(returned[0], ToolOutput)):
+        raise TypeError(f"tool {name}: the handler must be (api, args: ToolInput model) -> Reply[ToolOutput model]")
+    return parameters[0], returned[0]
 
 
 def get_tool(name: str) -> Tool:
@@ -163,19 +203,15 @@ def get_tool(name: str) -> Tool:
     return found
 
 
-def call_tool(memory, name: str, arguments: Any) -> ToolResult:
+def call_tool(memory: Any, name: str, arguments: Any) -> ToolResult:
     """Validate and run one tool call. Raises ArgumentsRejected, UnknownTool or the tool's own typed error."""
     spec = get_tool(name)
     checked = spec.check_arguments(arguments)
     # Authority is decided here, once for every tool and surface, before the handler reads or writes anything.
     for capability in spec.required_capabilities(checked):
         memory.context.require(capability, f"{spec.name}")
-    result = spec.handler(memory, **checked)
-    # An optional output property with no value is left out (output schemas declare no null types).
-    required = spec.output_schema.get("required", ())
-    for key in [k for k, v in result.structured.items() if v is None and k not in required]:
-        del result.structured[key]
-    return result
+    reply = spec.handler(memory, construct(spec.input_model, checked))
+    return ToolResult(reply.text, reply.output.to_structured())
 
 
 def error_name(code: str) -> str:

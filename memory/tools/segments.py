@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
-from ..sources.context import ADMIN, READ, WRITE_GLOBAL
-from .registry import Annotations, ToolResult, tool
-from .schemas import name_arg, BOOLEAN, ROWS, STRING, compact_json, obj, out
+from typing import Annotated, Literal
 
-SCOPE = {"type": "string", "enum": ["project", "global"]}
+from ..api import Memory
+from ..sources.context import ADMIN, READ, WRITE_GLOBAL
+from .models import Empty, Rows, ToolInput, ToolOutput, about, name_field
+from .registry import Annotations, Reply, tool
+from .json_text import compact_json
+
+Scope = Literal["project", "global"]
+
+
+class CreateInput(ToolInput):
+    name: Annotated[str, name_field("A valid atom (snake_case) naming the memory segment")]
+    scope: Annotated[Scope, about('The scope: "project" (default) or "global"')] | None = None
+
+
+class SegmentOutput(ToolOutput):
+    name: str
+    scope: str
+    mounted: bool
 
 
 @tool(
@@ -18,18 +33,26 @@ SCOPE = {"type": "string", "enum": ["project", "global"]}
         "(in the global database under $XDG_DATA_HOME/datalog-memory/, visible from every project). "
         "It is not mounted: mount it to use it."
     ),
-    input_schema=obj({
-        "name": name_arg("A valid atom (snake_case) naming the memory segment"),
-        "scope": {**SCOPE, "description": 'The scope: "project" (default) or "global"'},
-    }, ["name"]),
-    output_schema=out({"name": STRING, "scope": STRING, "mounted": BOOLEAN}),
     capability=ADMIN,
     argument_capabilities={"scope": {"global": WRITE_GLOBAL}},
     annotations=Annotations(read_only=False, destructive=False, idempotent=False),
 )
-def create_memory(api, name: str, **kw) -> ToolResult:
-    result = api.create_memory(name, kw.get("scope", "project"))
-    return ToolResult(f"Created memory '{name}' ({result['scope']} scope)", result)
+def create_memory(api: Memory, args: CreateInput) -> Reply[SegmentOutput]:
+    result = SegmentOutput.model_validate(api.create_memory(args.name, args.scope or "project"))
+    return Reply(f"Created memory '{args.name}' ({result.scope} scope)", result)
+
+
+class MountInput(ToolInput):
+    name: Annotated[str, name_field("The name of the memory segment to mount")]
+    mode: Annotated[Literal["rw", "ro"], about('Mount mode: "rw" (default) or "ro"')] | None = None
+    scope: Annotated[Scope, about("Which scope to mount from, when the name exists in both")] | None = None
+
+
+class MountOutput(ToolOutput):
+    name: str
+    scope: str
+    mode: str
+    mounted: bool
 
 
 @tool(
@@ -41,18 +64,16 @@ def create_memory(api, name: str, **kw) -> ToolResult:
         "Mounts persist for the project; mounting again with the other mode switches the mode. A read-only "
         "segment refuses every mutation; rules elsewhere may still read it as seg:pred(...)."
     ),
-    input_schema=obj({
-        "name": name_arg("The name of the memory segment to mount"),
-        "mode": {"type": "string", "enum": ["rw", "ro"], "description": 'Mount mode: "rw" (default) or "ro"'},
-        "scope": {**SCOPE, "description": "Which scope to mount from, when the name exists in both"},
-    }, ["name"]),
-    output_schema=out({"name": STRING, "scope": STRING, "mode": STRING, "mounted": BOOLEAN}),
     capability=ADMIN,
     annotations=Annotations(read_only=False, destructive=False, idempotent=False),
 )
-def mount_memory(api, name: str, **kw) -> ToolResult:
-    result = api.mount_memory(name, kw.get("mode", "rw"), kw.get("scope"))
-    return ToolResult(f"Mounted memory '{name}' ({result['mode']})", result)
+def mount_memory(api: Memory, args: MountInput) -> Reply[MountOutput]:
+    result = MountOutput.model_validate(api.mount_memory(args.name, args.mode or "rw", args.scope))
+    return Reply(f"Mounted memory '{args.name}' ({result.mode})", result)
+
+
+class UnmountInput(ToolInput):
+    name: Annotated[str, name_field("The name of the memory segment to unmount")]
 
 
 @tool(
@@ -60,14 +81,16 @@ def mount_memory(api, name: str, **kw) -> ToolResult:
     title="Unmount memory segment",
     group="segments",
     description="Unmount a segment (its data stays). The default memory cannot be unmounted.",
-    input_schema=obj({"name": name_arg("The name of the memory segment to unmount")}, ["name"]),
-    output_schema=out({"name": STRING, "scope": STRING, "mounted": BOOLEAN}),
     capability=ADMIN,
     annotations=Annotations(read_only=False, destructive=False, idempotent=False),
 )
-def unmount_memory(api, name: str) -> ToolResult:
-    result = api.unmount_memory(name)
-    return ToolResult(f"Unmounted memory '{name}'", result)
+def unmount_memory(api: Memory, args: UnmountInput) -> Reply[SegmentOutput]:
+    result = SegmentOutput.model_validate(api.unmount_memory(args.name))
+    return Reply(f"Unmounted memory '{args.name}'", result)
+
+
+class SegmentsOutput(ToolOutput):
+    memories: Rows
 
 
 @tool(
@@ -75,11 +98,9 @@ def unmount_memory(api, name: str) -> ToolResult:
     title="List memory segments",
     group="segments",
     description="Every segment, mounted or not, in both scopes: name, scope, mounted, mode (null when unmounted).",
-    input_schema=obj({}),
-    output_schema=out({"memories": ROWS}),
     capability=READ,
     annotations=Annotations(read_only=True),
 )
-def list_memories(api) -> ToolResult:
+def list_memories(api: Memory, args: Empty) -> Reply[SegmentsOutput]:
     result = api.list_memories()
-    return ToolResult(compact_json(result), result)
+    return Reply(compact_json(result), SegmentsOutput.model_validate(result))

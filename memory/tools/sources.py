@@ -5,33 +5,79 @@ environment; no argument here can change it."""
 
 from __future__ import annotations
 
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, Field, WithJsonSchema
+
+from ..api import Memory
+from ..sources.context import READ
 from ..sources.memories import ACTIONS, KINDS, MAX_IDS, MAX_KEY_CHARS, MAX_SOURCE_CHARS, RETENTION
 from ..sources.namespaces import READ_SCOPES, SCOPES
 from ..sources.projections import (MAX_ARITY, MAX_PREDICATE_CHARS, MAX_PROJECTIONS, MAX_STATEMENT_CHARS,
                                    MAX_STRING_ARGUMENT_CHARS, QUALITIES)
 from ..sources.search import MAX_LIMIT, MAX_QUERY_CHARS, MODES
-from ..sources.context import READ
-from .registry import Annotations, ToolResult, tool
-from .schemas import BOOLEAN, INTEGER, ROWS, STRING, STRINGS, integer, obj, out, text
+from .models import Rows, Strings, ToolInput, ToolOutput, about, int_field, text_field
+from .registry import Annotations, Reply, tool
 
-MEMORY_ID = {"type": "string", "minLength": 1, "maxLength": 128, "description": "A memory id (mem_…)"}
-INSTANT = {"type": "string", "minLength": 1, "maxLength": 64,
-           "description": "An ISO-8601 date or date-time (UTC when no offset is given)"}
-SCALAR = [{"type": "string", "maxLength": MAX_STRING_ARGUMENT_CHARS}, {"type": "number"}, {"type": "boolean"}]
-PROJECTION = obj({
-    "predicate": {"type": "string", "minLength": 1, "maxLength": MAX_PREDICATE_CHARS,
-                  "description": "Fact name: a lowercase letter, then letters, digits or _"},
-    "arguments": {"type": "array", "maxItems": MAX_ARITY, "items": {"anyOf": SCALAR},
-                  "description": "Scalar arguments: strings become atoms"},
-    "statement": text("The projection in plain words", MAX_STATEMENT_CHARS),
-    "quality": {"type": "string", "enum": list(QUALITIES), "description": "exact (default), lossy or context_required; the last two "
-                                                          "make recall attach the source text"},
-}, ["predicate", "arguments", "statement"])
-NAMESPACE = {"type": "object", "properties": {"type": STRING, "id": STRING}, "required": ["type"]}
-READ_SCOPE = {"type": "string", "enum": list(READ_SCOPES), "description": "Where to look: all_visible (default), current (where an "
-                                                        "auto remember writes), session, project or global"}
-SUMMARY = {"id": STRING, "namespace": NAMESPACE, "kind": STRING, "status": STRING, "current": BOOLEAN,
-           "recorded_at": STRING}
+MemoryId = Annotated[str, Field(min_length=1, max_length=128, description="A memory id (mem_…)")]
+Instant = Annotated[str, Field(min_length=1, max_length=64,
+                               description="An ISO-8601 date or date-time (UTC when no offset is given)")]
+_SCALAR_SCHEMAS = [{"type": "string", "maxLength": MAX_STRING_ARGUMENT_CHARS}, {"type": "number"},
+                   {"type": "boolean"}]
+# A projection argument: a string (an atom), a number or a boolean, kept as the JSON value it was given.
+Scalar = Annotated[Union[str, int, float, bool], WithJsonSchema({"anyOf": _SCALAR_SCHEMAS})]
+ScalarOrAny = Annotated[Union[str, int, float, bool, None], WithJsonSchema({"anyOf": [*_SCALAR_SCHEMAS,
+                                                                                     {"type": "null"}]})]
+ReadScope = Annotated[Literal[READ_SCOPES],  # type: ignore[valid-type]
+                      about("Where to look: all_visible (default), current (where an auto remember writes), "
+                            "session, project or global")]
+
+
+class Projection(ToolInput):
+    predicate: Annotated[str, Field(min_length=1, max_length=MAX_PREDICATE_CHARS,
+                                    description="Fact name: a lowercase letter, then letters, digits or _")]
+    arguments: Annotated[list[Scalar], Field(max_length=MAX_ARITY, description="Scalar arguments: strings become atoms")]
+    statement: Annotated[str, text_field("The projection in plain words", MAX_STATEMENT_CHARS)]
+    quality: Annotated[Literal[QUALITIES],  # type: ignore[valid-type]
+                       about("exact (default), lossy or context_required; the last two make recall attach the "
+                             "source text")] | None = None
+
+
+class Namespace(BaseModel):
+    type: str
+    id: str | None = None
+
+
+class RememberInput(ToolInput):
+    memory: Annotated[str, text_field("The exact text to keep", MAX_SOURCE_CHARS)]
+    scope: Annotated[Literal[SCOPES], about("auto (default), project, session or global")] | None = None  # type: ignore[valid-type]
+    retention: Annotated[Literal[tuple(RETENTION)],  # type: ignore[valid-type]
+                         about("long_term/durable (default) or short_term/session")] | None = None
+    kind: Annotated[Literal[("auto", *KINDS)], about("What the text is (default text)")] | None = None  # type: ignore[valid-type]
+    projections: Annotated[list[Projection], Field(max_length=MAX_PROJECTIONS,
+                                                   description="Symbolic readings of the text, stored as facts")] | None = None
+    idempotency_key: Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS, description=(
+        "Retry key: the same key and text returns the first receipt"))] | None = None
+    supersedes: Annotated[list[MemoryId], Field(max_length=MAX_IDS,
+                                                description="Ids of memories this one replaces")] | None = None
+    valid_from: Instant | None = None
+    valid_to: Instant | None = None
+
+
+class RememberOutput(ToolOutput):
+    status: str
+    id: str
+    source_id: str
+    namespace: Namespace
+    durable: bool
+    version: int
+    sha256: str
+    projection_status: str
+    projection_ids: Strings
+    facts: Strings
+    supersedes: Strings
+    idempotent_replay: bool
+    model_calls: int
 
 
 @tool(
@@ -44,31 +90,40 @@ SUMMARY = {"id": STRING, "namespace": NAMESPACE, "kind": STRING, "status": STRIN
         "else to the session; never to global. Optional projections become facts (supported by this memory) "
         "that rules and queries use; supersedes replaces older memories; idempotency_key makes retries safe."
     ),
-    input_schema=obj({
-        "memory": text("The exact text to keep", MAX_SOURCE_CHARS),
-        "scope": {"type": "string", "enum": list(SCOPES), "description": "auto (default), project, session or global"},
-        "retention": {"type": "string", "enum": list(RETENTION), "description": "long_term/durable (default) or short_term/session"},
-        "kind": {"type": "string", "enum": ["auto", *KINDS], "description": "What the text is (default text)"},
-        "projections": {"type": "array", "maxItems": MAX_PROJECTIONS, "items": PROJECTION,
-                        "description": "Symbolic readings of the text, stored as facts"},
-        "idempotency_key": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_CHARS,
-                            "description": "Retry key: the same key and text returns the first receipt"},
-        "supersedes": {"type": "array", "maxItems": MAX_IDS, "items": MEMORY_ID,
-                       "description": "Ids of memories this one replaces"},
-        "valid_from": INSTANT,
-        "valid_to": INSTANT,
-    }, ["memory"]),
-    output_schema=out({"status": STRING, "id": STRING, "source_id": STRING, "namespace": NAMESPACE,
-                       "durable": BOOLEAN, "version": INTEGER, "sha256": STRING, "projection_status": STRING,
-                       "projection_ids": STRINGS, "facts": STRINGS, "supersedes": STRINGS,
-                       "idempotent_replay": BOOLEAN, "model_calls": INTEGER}),
     capability=None,
     capability_note="memory_write_session, _project or _global: that of the namespace written",
     annotations=Annotations(read_only=False, destructive=False, idempotent=False),
 )
-def memory_remember(api, memory: str, **kw) -> ToolResult:
-    receipt = api.memory_remember(memory, **kw)
-    return ToolResult(f"Stored memory {receipt['id']}", receipt)
+def memory_remember(api: Memory, args: RememberInput) -> Reply[RememberOutput]:
+    projections = None if args.projections is None else [p.model_dump(exclude_unset=True) for p in args.projections]
+    receipt = api.memory_remember(args.memory, args.scope or "auto", args.retention or "long_term",
+                                  args.kind or "text", projections, args.idempotency_key, args.supersedes,
+                                  args.valid_from, args.valid_to)
+    return Reply(f"Stored memory {receipt['id']}", RememberOutput.model_validate(receipt))
+
+
+class GetInput(ToolInput):
+    id: MemoryId
+    as_of: Instant | None = None
+
+
+class MemorySummary(ToolOutput):
+    id: str
+    namespace: Namespace
+    kind: str
+    status: str
+    current: bool
+    recorded_at: str
+
+
+class GetOutput(MemorySummary):
+    source_id: str
+    source_text: str | None = None
+    principal: str
+    trust: str
+    version: int
+    projections: Rows
+    history: Rows
 
 
 @tool(
@@ -80,17 +135,34 @@ def memory_remember(api, memory: str, **kw) -> ToolResult:
         "provenance, lifecycle history and projections. An id the caller may not read is reported exactly "
         "like an unknown one. as_of answers as the store stood at that time."
     ),
-    input_schema=obj({"id": MEMORY_ID, "as_of": INSTANT}, ["id"]),
-    output_schema=out({**SUMMARY, "source_id": STRING, "source_text": STRING, "principal": STRING,
-                       "trust": STRING, "version": INTEGER, "projections": ROWS, "history": ROWS},
-                      optional=("source_text",)),
     capability=READ,
     annotations=Annotations(read_only=True),
 )
-def memory_get(api, id: str, **kw) -> ToolResult:
-    found = api.memory_get(id, kw.get("as_of"))
-    text_out = found["source_text"] if found["source_text"] is not None else f"Memory {id}: its text was erased"
-    return ToolResult(text_out, found)
+def memory_get(api: Memory, args: GetInput) -> Reply[GetOutput]:
+    found = GetOutput.model_validate(api.memory_get(args.id, args.as_of))
+    text = found.source_text if found.source_text is not None else f"Memory {args.id}: its text was erased"
+    return Reply(text, found)
+
+
+class SearchInput(ToolInput):
+    query: Annotated[str, text_field("Words to look for", MAX_QUERY_CHARS)]
+    scope: ReadScope | None = None
+    history: Annotated[bool, about("Include superseded, expired and forgotten memories")] | None = None
+    limit: Annotated[int, int_field("Results to return (default 10)", 1, MAX_LIMIT)] | None = None
+    kind: Annotated[Literal[KINDS], about("Only memories of this kind")] | None = None  # type: ignore[valid-type]
+    as_of: Instant | None = None
+    mode: Annotated[Literal[MODES], about(  # type: ignore[valid-type]
+        "auto (default: full text and symbolic), text, symbolic, or exact (the query as a literal substring "
+        "of the source text)")] | None = None
+
+
+class SearchOutput(ToolOutput):
+    query: str
+    searched: str
+    results: Rows
+    total: int
+    limit: int
+    truncated: bool
 
 
 @tool(
@@ -102,35 +174,46 @@ def memory_get(api, id: str, **kw) -> ToolResult:
         "source text or projection statements, and projections whose predicate or arguments are query words. "
         "Ranked; each result says why it matched. Current memories only unless history is true."
     ),
-    input_schema=obj({
-        "query": text("Words to look for", MAX_QUERY_CHARS),
-        "scope": READ_SCOPE,
-        "history": {"type": "boolean", "description": "Include superseded, expired and forgotten memories"},
-        "limit": integer("Results to return (default 10)", 1, MAX_LIMIT),
-        "kind": {"type": "string", "enum": list(KINDS), "description": "Only memories of this kind"},
-        "as_of": INSTANT,
-        "mode": {"type": "string", "enum": list(MODES), "description": "auto (default: full text and symbolic), "
-                 "text, symbolic, or exact (the query as a literal substring of the source text)"},
-    }, ["query"]),
-    output_schema=out({"query": STRING, "searched": STRING, "results": ROWS, "total": INTEGER, "limit": INTEGER,
-                       "truncated": BOOLEAN}),
     capability=READ,
     annotations=Annotations(read_only=True),
 )
-def memory_search(api, query: str, **kw) -> ToolResult:
-    found = api.memory_search(query, **kw)
-    if not found["results"]:
-        return ToolResult(f"No memory matches {query!r}", found)
+def memory_search(api: Memory, args: SearchInput) -> Reply[SearchOutput]:
+    found = SearchOutput.model_validate(api.memory_search(
+        args.query, args.scope or "all_visible", bool(args.history), args.limit, args.kind, args.as_of,
+        args.mode or "auto"))
+    if not found.results:
+        return Reply(f"No memory matches {args.query!r}", found)
     lines = [f"{i}. [{r['id']}] ({r['scope']}, {r['status']}) {_preview(r['memory'])} — {'; '.join(r['why'])}"
-             for i, r in enumerate(found["results"], 1)]
-    if found["truncated"]:
-        lines.append(f"({len(found['results'])} of {found['total']} shown)")
-    return ToolResult("\n".join(lines), found)
+             for i, r in enumerate(found.results, 1)]
+    if found.truncated:
+        lines.append(f"({len(found.results)} of {found.total} shown)")
+    return Reply("\n".join(lines), found)
 
 
 def _preview(text_value: str, size: int = 160) -> str:
     flat = " ".join(text_value.split())
     return flat if len(flat) <= size else flat[:size] + "…"
+
+
+class RecallInput(ToolInput):
+    predicate: Annotated[str, Field(min_length=1, max_length=MAX_PREDICATE_CHARS,
+                                    description="The projection's predicate")]
+    arguments: Annotated[list[ScalarOrAny], Field(max_length=MAX_ARITY, description=(
+        "Argument pattern; null matches any value (omit to match every arity)"))] | None = None
+    include_source: Annotated[bool, about("Attach the exact source text to every match")] | None = None
+    limit: Annotated[int, int_field("Matches to return (default 20)", 1, MAX_LIMIT)] | None = None
+    as_of: Instant | None = None
+    scope: ReadScope | None = None
+
+
+class RecallOutput(ToolOutput):
+    content: str
+    memories: Rows
+    derived: Rows
+    total: int
+    limit: int
+    truncated: bool
+    model_calls: int
 
 
 @tool(
@@ -144,25 +227,35 @@ def _preview(text_value: str, size: int = 160) -> str:
         "memories its proof rests on. The exact source text is attached when a projection is lossy or needs "
         "context, or when include_source is true. Returns Markdown plus the structured list."
     ),
-    input_schema=obj({
-        "predicate": {"type": "string", "minLength": 1, "maxLength": MAX_PREDICATE_CHARS,
-                      "description": "The projection's predicate"},
-        "arguments": {"type": "array", "maxItems": MAX_ARITY, "items": {"anyOf": [*SCALAR, {"type": "null"}]},
-                      "description": "Argument pattern; null matches any value (omit to match every arity)"},
-        "include_source": {"type": "boolean", "description": "Attach the exact source text to every match"},
-        "limit": integer("Matches to return (default 20)", 1, MAX_LIMIT),
-        "as_of": INSTANT,
-        "scope": READ_SCOPE,
-    }, ["predicate"]),
-    output_schema=out({"content": STRING, "memories": ROWS, "derived": ROWS, "total": INTEGER, "limit": INTEGER,
-                       "truncated": BOOLEAN, "model_calls": INTEGER}),
     capability=READ,
     annotations=Annotations(read_only=True),
     evaluates=True,
 )
-def memory_recall(api, predicate: str, **kw) -> ToolResult:
-    found = api.memory_recall(predicate, **kw)
-    return ToolResult(found["content"], found)
+def memory_recall(api: Memory, args: RecallInput) -> Reply[RecallOutput]:
+    found = RecallOutput.model_validate(api.memory_recall(
+        args.predicate, args.arguments, bool(args.include_source), args.limit, args.as_of,
+        args.scope or "all_visible"))
+    return Reply(found.content, found)
+
+
+class ForgetInput(ToolInput):
+    ids: Annotated[list[MemoryId], Field(min_length=1, max_length=MAX_IDS,
+                                         description="The memories to forget")] | None = None
+    query: Annotated[str, text_field("Forget the current memories a search for this finds", MAX_QUERY_CHARS)] | None = None
+    action: Annotated[Literal[tuple(ACTIONS)], about(  # type: ignore[valid-type]
+        "expire (default), supersede, invalidate, archive or delete")] | None = None
+    reason: Annotated[str, text_field("Why (kept in the history)", 4096)] | None = None
+    erase: Annotated[bool, about("With delete: erase the text itself")] | None = None
+    dry_run: Annotated[bool, about("Only resolve and show the targets")] | None = None
+
+
+class ForgetOutput(ToolOutput):
+    action: str
+    dry_run: bool
+    targets: Rows
+    forgotten: int
+    removed_facts: Strings
+    erased: bool
 
 
 @tool(
@@ -175,24 +268,14 @@ def memory_recall(api, predicate: str, **kw) -> ToolResult:
         "delete) also erases the text, keeping a tombstone. A forgotten memory's projections stop supporting "
         "facts, so conclusions resting only on it go. Needs the write capability of each memory's namespace."
     ),
-    input_schema=obj({
-        "ids": {"type": "array", "minItems": 1, "maxItems": MAX_IDS, "items": MEMORY_ID,
-                "description": "The memories to forget"},
-        "query": text("Forget the current memories a search for this finds", MAX_QUERY_CHARS),
-        "action": {"type": "string", "enum": list(ACTIONS), "description": "expire (default), supersede, invalidate, archive or delete"},
-        "reason": text("Why (kept in the history)", 4096),
-        "erase": {"type": "boolean", "description": "With delete: erase the text itself"},
-        "dry_run": {"type": "boolean", "description": "Only resolve and show the targets"},
-    }),
-    output_schema=out({"action": STRING, "dry_run": BOOLEAN, "targets": ROWS, "forgotten": INTEGER,
-                       "removed_facts": STRINGS, "erased": BOOLEAN}),
     capability=READ,
     capability_note="and the write capability of each memory's namespace",
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
-def memory_forget(api, **kw) -> ToolResult:
-    result = api.memory_forget(**kw)
-    ids = ", ".join(t["id"] for t in result["targets"]) or "none"
-    if result["dry_run"]:
-        return ToolResult(f"Would {result['action']} {len(result['targets'])} memory(ies): {ids}", result)
-    return ToolResult(f"Forgot {result['forgotten']} memory(ies) ({result['action']}): {ids}", result)
+def memory_forget(api: Memory, args: ForgetInput) -> Reply[ForgetOutput]:
+    result = ForgetOutput.model_validate(api.memory_forget(
+        args.ids, args.query, args.action or "expire", args.reason, bool(args.erase), bool(args.dry_run)))
+    ids = ", ".join(t["id"] for t in result.targets) or "none"
+    if result.dry_run:
+        return Reply(f"Would {result.action} {len(result.targets)} memory(ies): {ids}", result)
+    return Reply(f"Forgot {result.forgotten} memory(ies) ({result.action}): {ids}", result)
