@@ -336,7 +336,7 @@ def measure_sources(memories: int, calls: int, tmp: Path) -> dict:
         out[key + "_total"] = server.call(tool, arguments)["structuredContent"]["total"]
         if not out[key + "_total"]:
             raise RuntimeError(f"{tool} {arguments} found no memory: the server does not see the stored ones")
-        out[key] = timed(lambda: server.call(tool, arguments), calls)
+        out[key] = timed(lambda tool=tool, arguments=arguments: server.call(tool, arguments), calls)
     server.close()
     return out
 
@@ -356,7 +356,8 @@ def measure_aggregate(chain: int, tmp: Path) -> dict:
     for key, goal in (("plain", "path(0, Y{})"), ("aggregate", "reach(N{})"),
                       ("query_aggregate", "aggregate_all(count, edge(X, Y), N{})")):
         try:
-            out[key] = timed(lambda: server.call("query_logic", {"goal": goal.format(next(fresh)), "limit": 1}), 3)
+            out[key] = timed(lambda goal=goal: server.call("query_logic", {"goal": goal.format(next(fresh)), "limit": 1}),
+                             3)
         except ToolFailed as failed:
             out[key] = str(failed).split(":")[0]
     server.close()

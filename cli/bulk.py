@@ -36,7 +36,9 @@ READ_BLOCK = 2 ** 18  # bytes read at a time (a block of lines ends at the last 
 
 def _refuse(path: Path, reason: str, line: int | None = None) -> InvalidArguments:
     where = f"{path}:{line}" if line is not None else str(path)
-    return InvalidArguments(f"{where}: {reason}", file=str(path), **({"line": line} if line is not None else {}))
+    if line is None:
+        return InvalidArguments(f"{where}: {reason}", file=str(path))
+    return InvalidArguments(f"{where}: {reason}", file=str(path), line=line)
 
 
 def _open_regular(path: Path) -> BinaryIO:
@@ -187,11 +189,12 @@ def _csv_rows(path: Path, predicate: str | None, header: bool, blocks: Iterator[
                 if header and offset + reader.line_num == 1:
                     continue
             # most rows: what the general way gives, stored form included, without converting, printing, parsing
-            fact = plain_row(predicate, row) if predicate else None
-            if fact is None:
-                line = offset + reader.line_num
-                fact = _fact(predicate, [cell_value(c, path, line) for c in row], f"{path}:{line}")
-            yield fact
+            plain = plain_row(predicate, row) if predicate else None
+            if plain is not None:
+                yield plain
+                continue
+            line = offset + reader.line_num
+            yield _fact(predicate, [cell_value(c, path, line) for c in row], f"{path}:{line}")
     except csv.Error as exc:
         raise _refuse(path, f"not CSV ({exc})", offset + reader.line_num) from None
 

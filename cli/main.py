@@ -149,6 +149,12 @@ def _report(result: dict, as_json: bool, text: str) -> None:
         out.print(text, markup=False, highlight=False)
 
 
+def _given(ctx: typer.Context, option: str) -> bool:
+    """Whether the command line (or its environment variable) set an option, rather than its default."""
+    source = ctx.get_parameter_source(option)
+    return source is not None and source.name != "DEFAULT"
+
+
 @app.command(rich_help_panel=ADMIN)
 def serve(
     ctx: typer.Context,
@@ -170,8 +176,7 @@ def serve(
         level_of(log_level)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--log-level") from None
-    if not http and (require_token or ctx.get_parameter_source("host").name != "DEFAULT"
-                     or ctx.get_parameter_source("port").name != "DEFAULT"):
+    if not http and (require_token or _given(ctx, "host") or _given(ctx, "port")):
         raise typer.BadParameter("--host, --port and --require-token serve HTTP: add --http", param_hint="--http")
     from memory.workers import WorkerPool
 
@@ -194,6 +199,7 @@ def serve(
         if http:
             from memory.http_server import serve_http
 
+            assert sock is not None  # bound above whenever http is set
             serve_http(memory, sock, required, log_level, workers)
         else:
             from memory.mcp_server import serve as run

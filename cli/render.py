@@ -118,18 +118,18 @@ def _proof(console: Console, structured: dict[str, Any]) -> None:
         return
     if not console.is_terminal:  # piped: one node per line, indented by depth
         lines = []
-        stack = [(0, 0)]
-        while stack:
-            index, depth = stack.pop()
+        pending = [(0, 0)]
+        while pending:
+            index, depth = pending.pop()
             lines.append("  " * depth + _label(nodes[index]).plain)
-            stack.extend((child, depth + 1) for child in reversed(nodes[index]["children"]))
+            pending.extend((child, depth + 1) for child in reversed(nodes[index]["children"]))
         console.file.write("\n".join(lines) + "\n")
         console.file.flush()
         return
     from rich.tree import Tree
 
     root = Tree(_label(nodes[0]))
-    stack = [(root, nodes[0])]
+    stack: list[tuple[Tree, dict]] = [(root, nodes[0])]
     while stack:
         parent, node = stack.pop()
         for child in node["children"]:  # indexes into the flat list

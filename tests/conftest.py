@@ -224,7 +224,7 @@ def _isolated_env(tmp_path, monkeypatch):
     yield
 
 
-def stepping_clock() -> "ManualClock":
+def stepping_clock() -> "ManualClock":  # noqa: F821  (imported inside: memory loads after the environment is set)
     """A clock the test controls, for `Memory(clock=...)`: every reading is one millisecond after the previous
     one, so stored instants are strictly ordered without sleeping; `utc_now(clock)` is a moment between what
     happened before and what happens after."""

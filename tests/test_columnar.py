@@ -19,7 +19,7 @@ from engine_helpers import answers, as_pred, program, proof
 pytest.importorskip("pyDatalog.pyDatalog")
 
 import test_maintenance as law  # noqa: E402
-from test_differential import BASE_RULES, IDB, VARS, _text, facts, our_program, pydatalog_answers, rule  # noqa: E402
+from test_differential import BASE_RULES, IDB, facts, our_program, pydatalog_answers, rule  # noqa: E402
 
 
 @contextmanager

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from conftest import snapshot_counts
-from evidence_scenario import (BEACON, BURST, CLUSTER, CONVERGE_RULE, CONVERGING, HUB, LATERAL, NOW, SPAN, SPOKE, START,
+from evidence_scenario import (BEACON, BURST, CLUSTER, CONVERGE_RULE, CONVERGING, HUB, LATERAL, NOW, SPOKE, START,
                                TARGET_SECTOR, THREAT_RULE, background, with_patterns, zipf_background)
 from memory import Memory
 from memory.errors import Conflict, InvalidArguments, NotFound

@@ -58,8 +58,8 @@ def test_a_materialization_that_is_merely_behind_is_a_note_not_a_problem(store):
 NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+1 second')"
 TAMPERING = {
     "facts_without_supports": [
-        f"INSERT INTO facts (segment_id, functor, arity, text, args, created_at) VALUES "
-        f"(1, 'trusted', 1, 'trusted(mallory)', '[\"mallory\"]', '2000-01-01T00:00:00.000000Z')"],
+        "INSERT INTO facts (segment_id, functor, arity, text, args, created_at) VALUES "
+        "(1, 'trusted', 1, 'trusted(mallory)', '[\"mallory\"]', '2000-01-01T00:00:00.000000Z')"],
     "supports_without_facts": [
         "INSERT INTO supports (fact_id, kind, ref, actor, created_at) VALUES (999, 'asserted', '', 'x', 'now')"],
     "stale_materialization_premises": ["DELETE FROM supports WHERE fact_id IN (SELECT id FROM facts WHERE "

@@ -1,6 +1,5 @@
 """The SQLite face: proof edges, the views, and the README's sqlite3 queries run as written."""
 
-import json
 import re
 from pathlib import Path
 
@@ -188,7 +187,7 @@ def edges_law(path: str) -> None:
             assert fact_id is not None and ftext == premise
         else:
             assert kind in ("builtin", "negation", "aggregate") and derived_id is None and fact_id is None
-    for cid, found in positions.items():
+    for found in positions.values():
         assert found == list(range(len(found)))
 
 

@@ -28,7 +28,8 @@ class ComputedRelations(Protocol):
     """Relations computed from other tables (the evidence memory's observations); they join the default
     segment's facts."""
 
-    preds: Collection[tuple]
+    @property
+    def preds(self) -> Collection[tuple]: ...
 
     def tuples(self, tx: Transaction, pred: tuple) -> list[tuple]: ...
 

@@ -336,9 +336,9 @@ class SourceMemories:
         bump_generation(tx, segment)
         return removed
 
-    def guard_projections(self, tx: Transaction, ids: list[str], what: str) -> None:
+    def guard_projections(self, tx: Transaction, memory_ids: list[str], what: str) -> None:
         """Refuse rewriting the projections of these memories unless the caller may write their namespaces."""
-        for ident in dict.fromkeys(ids):
+        for ident in dict.fromkeys(memory_ids):
             namespace = Namespace.from_key(self.visible_record(tx.connection, ident).namespace)
             capability = CAPABILITY[namespace.type]
             if not self.context.can(capability):

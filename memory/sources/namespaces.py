@@ -111,7 +111,7 @@ def project_id(conn, context: CallerContext, create: bool = False) -> str | None
 def check_scope(scope: object, allowed: tuple[str, ...], argument: str = "scope") -> str:
     if scope not in allowed:
         raise InvalidArguments(f"'{argument}' must be one of {', '.join(allowed)}", argument=argument)
-    return scope  # type: ignore[return-value]
+    return scope
 
 
 def write_namespace(conn, context: CallerContext, scope: str) -> tuple[Namespace, str]:

@@ -151,15 +151,15 @@ def rank_in_sql(conn, words: list[str], where: str, params: list, mode: str, lim
     why: dict[int, list[str]] = {}
     if symbolic_on and top:
         seqs = [seq for seq, _ in top]
-        hits: dict[tuple[int, int], tuple[str, list[str]]] = {}
+        keys_by_projection: dict[tuple[int, int], tuple[str, list[str]]] = {}
         for seq, position, fact, key in conn.execute(
                 "SELECT k.memory_seq, k.position, p.fact, k.key FROM memory_projection_keys AS k "
                 "CROSS JOIN source_memories AS m ON m.seq = k.memory_seq "
                 "CROSS JOIN memory_projections AS p ON p.memory_id = m.id AND p.position = k.position "
                 f"WHERE k.key IN ({_in(words)}) AND k.plain AND k.memory_seq IN ({_in(seqs)}) "
                 "ORDER BY k.memory_seq, k.position", [*words, *seqs]):
-            hits.setdefault((seq, position), (fact, []))[1].append(key)
-        for (seq, _), (fact, keys) in hits.items():
+            keys_by_projection.setdefault((seq, position), (fact, []))[1].append(key)
+        for (seq, _), (fact, keys) in keys_by_projection.items():
             why.setdefault(seq, []).append(f"projection {fact} matches {', '.join(sorted(keys))}")
     return Ranking(top, total, why)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..resources import SCHEMA, TEMPLATES
 from . import REGISTRY
+from .registry import Tool
 
 
 def _flag(name: str) -> str:
@@ -75,7 +76,7 @@ def render_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
-def capability_cell(t) -> str:
+def capability_cell(t: Tool) -> str:
     """The capabilities a tool needs, as README and docs/tools.md print them."""
     parts = [f"`{t.capability}`"] if t.capability else []
     for argument, by_value in t.argument_capabilities.items():

@@ -406,6 +406,7 @@ class UpdateFactOutput(ToolOutput):
 )
 def update_fact(api: Memory, args: UpdateFactInput) -> Reply[UpdateFactOutput]:
     result = api.update_fact(args.old_fact, args.new_fact, args.memory)
+    assert result.added is not None  # an update always asserts its new fact
     return Reply(f"Updated: {args.old_fact.strip()} -> {args.new_fact.strip()}{_kept_note(result)}",
                  UpdateFactOutput(old_fact=args.old_fact.strip(), new_fact=result.added, **_edit(result)))
 
@@ -438,6 +439,7 @@ class UpsertFactOutput(ToolOutput):
 )
 def upsert_fact(api: Memory, args: UpsertFactInput) -> Reply[UpsertFactOutput]:
     result = api.upsert_fact(args.fact, args.memory)
+    assert result.added is not None  # an upsert always asserts its fact
     return Reply(f"Upserted: {args.fact.strip()}",
                  UpsertFactOutput(fact=result.added, created=result.created, **_edit(result)))
 
