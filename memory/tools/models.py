@@ -150,9 +150,19 @@ def _clean(schema: dict[str, Any]) -> dict[str, Any]:
             node["required"] = node.get("required", [])
         if "properties" in node and node.get("type") == "object" and "additionalProperties" not in node:
             node.setdefault("required", [])
-        return node
+        return _ordered(node)
 
     return walk(schema)
+
+
+# The order a reader expects keywords in (pydantic sorts them by name): the type, its constraints, the words last.
+_KEYWORD_ORDER = ("type", "enum", "anyOf", "minLength", "maxLength", "pattern", "minimum", "exclusiveMinimum",
+                  "maximum", "minItems", "maxItems", "items", "properties", "required", "additionalProperties")
+
+
+def _ordered(node: dict[str, Any]) -> dict[str, Any]:
+    rank = {key: i for i, key in enumerate(_KEYWORD_ORDER)}
+    return dict(sorted(node.items(), key=lambda item: rank.get(item[0], len(rank))))
 
 
 # --- arguments into the typed model --------------------------------------------------------------------------
