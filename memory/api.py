@@ -11,7 +11,7 @@ from .clock import SYSTEM_CLOCK, Clock
 from .datalog import Budget
 from .knowledge import Explanation, FactChange, KnowledgeBase, Materialization, Page, QueryResult, RuleChange
 from .errors import ReadOnly
-from .knowledge import beliefs, edits, inspect, integrity, mounts, programs, refactor
+from .knowledge import beliefs, edits, inspect, integrity, mounts, programs, refactor, rule_edits
 from .knowledge.refactor import ALL
 from .knowledge.segments import DEFAULT
 from .knowledge.edits import EditResult
@@ -124,6 +124,10 @@ class Memory:
     def define_rule(self, head: str, body: str, memory: str | None = None, name: str | None = None,
                     confidence: float | None = None) -> RuleChange:
         return self._kb(memory, write=True).define_rule(head, body, memory, name, confidence)
+
+    def forget_rule(self, memory: str | None = None, *, rule: str | None = None, rule_id: int | None = None,
+                    name: str | None = None) -> rule_edits.RuleRemoval:
+        return rule_edits.forget_rule(self._kb(memory, write=True), memory, rule=rule, rule_id=rule_id, name=name)
 
     def list_facts(self, memory: str | None = None, functor: str | None = None, arity: int | None = None,
                    limit: int | None = None, offset: int = 0) -> Page:

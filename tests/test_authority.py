@@ -342,6 +342,7 @@ EXAMPLES = {
     "remember_fact": [({"fact": "q(2)"}, []), ({"fact": "q(2)", "memory": "shared"}, [WRITE_GLOBAL])],
     "define_rule": [({"head": "q(X)", "body": "person(X)"}, [])],
     "forget_fact": [({"fact": "person(dave)"}, [])],
+    "forget_rule": [({"rule": "rich(X) :- salary(X, S), S > 100"}, [])],
     "query_logic": [({"goal": "person(X)"}, [])],
     "explain_why": [({"fact": "person(carol)"}, [])],
     "list_facts": [({}, [])],

@@ -11,6 +11,7 @@ MUTATIONS = [
     lambda m, seg: m.remember_fact("p(z)", seg),
     lambda m, seg: m.forget_fact("p(a)", seg),
     lambda m, seg: m.define_rule("q(X)", "p(X)", seg),
+    lambda m, seg: m.forget_rule(seg, name="anything"),
     lambda m, seg: m.clear_context("p(_)", seg),
     lambda m, seg: m.update_fact("p(a)", "p(b)", seg),
     lambda m, seg: m.upsert_fact("p(c)", seg),

@@ -99,6 +99,53 @@ def define_rule(api: Memory, args: DefineRuleInput) -> Reply[DefineRuleOutput]:
         name=change.name, confidence=change.confidence, warnings=change.warnings or None))
 
 
+class ForgetRuleInput(ToolInput):
+    rule: Annotated[str, text_field('The rule as list_rules prints it (e.g. "mortal(X) :- human(X)")')] | None = None
+    rule_id: Annotated[int, int_field("The rule's id (define_rule and list_rules give it)", 1)] | None = None
+    name: Annotated[str, name_field("The rule's name (define_rule's name)")] | None = None
+    memory: Segment | None = None
+
+
+class ForgetRuleOutput(ToolOutput):
+    rule: str
+    rule_id: int
+    memory: str
+    name: str | None = None
+    head: str
+    withdrawn: Strings
+    withdrawn_total: int | None = None
+    warnings: Strings | None = None
+
+
+@tool(
+    "forget_rule",
+    title="Forget rule",
+    group="knowledge",
+    description=(
+        "Remove one rule, named by its text, rule_id or name (exactly one). Its conclusions stop holding "
+        "unless another rule or a stored fact still gives them; the result lists those that fell. To replace "
+        "a rule, forget it, then define_rule the new one."
+    ),
+    capability=WRITE_KNOWLEDGE,
+    annotations=Annotations(read_only=False, destructive=True, idempotent=False),
+    evaluates=True,  # it evaluates the head before and after, to say which conclusions fell
+)
+def forget_rule(api: Memory, args: ForgetRuleInput) -> Reply[ForgetRuleOutput]:
+    removal = api.forget_rule(args.memory, rule=args.rule, rule_id=args.rule_id, name=args.name)
+    text = f"Forgot rule {removal.rule_id}: {removal.rule}"
+    if removal.withdrawn_total is None:
+        text += f"\nWarning: {'; '.join(removal.warnings)}"
+    elif removal.withdrawn_total:
+        more = removal.withdrawn_total - len(removal.withdrawn)
+        text += (f"\nNo longer hold ({removal.withdrawn_total}): {', '.join(removal.withdrawn)}"
+                 + (f" (+{more} more)" if more else ""))
+    else:
+        text += f"\nNo conclusion of {removal.head} stopped holding."
+    return Reply(text, ForgetRuleOutput(
+        rule=removal.rule, rule_id=removal.rule_id, memory=removal.memory, name=removal.name, head=removal.head,
+        withdrawn=removal.withdrawn, withdrawn_total=removal.withdrawn_total, warnings=removal.warnings or None))
+
+
 class ForgetFactInput(ToolInput):
     fact: Annotated[str, text_field('The fact to forget (e.g. "human(socrates)")')]
     memory: Segment | None = None
