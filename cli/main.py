@@ -42,7 +42,7 @@ EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
 
 def panel(group: str) -> str:
-    """The help panel of a registry tool family ("source memories" -> "Source memories")."""
+    """The help panel of a registry tool family ("memories" -> "Memories")."""
     return group[:1].upper() + group[1:]
 
 
@@ -168,6 +168,10 @@ def serve(
     port: int = typer.Option(8765, "--port", min=0, max=65535, help="With --http: the port (0: a free one)"),
     require_token: bool = typer.Option(False, "--require-token", help="With --http: require a bearer token even on "
                                        "a loopback address (it is required anyway once any token exists)"),
+    toolsets: Optional[str] = typer.Option(
+        None, "--toolsets", envvar="DATALOG_MEMORY_TOOLSETS", help="The tools listed: default (a compact set for "
+        "agents), all (every tool, as the references name them), toolset names, or default,beliefs,... "
+        "(a model can enable more with enable_toolsets)"),
 ) -> None:
     """Serve the tools over MCP on stdin/stdout, or over Streamable HTTP with --http (both protocol eras)."""
     from memory.log_level import log_level as level_of
@@ -178,6 +182,14 @@ def serve(
         raise typer.BadParameter(str(exc), param_hint="--log-level") from None
     if not http and (require_token or _given(ctx, "host") or _given(ctx, "port")):
         raise typer.BadParameter("--host, --port and --require-token serve HTTP: add --http", param_hint="--http")
+    if toolsets is not None:
+        from memory.tools.toolsets import ENVIRONMENT, select
+
+        try:
+            select(toolsets)
+        except DatalogMemoryError as exc:
+            raise typer.BadParameter(exc.message, param_hint="--toolsets") from None
+        os.environ[ENVIRONMENT] = toolsets  # what the server (built below, in this process) starts with
     from memory.workers import WorkerPool
 
     memory = _memory(ctx)

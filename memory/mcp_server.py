@@ -53,7 +53,8 @@ from .errors import DatalogMemoryError, InvalidArguments, NotFound
 from .log_level import log_level
 from .sources.context import CallerContext
 from .store import absolute, shown
-from .tools import REGISTRY, ToolResult, UnknownTool, get_tool
+from .tools import REGISTRY, ToolResult, UnknownTool, error_result, get_tool
+from .tools.toolsets import ENVIRONMENT, from_environment
 from .workers import WorkerPool, run_call
 from .workers.calls import INTERNAL, OK
 
@@ -70,10 +71,13 @@ INVALID_PARAMS = -32602
 ERROR_META = "datalog-memory/error"  # where an error result's code and details go
 LIST_TTL_MS = 3_600_000
 PROTOCOL_VERSIONS = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
-NOTIFICATIONS = NotificationOptions()  # nothing we list changes while the server runs
+# The tool list changes when a model enables a toolset (enable_toolsets); nothing else we list changes.
+NOTIFICATIONS = NotificationOptions(tools_changed=True)
+ENABLED_TOOLS = "datalog-memory/enabled-tools"  # a connection's enabled tools, in its state
 
 
-def mcp_tools() -> list[types.Tool]:
+def mcp_tools(names: typing.Collection[str] | None = None) -> list[types.Tool]:
+    """The MCP definitions of the registry's tools (of `names` only, when given), in registry order."""
     return [
         types.Tool(
             name=t.name,
@@ -89,7 +93,7 @@ def mcp_tools() -> list[types.Tool]:
                 "open_world_hint": t.annotations.open_world,
             }),
         )
-        for t in REGISTRY.values()
+        for t in REGISTRY.values() if names is None or t.name in names
     ]
 
 
@@ -110,9 +114,15 @@ LOG_THRESHOLD = "datalog-memory/log-threshold"
 def _connection_state(ctx, fallback: dict) -> dict:
     """The SDK's per-connection scratch state (`Connection.state`: one per stdio process, one per HTTP session),
     which a low-level handler reaches only through its per-request session proxy."""
+    state = _own_state(ctx)
+    return state if state is not None else fallback
+
+
+def _own_state(ctx) -> dict | None:
+    """The connection's own state, or None for a request that belongs to no connection that lasts."""
     connection = getattr(ctx.session, "_connection", None)
     state = getattr(connection, "state", None)
-    return state if isinstance(state, dict) else fallback
+    return state if isinstance(state, dict) else None
 
 
 async def _in_thread(function, *args):
@@ -137,12 +147,16 @@ RESOURCE_NOT_FOUND = -32002
 Identify = typing.Callable[[typing.Any], "CallerContext | None"]
 
 
-def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Identify | None = None) -> Server:
+def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Identify | None = None,
+                 toolsets: typing.Collection[str] | None = None) -> Server:
     """The MCP server over `memory`. With `workers`, the calls of tools that evaluate (the registry's
     `evaluates`) run in its worker processes; without, every call runs in this process. `identify` names
     the caller of a request from its context (the HTTP transport: the request's token and connection);
-    None, or it returning None, means the caller `memory` was opened with (stdio: the host's environment)."""
-    tools = mcp_tools()
+    None, or it returning None, means the caller `memory` was opened with (stdio: the host's environment).
+    `toolsets`: the tool names every connection starts with (default: $DATALOG_MEMORY_TOOLSETS, else the
+    default set); a connection adds more with enable_toolsets, and any other tool is unknown to it."""
+    starting = frozenset(toolsets) if toolsets is not None else from_environment()
+    listings: dict[frozenset[str], list[types.Tool]] = {}
     memories = CallerMemories(memory)
     # The 2025-11-25 era's logging/setLevel threshold, per connection (stdio has one, HTTP one per session).
     # Before the client sets one, only warnings and worse are sent. The 2026-07-28 era opts in per request.
@@ -154,8 +168,27 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
     def caller(ctx) -> CallerContext | None:
         return identify(ctx) if identify is not None else None
 
+    def enabled(ctx) -> frozenset[str]:
+        state = _own_state(ctx)
+        return state.get(ENABLED_TOOLS, starting) if state is not None else starting
+
     async def list_tools(ctx, params) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools)
+        names = enabled(ctx)
+        if names not in listings:
+            listings[names] = mcp_tools(names)
+        return types.ListToolsResult(tools=listings[names])
+
+    async def enable(ctx, tools: list[str]) -> None:
+        """Add a toolset's tools to this connection, and tell a client that follows list changes."""
+        state = _own_state(ctx)
+        names = enabled(ctx) | frozenset(tools)
+        if state is None or names == enabled(ctx):
+            return
+        state[ENABLED_TOOLS] = names
+        try:
+            await ctx.session.send_tool_list_changed()
+        except Exception:  # a client that cannot take the notification still calls the tools by name
+            log.debug("could not send notifications/tools/list_changed", exc_info=True)
 
     async def notify(ctx, level: str, data: dict) -> None:
         """A notifications/message to the client, when its level is wanted; never fails the call."""
@@ -177,6 +210,14 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
             spec = get_tool(params.name)
         except UnknownTool as exc:
             raise MCPError(INVALID_PARAMS, exc.message, {"code": exc.code, "tool": params.name}) from None
+        if spec.name not in enabled(ctx):
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {spec.name} (it is in the {spec.group} toolset: "
+                           f'call enable_toolsets {{"enable": ["{spec.group}"]}} first)',
+                           {"code": UnknownTool.code, "tool": spec.name, "toolset": spec.group})
+        if spec.name == "enable_toolsets" and (params.arguments or {}).get("enable") and _own_state(ctx) is None:
+            return _error(error_result(InvalidArguments(
+                "this request belongs to no lasting connection (a stateless HTTP request), so nothing can be "
+                f"enabled for it: start the server with {ENVIRONMENT}=default,<toolsets> or serve --toolsets")))
         context = caller(ctx)
         if workers is not None and spec.evaluates:
             # In a worker process: an evaluation can neither hold this process nor leave its memory here.
@@ -189,6 +230,8 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
             await notify(ctx, level, {"tool": params.name, "error": outcome.code, "message": outcome.result.text[:500]})
             return _error(outcome.result)
         await notify(ctx, "debug", {"tool": params.name, "ms": round((time.perf_counter() - started) * 1000, 3)})
+        if spec.name == "enable_toolsets":
+            await enable(ctx, outcome.result.structured.get("tools", []))
         return _result(outcome.result)
 
     async def set_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
@@ -226,7 +269,8 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
                                     capabilities=server.get_capabilities(NOTIFICATIONS),
                                     instructions=INSTRUCTIONS)
 
-    hints = {"tools/list": CacheHint(ttl_ms=LIST_TTL_MS, scope="public"),
+    # The tool list is the connection's own (its enabled toolsets) and changes when it enables more.
+    hints = {"tools/list": CacheHint(ttl_ms=0, scope="private"),
              "server/discover": CacheHint(ttl_ms=LIST_TTL_MS, scope="public"),
              # what a caller may browse changes with every write and depends on who asks
              "resources/list": CacheHint(ttl_ms=0, scope="private"),
@@ -243,8 +287,8 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
 
 
 def initialization_options(server: Server):
-    """What initialize reports: the capabilities discover reports too. The tool list never changes while
-    the server runs, so listChanged is false in both eras."""
+    """What initialize reports: the capabilities discover reports too (tools.listChanged: enable_toolsets
+    changes a connection's tool list)."""
     return server.create_initialization_options(NOTIFICATIONS)
 
 

@@ -15,8 +15,23 @@ from ..errors import DatalogMemoryError, InvalidArguments
 from .models import ToolInput, ToolOutput, construct, input_schema, output_schema
 
 
-# The tool families, in the order surfaces list them (the CLI's help panels, the tool docs).
-GROUPS = ("knowledge", "beliefs", "snapshots", "segments", "source memories", "evidence", "admin")
+@dataclass(frozen=True)
+class Toolset:
+    name: str
+    description: str
+
+
+# The toolsets (each tool is in exactly one: its family, `group`), in the order surfaces list them (the CLI's help panels, the tool docs, enable_toolsets).
+TOOLSETS: tuple[Toolset, ...] = (
+    Toolset("knowledge", "facts and rules: store, query, explain, list, edit in bulk, rename, materialize"),
+    Toolset("beliefs", "assumptions: believe facts under a named assumption, ask why, retract it"),
+    Toolset("snapshots", "save and restore a segment's facts, rules and assumptions"),
+    Toolset("segments", "create and mount named memory segments (project or global)"),
+    Toolset("memories", "exact source text with stable ids: keep, get, search, recall, forget"),
+    Toolset("evidence", "time-stamped observations: record, recall, reason, prove, verify answers, detect patterns"),
+    Toolset("admin", "connectivity, database health and the toolsets themselves"),
+)
+GROUPS = tuple(t.name for t in TOOLSETS)
 
 
 class ArgumentsRejected(InvalidArguments):

@@ -83,7 +83,7 @@ class RememberOutput(ToolOutput):
 @tool(
     "memory_remember",
     title="Remember source text",
-    group="source memories",
+    group="memories",
     description=(
         "Durably preserve exact source text (byte for byte, with its sha256) in the caller's authorized "
         "namespace and return a stable id (mem_…). scope auto writes to the project when the host names one, "
@@ -129,7 +129,7 @@ class GetOutput(MemorySummary):
 @tool(
     "memory_get",
     title="Get memory",
-    group="source memories",
+    group="memories",
     description=(
         "Fetch one memory by id: its exact source text (the text content is exactly the source), namespace, "
         "provenance, lifecycle history and projections. An id the caller may not read is reported exactly "
@@ -168,7 +168,7 @@ class SearchOutput(ToolOutput):
 @tool(
     "memory_search",
     title="Search memories",
-    group="source memories",
+    group="memories",
     description=(
         "Full-text (SQLite FTS5) plus symbolic search over every memory the caller may read: words in the "
         "source text or projection statements, and projections whose predicate or arguments are query words. "
@@ -219,7 +219,7 @@ class RecallOutput(ToolOutput):
 @tool(
     "memory_recall",
     title="Recall memories",
-    group="source memories",
+    group="memories",
     description=(
         "Symbolic-first recall: current memories whose projections match predicate(arguments…), null "
         "matching anything, nearest namespace first (session, project, global). When rules define the "
@@ -261,7 +261,7 @@ class ForgetOutput(ToolOutput):
 @tool(
     "memory_forget",
     title="Forget memories",
-    group="source memories",
+    group="memories",
     description=(
         "Forget memories by ids, or by a query resolved to concrete ids first (dry_run shows them without "
         "changing anything). Actions: expire (default), supersede, invalidate, archive, delete; erase (with "
