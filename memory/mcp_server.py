@@ -77,14 +77,18 @@ ENABLED_TOOLS = "datalog-memory/enabled-tools"  # a connection's enabled tools, 
 
 
 def mcp_tools(names: typing.Collection[str] | None = None) -> list[types.Tool]:
-    """The MCP definitions of the registry's tools (of `names` only, when given), in registry order."""
+    """The MCP definitions of the registry's tools (of `names` only, when given), in registry order. Output
+    schemas are listed with every tool (`--toolsets all`, the references' whole contract, for programs); a
+    smaller listing is sized for a model, which reads the text, and leaves them out (structuredContent is
+    the same either way)."""
+    complete = names is None or set(REGISTRY) <= set(names)
     return [
         types.Tool(
             name=t.name,
             title=t.title,
             description=t.description,
             input_schema=t.input_schema,
-            output_schema=t.output_schema,
+            output_schema=t.output_schema if complete else None,
             annotations=types.ToolAnnotations(**{
                 "title": t.title,
                 "read_only_hint": t.annotations.read_only,

@@ -29,6 +29,9 @@ for prefix in ("DATALOG_MEMORY_", "SYMBOLIC_MEMORY_"):
 os.environ["HOME"] = str(SESSION_HOME / "home")
 os.environ["XDG_DATA_HOME"] = str(SESSION_HOME / "xdg")
 os.environ["DATALOG_MEMORY_DB"] = str(SESSION_HOME / "project" / "memory.db")
+# Servers the tests start list every tool with its whole contract (the references' names and schemas); the
+# tests of the default toolsets (tests/test_toolsets.py) choose theirs.
+os.environ["DATALOG_MEMORY_TOOLSETS"] = "all"
 # hypothesis keeps its example database in the working directory unless told otherwise
 from hypothesis.configuration import set_hypothesis_home_dir  # noqa: E402
 

@@ -153,7 +153,7 @@ def test_handshake_era_raw(db_path):
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
     assert init["result"]["protocolVersion"] == "2025-11-25"
     assert init["result"]["serverInfo"]["name"] == "datalog-memory"
-    assert init["result"]["capabilities"]["tools"] == {"listChanged": False}
+    assert init["result"]["capabilities"]["tools"] == {"listChanged": True}
     server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     assert server.request("{not json")["error"]["code"] == -32700
     assert server.request('{"jsonrpc": "2.0", "id": 5}')["error"]["code"] in (-32600, -32700)
@@ -191,7 +191,8 @@ def test_stateless_era_raw(store_file):
     assert result["ttlMs"] > 0 and result["cacheScope"] == "public"
     listing = server.request({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": MODERN_META}})
     assert listing["result"]["resultType"] == "complete"
-    assert listing["result"]["ttlMs"] > 0 and listing["result"]["cacheScope"] == "public"
+    # the list is the connection's own (its enabled toolsets), and changes when it enables more
+    assert listing["result"]["ttlMs"] == 0 and listing["result"]["cacheScope"] == "private"
     assert [t["name"] for t in listing["result"]["tools"]] == list(REGISTRY)
     missing = server.request({"jsonrpc": "2.0", "id": 3, "method": "tools/list",
                               "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}})

@@ -178,7 +178,7 @@ def test_discover_and_initialize_agree(store_file):
     versions = discover["result"]["supportedVersions"]
     assert "2025-11-25" in versions and "2026-07-28" in versions and init["result"]["protocolVersion"] in versions
     assert discover["result"]["capabilities"] == init["result"]["capabilities"]
-    assert init["result"]["capabilities"]["tools"] == {"listChanged": False}
+    assert init["result"]["capabilities"]["tools"] == {"listChanged": True}  # enable_toolsets changes the list
     assert "resources" in init["result"]["capabilities"] and "logging" in init["result"]["capabilities"]
 
 

@@ -92,7 +92,7 @@ def test_typescript_sdk_client_accepts_every_result(tmp_path):
     out = json.loads(proc.stdout)
     from memory.tools import REGISTRY
     assert out["tools"] == list(REGISTRY)
-    assert out["capabilities"]["tools"] == {"listChanged": False} and "resources" in out["capabilities"]
+    assert out["capabilities"]["tools"] == {"listChanged": True} and "resources" in out["capabilities"]
     assert "logging" in out["capabilities"]
     for (name, _, is_error, expected), got in zip(CALLS, out["calls"]):
         assert "thrown" not in got, (name, got)  # the client library accepted the result

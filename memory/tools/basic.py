@@ -24,6 +24,7 @@ class EchoOutput(ToolOutput):
     title="Echo",
     group="admin",
     description="Echoes back a message string. Useful for testing server connectivity and tool invocation.",
+    details="Echoes back a message string. Useful for testing server connectivity and tool invocation.",
     capability=None,
     annotations=Annotations(read_only=True),
 )

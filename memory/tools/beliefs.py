@@ -31,7 +31,8 @@ class AssumeOutput(ToolOutput):
     "assume_fact",
     title="Assume fact",
     group="beliefs",
-    description=(
+    description="Believe a fact under a named assumption (e.g. infra_healthy), so retract_assumption can withdraw it later with everything that rested only on it.",
+    details=(
         "Believe a fact under a named assumption (lowercase letter, then letters, digits, _). Assuming the "
         "same fact under the same assumption again changes nothing. Retracting the assumption later removes "
         "the facts it alone supported."
@@ -63,7 +64,8 @@ class BeliefOutput(ToolOutput):
     "get_belief_status",
     title="Belief status",
     group="beliefs",
-    description=(
+    description="Whether a fact or conclusion is believed (in/out) and which assumptions it rests on.",
+    details=(
         "Whether a fact is believed ('in') or not ('out'), and which assumptions justify it. Works for "
         "derived conclusions too: they are in when provable, and their justifications are the assumptions "
         "at the leaves of the proof. source says why: interactive (asserted), assumption, derived, ..."
@@ -93,7 +95,8 @@ class JustificationOutput(ToolOutput):
     "get_justification",
     title="Justification",
     group="beliefs",
-    description="All facts currently supported by an assumption.",
+    description="The facts an assumption supports now.",
+    details="All facts currently supported by an assumption.",
     capability=READ,
     annotations=Annotations(read_only=True),
 )
@@ -111,7 +114,8 @@ class AssumptionsOutput(ToolOutput):
     "list_assumptions",
     title="List assumptions",
     group="beliefs",
-    description="The assumptions that currently support at least one fact, each once, oldest first.",
+    description="The assumptions that support at least one fact, oldest first.",
+    details="The assumptions that currently support at least one fact, each once, oldest first.",
     capability=READ,
     annotations=Annotations(read_only=True),
 )
@@ -140,7 +144,8 @@ class RetractInput(ToolInput):
     "retract_assumption",
     title="Retract assumption",
     group="beliefs",
-    description=(
+    description="Withdraw an assumption: the facts only it supported go, and the reply lists them and the conclusions that stopped holding; facts supported otherwise stay.",
+    details=(
         "Withdraw an assumption: its supports go, every fact left without support goes (no cap), facts "
         "also asserted or assumed otherwise stay, and conclusions resting on removed facts stop holding."
     ),
@@ -171,7 +176,8 @@ class RetractPatternOutput(ToolOutput):
     "retract_assumptions",
     title="Retract assumptions by pattern",
     group="beliefs",
-    description="Retract every assumption whose name matches a glob (* any run, ? one character), as retract_assumption.",
+    description="Retract every assumption whose name matches a glob (* any run, ? one character), as retract_assumption does.",
+    details="Retract every assumption whose name matches a glob (* any run, ? one character), as retract_assumption.",
     capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )

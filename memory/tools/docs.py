@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..resources import SCHEMA, TEMPLATES
 from . import REGISTRY
+from .toolsets import DEFAULT_TOOLS
 from .registry import Tool
 
 
@@ -62,8 +63,11 @@ def render_markdown() -> str:
         lines.append(f"| [`{t.name}`](#{t.name}) | `{t.name.replace('_', '-')}` | {capability_cell(t)} | "
                      f"{_yn(a.read_only)} | {_yn(a.destructive)} | {_yn(a.idempotent)} |")
     for t in REGISTRY.values():
-        lines += ["", f"## {t.name}", "", f"**{t.title}.** {t.description}", "",
-                  f"Capability: {capability_cell(t)}.", "", "Arguments:", ""]
+        lines += ["", f"## {t.name}", "", f"**{t.title}** (toolset `{t.group}`{', default' if t.name in DEFAULT_TOOLS else ''}). "
+                  f"{t.description}", ""]
+        if t.details:
+            lines += [t.details, ""]
+        lines += [f"Capability: {capability_cell(t)}.", "", "Arguments:", ""]
         required = set(t.input_schema.get("required", []))
         props = t.input_schema.get("properties", {})
         if not props:

@@ -16,23 +16,22 @@ from .registry import Annotations, Reply, tool
 from .json_text import compact_json
 
 Query = Annotated[str, Field(max_length=MAX_QUERY_CHARS, description=(
-    "Natural-language query: entities (type:id or known names) and a time window are parsed out"))]
+    "Entities (type:id or names) and a time window, in words"))]
 Now = Annotated[int, Field(ge=FIRST_SECOND, le=LAST_SECOND, description=(
-    "Epoch seconds that relative times ('last 3 days') count from (default: now)"))]
+    "Epoch seconds that 'last 3 days' counts from (default now)"))]
 
 
 def _top_k(default: int) -> Any:
-    return int_field(f"How many observations to consider (default {default})", 1, MAX_TOP_K)
+    return int_field(f"Observations considered (default {default})", 1, MAX_TOP_K)
 
 
 class RememberInput(ToolInput):
     members: Annotated[list[Annotated[str, Field(min_length=1, max_length=MAX_ENTITY_CHARS)]], Field(
-        min_length=1, max_length=MAX_MEMBERS, description='Entity names to link, e.g. ["account:admin", "host:db01"]')]
+        min_length=1, max_length=MAX_MEMBERS, description='e.g. ["account:admin", "host:db01"]')]
     event_ts: Annotated[int, Field(ge=FIRST_SECOND, le=LAST_SECOND,
-                                   description="Epoch seconds of the event (default now)")] | None = None
-    weight: Annotated[float, Field(gt=0, le=1, description="Strength of the observation in (0, 1] "
-                                                           "(default 1.0)")] | None = None
-    formation: Annotated[str, Field(max_length=MAX_LABEL_CHARS, description="Your label for it")] | None = None
+                                   description="Epoch seconds (default now)")] | None = None
+    weight: Annotated[float, Field(gt=0, le=1, description="In (0, 1] (default 1)")] | None = None
+    formation: Annotated[str, Field(max_length=MAX_LABEL_CHARS, description="Your label, shown with it")] | None = None
 
 
 class RememberOutput(ToolOutput):
@@ -53,7 +52,8 @@ class RememberOutput(ToolOutput):
     "remember",
     title="Remember observation",
     group="evidence",
-    description=(
+    description="Record a time-stamped observation linking entities (type:id, e.g. host:db01, account:admin) at event_ts with a weight. Its formation is inferred from member types (see the conventions resource); your formation label is kept and shown. Cite it as HEDGE-<id>.",
+    details=(
         "Store one observation: a hyperedge linking members (entity names; the type:id prefix gives each its "
         "type) at event_ts (epoch seconds, default now) with a weight in (0, 1]. The structural formation "
         "(DRONE_EVENT, AUTH_EVENT, …) is inferred from member types; formation is your own label. Rules see "
@@ -85,7 +85,8 @@ class ForgetOutput(ToolOutput):
     "forget_observation",
     title="Retract observations",
     group="evidence",
-    description=(
+    description="Retract observations by tag (HEDGE-<id>): they stay in the audit chain but no longer count for recall, reason, prove, verify or detect.",
+    details=(
         "Retract observations by their tags (HEDGE-<id>) with an optional reason: they stay stored, audited and "
         "in the hash chain, but recall, reason, prove, verify and detect no longer use them, so conclusions "
         "resting on them go. All or nothing; retracting one twice changes nothing."
@@ -125,7 +126,8 @@ class RecallOutput(ToolOutput):
     "recall",
     title="Recall observations",
     group="evidence",
-    description=(
+    description="The observations most relevant to a query: entities (type:id or names) and a time window ('last 3 days', 'since 2026-01-01') are parsed out; the text says what was not understood and which entities are unknown.",
+    details=(
         "Deterministically retrieve the observations most relevant to a query, without any model: entities "
         "(type:id tokens, known names, type words like 'drones') and a time window ('last 3 days', 'since "
         "2026-01-01', 'between … and …', 'yesterday', ISO dates, epoch seconds) are parsed out relative to now; "
@@ -166,7 +168,8 @@ class ReasonOutput(ToolOutput):
     "reason",
     title="Reason over observations",
     group="evidence",
-    description=(
+    description="Forward-chain the segment's rules over the observations a query recalls and the stored facts; each conclusion with its confidence and rule.",
+    details=(
         "Stratified forward chaining of the segment's rules over the observations relevant to query (top_k) "
         "and the stored facts, without any model. Each derived fact has a confidence (the product of its "
         "rule confidences and of the weights of the observations it rests on, each once; the best derivation "
@@ -185,7 +188,7 @@ def reason(api: Memory, args: ReasonInput) -> Reply[ReasonOutput]:
 
 class ProveInput(ToolInput):
     query: Query | None = None
-    goal_pred: Annotated[str, name_field("Only prove conclusions of this predicate")] | None = None
+    goal_pred: Annotated[str, name_field("Only proofs of this predicate")] | None = None
     top_k: Annotated[int, _top_k(40)] | None = None
     memory: Segment | None = None
     now: Now | None = None
@@ -202,7 +205,8 @@ class ProveOutput(ToolOutput):
     "prove",
     title="Prove conclusions",
     group="evidence",
-    description=(
+    description="The proof of each conclusion the rules derive from recalled observations: evidence HEDGE-<id>, rule RULE-<id>, step STEP-<n>. Cite these tags in an answer you check with verify.",
+    details=(
         "Reason, then return the proof of each conclusion (or only those of goal_pred): nodes of kind "
         "evidence (a stored observation, with its hedge_tag), fact (a stored fact) and conclusion (with "
         "rule_tag RULE-<id> and step_tag STEP-<n>), and the edges between them. proof_id is a hash of the "
@@ -222,10 +226,10 @@ def prove(api: Memory, args: ProveInput) -> Reply[ProveOutput]:
 
 
 class VerifyInput(ToolInput):
-    answer: Annotated[str, text_field("The answer to gate", MAX_ANSWER_CHARS)]
+    answer: Annotated[str, text_field("The answer, citing HEDGE-, RULE-, STEP- tags", MAX_ANSWER_CHARS)]
     query: Query | None = None
     require_proof: Annotated[bool, about("Abstain unless something is proved")] | None = None
-    goal_pred: Annotated[str, name_field("Restrict proofs to this predicate")] | None = None
+    goal_pred: Annotated[str, name_field("Only proofs of this predicate")] | None = None
     top_k: Annotated[int, _top_k(40)] | None = None
     memory: Segment | None = None
     now: Now | None = None
@@ -248,7 +252,8 @@ class VerifyOutput(ToolOutput):
     "verify",
     title="Verify an answer",
     group="evidence",
-    description=(
+    description="Check a written answer against evidence before giving it: keeps each sentence whose citations (HEDGE-, RULE-, STEP- tags) carry what it says, strips the rest, and says why for each sentence stripped.",
+    details=(
         "Gate an answer against evidence: split it into sentences and list items; keep a sentence that makes "
         "no claim at all, and keep a factual one only if it cites an allowed tag (HEDGE-n, RULE-n, STEP-n from "
         "this query's recall and proofs) and what it asserts is carried by the cited evidence: its entities "
@@ -295,7 +300,8 @@ class DetectOutput(ToolOutput):
     "detect",
     title="Detect patterns",
     group="evidence",
-    description=(
+    description="Scan observations for hubs, bursts, dense clusters, fan-out, convergence and outliers; full_scan adds lateral movement and beaconing. Each finding with its score and tags.",
+    details=(
         "Scan all observations for hubs, bursts, dense clusters, fan-out, convergence on a quiet entity and "
         "spectral outliers against per-type baselines that hold on heavy-tailed (Zipf-like) activity; full_scan "
         "adds lateral movement (time-ordered host-to-host chains) and beaconing (regular intervals). window "

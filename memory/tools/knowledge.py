@@ -33,7 +33,7 @@ class ProofNode(BaseModel):
 
 
 class FactInput(ToolInput):
-    fact: Annotated[str, text_field('A Prolog fact to assert (e.g. "human(socrates)")')]
+    fact: Annotated[str, text_field('A ground fact, e.g. "human(socrates)"')]
     memory: Segment | None = None
 
 
@@ -48,7 +48,8 @@ class RememberFactOutput(ToolOutput):
     "remember_fact",
     title="Remember fact",
     group="knowledge",
-    description=(
+    description="Store a ground fact such as depends_on(api, db) (a stable truth; for exact text use memory_remember, for a time-stamped event remember). Storing it again changes nothing.",
+    details=(
         "Assert a ground Prolog fact, e.g. human(socrates). Facts are stored durably; remembering a fact "
         "that is already believed changes nothing but adds the 'asserted' support if it was missing."
     ),
@@ -62,12 +63,11 @@ def remember_fact(api: Memory, args: FactInput) -> Reply[RememberFactOutput]:
 
 
 class DefineRuleInput(ToolInput):
-    head: Annotated[str, text_field('The rule head (e.g. "mortal(X)")')]
-    body: Annotated[str, text_field('The rule body (e.g. "human(X)")')]
+    head: Annotated[str, text_field('e.g. "mortal(X)"')]
+    body: Annotated[str, text_field('e.g. "human(X), \\+ god(X)"')]
     memory: Segment | None = None
-    name: Annotated[str, name_field("Optional rule id, unique in the segment (reason reports rule:<name>)")] | None = None
-    confidence: Annotated[float, Field(gt=0, le=1, description="Confidence in (0, 1] that reason multiplies in "
-                                                                "(default 1)")] | None = None
+    name: Annotated[str, name_field("An id, unique in the segment")] | None = None
+    confidence: Annotated[float, Field(gt=0, le=1, description="In (0, 1], for reason (default 1)")] | None = None
 
 
 class DefineRuleOutput(ToolOutput):
@@ -84,7 +84,8 @@ class DefineRuleOutput(ToolOutput):
     "define_rule",
     title="Define rule",
     group="knowledge",
-    description=(
+    description="Add a Datalog rule Head :- Body (Prolog syntax: , ; \\+ comparisons, X is Expr, aggregate_all). Refused, with the reason, unless every head variable is bound by a positive literal and negation does not go through recursion.",
+    details=(
         "Add a Datalog rule Head :- Body. Head and body are parsed separately and the whole program is "
         "checked before anything is stored: every head variable must be bound by a positive body literal, "
         "and negation or aggregation may not go through recursion."
@@ -100,9 +101,9 @@ def define_rule(api: Memory, args: DefineRuleInput) -> Reply[DefineRuleOutput]:
 
 
 class ForgetRuleInput(ToolInput):
-    rule: Annotated[str, text_field('The rule as list_rules prints it (e.g. "mortal(X) :- human(X)")')] | None = None
-    rule_id: Annotated[int, int_field("The rule's id (define_rule and list_rules give it)", 1)] | None = None
-    name: Annotated[str, name_field("The rule's name (define_rule's name)")] | None = None
+    rule: Annotated[str, text_field('Head :- Body, e.g. "mortal(X) :- human(X)"')] | None = None
+    rule_id: Annotated[int, int_field("Its id (from define_rule or list_rules)", 1)] | None = None
+    name: Annotated[str, name_field("Its name")] | None = None
     memory: Segment | None = None
 
 
@@ -121,7 +122,8 @@ class ForgetRuleOutput(ToolOutput):
     "forget_rule",
     title="Forget rule",
     group="knowledge",
-    description=(
+    description="Remove a rule, named by its text, rule_id or name (exactly one). The reply lists the conclusions that stopped holding. To replace a rule, forget it, then define_rule the new one.",
+    details=(
         "Remove one rule, named by its text, rule_id or name (exactly one). Its conclusions stop holding "
         "unless another rule or a stored fact still gives them; the result lists those that fell. To replace "
         "a rule, forget it, then define_rule the new one."
@@ -147,7 +149,7 @@ def forget_rule(api: Memory, args: ForgetRuleInput) -> Reply[ForgetRuleOutput]:
 
 
 class ForgetFactInput(ToolInput):
-    fact: Annotated[str, text_field('The fact to forget (e.g. "human(socrates)")')]
+    fact: Annotated[str, text_field('The fact, e.g. "human(socrates)"')]
     memory: Segment | None = None
 
 
@@ -162,7 +164,8 @@ class ForgetFactOutput(ToolOutput):
     "forget_fact",
     title="Forget fact",
     group="knowledge",
-    description=(
+    description="Withdraw a fact you asserted. It stays believed while an assumption or a source memory still supports it (the reply says which); conclusions resting on it stop holding.",
+    details=(
         "Remove the 'asserted' support of a fact. The fact goes when no support is left; a fact also "
         "supported by an assumption or a source memory stays believed, and the result says why."
     ),
@@ -179,10 +182,10 @@ def forget_fact(api: Memory, args: ForgetFactInput) -> Reply[ForgetFactOutput]:
 
 
 class QueryInput(ToolInput):
-    goal: Annotated[str, text_field('A goal to query (e.g. "fruit(X)", "parent(john, Y)")')]
+    goal: Annotated[str, text_field('A goal, e.g. "parent(john, Y), \\+ adult(Y)"')]
     memory: Segment | None = None
-    limit: Annotated[int, int_field(f"Maximum number of solutions to return (default {DEFAULT_QUERY_LIMIT})", 0, MAX_LIMIT)] | None = None
-    offset: Annotated[int, int_field("Solutions to skip, for paging (default 0)", 0, MAX_OFFSET)] | None = None
+    limit: Annotated[int, int_field(f"Default {DEFAULT_QUERY_LIMIT}", 0, MAX_LIMIT)] | None = None
+    offset: Annotated[int, int_field("Answers to skip (default 0)", 0, MAX_OFFSET)] | None = None
 
 
 class QueryOutput(ToolOutput):
@@ -202,7 +205,8 @@ class QueryOutput(ToolOutput):
     "query_logic",
     title="Query",
     group="knowledge",
-    description=(
+    description="Answer a goal (any rule body) from facts and rules: the bindings as JSON, [{}] when it holds without variables, [] when it does not. At most limit answers (default 1,000); the text says when it was cut and warns of unknown predicates.",
+    details=(
         "Evaluate a goal (any rule body: conjunction, disjunction, negation, comparisons, arithmetic, "
         "aggregate_all) and return all variable bindings as JSON, in the standard order of terms. "
         "[{}] means the goal holds with no variables; [] means no solutions. At most limit solutions "
@@ -228,11 +232,10 @@ def query_logic(api: Memory, args: QueryInput) -> Reply[QueryOutput]:
 
 
 class ExplainInput(ToolInput):
-    fact: Annotated[str, text_field('The Prolog term to explain (e.g. "risky(deploy_v3)")')]
-    max_depth: Annotated[int, int_field("Optional maximum proof tree depth (truncates deeper levels)", 1, 100_000)] | None = None
+    fact: Annotated[str, text_field('A ground fact, e.g. "risky(deploy_v3)"')]
+    max_depth: Annotated[int, int_field("Cut the proof below this depth", 1, 100_000)] | None = None
     memory: Segment | None = None
-    record_proof: Annotated[bool, about("Also write the proof to the derived and proof_edges tables for sqlite3 "
-                                        "readers (default: false)")] | None = None
+    record_proof: Annotated[bool, about("Also write it to the derived and proof_edges tables")] | None = None
 
 
 class ExplainOutput(ToolOutput):
@@ -248,7 +251,8 @@ class ExplainOutput(ToolOutput):
     "explain_why",
     title="Explain why",
     group="knowledge",
-    description=(
+    description="The proof of a ground fact: each step, the rule used and, at the leaves, the stored facts with their supports (asserted, assumption:<name>, source:<memory id>). proven is false when no proof exists.",
+    details=(
         "Return the proof tree of a ground fact: each node has goal, rule_applied (\"fact\" for stored "
         "facts, the rule text for derived ones, or builtin/negation/aggregate) and children. Proofs end "
         "in stored facts and are finite even for recursive rules. proven is false when no proof exists. "
@@ -316,7 +320,8 @@ class ListFactsInput(ToolInput):
     "list_facts",
     title="List facts",
     group="knowledge",
-    description="List stored facts (optionally of one predicate) with their supports, sorted, with paging.",
+    description="List stored facts (of one predicate with functor and arity), sorted, paged, each with its supports.",
+    details="List stored facts (optionally of one predicate) with their supports, sorted, with paging.",
     capability=READ,
     annotations=Annotations(read_only=True),
 )
@@ -334,7 +339,8 @@ class ListRulesInput(ToolInput):
     "list_rules",
     title="List rules",
     group="knowledge",
-    description="List stored rules in the order they were defined, with their ids, with paging.",
+    description="List the rules in definition order, paged, with their ids and names (forget_rule takes either).",
+    details="List stored rules in the order they were defined, with their ids, with paging.",
     capability=READ,
     annotations=Annotations(read_only=True),
 )
@@ -354,7 +360,8 @@ class MaterializeOutput(ToolOutput):
     "materialize",
     title="Materialize conclusions",
     group="knowledge",
-    description=(
+    description="Write every conclusion of a segment, with the rule and premises that first derived it, to the SQLite tables derived and proof_edges, for readers using sqlite3.",
+    details=(
         "Evaluate every rule of a memory segment and write the derived facts, each with the rule that first "
         "derived it, into the SQLite table `derived`, and the premises of that derivation into `proof_edges`, "
         "stamped with the current generation of the inputs. The view `current_derived` shows only rows that "
@@ -408,7 +415,8 @@ class ClearContextOutput(ToolOutput):
     "clear_context",
     title="Clear matching facts",
     group="knowledge",
-    description=(
+    description="Withdraw every asserted fact matching a pattern such as project(beta, _) (variables match anything). Facts also supported otherwise stay believed.",
+    details=(
         "Remove every fact matching a pattern with wildcards, e.g. project(beta, _) (variables match anything; "
         "a repeated variable must match equal values). Succeeds when nothing matches. Like forget_fact it "
         "removes the 'asserted' support: facts also supported by an assumption or a source stay believed."
@@ -442,7 +450,8 @@ class UpdateFactOutput(ToolOutput):
     "update_fact",
     title="Update fact",
     group="knowledge",
-    description=(
+    description="Replace one stored fact with another in one transaction (the old fact's asserted support goes). Fails, changing nothing, when old_fact is not stored.",
+    details=(
         "Atomically replace a stored fact with another in one transaction: like forget_fact, it removes the "
         "old fact's asserted support (a fact also believed through an assumption or a source memory stays "
         "believed and is listed under kept), then asserts the new one. Fails, changing nothing, when "
@@ -476,7 +485,8 @@ class UpsertFactOutput(ToolOutput):
     "upsert_fact",
     title="Upsert fact",
     group="knowledge",
-    description=(
+    description="Assert a fact and withdraw the asserted facts with the same predicate and first argument: for state such as status(task1, done).",
+    details=(
         "Assert a fact and remove the asserted facts with the same predicate and the same first argument "
         "(the key is read from the parsed term, so lists, strings and nested terms are handled). "
         "Use it for mutable state such as status(task1, done)."
@@ -507,7 +517,8 @@ class TraceOutput(ToolOutput):
     "trace_dependency",
     title="Trace dependencies",
     group="knowledge",
-    description=(
+    description="Every X with path(start_node, X), in standard order (define path/2 first). For the reverse, query_logic path(Y, X).",
+    details=(
         "List every node reachable from start_node through path/2, i.e. all X with path(start_node, X), "
         "in standard order. Cycles are fine. Define path/2 first, for example "
         "path(X, Y) :- depends_on(X, Y). path(X, Z) :- depends_on(X, Y), path(Y, Z)."
@@ -539,7 +550,8 @@ class ConsistencyOutput(ToolOutput):
     "verify_consistency",
     title="Verify consistency",
     group="knowledge",
-    description=(
+    description="Every solution of the integrity_violation/N rules you defined (or integrity_violation_<scope>/N).",
+    details=(
         "Return every solution of integrity_violation/N for every arity N defined (or of "
         "integrity_violation_<scope>/N with scope). Arity-1 violations are reported as their value, "
         "others as the whole violation term."

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from ..validation import MAX_NAME_CHARS, MAX_TEXT_CHARS, NAME_PATTERN
 
-MEMORY_DESCRIPTION = "Target memory segment (optional, defaults to default memory)"
+MEMORY_DESCRIPTION = "The segment (default: default)"
 
 
 class ToolInput(BaseModel):

@@ -28,7 +28,8 @@ class SaveSnapshotOutput(ToolOutput):
     "save_snapshot",
     title="Save snapshot",
     group="snapshots",
-    description=(
+    description="Save the segment's facts, rules and assumptions under a name (replacing one of that name, which the reply says). Facts projected from source memories are not included.",
+    details=(
         "Store the segment's facts, rules and assumptions under a name, in the database (names are atoms: "
         "lowercase letter, then letters, digits, _). Saving an existing name replaces it, and says so."
     ),
@@ -58,7 +59,8 @@ class RestoreOutput(ToolOutput):
     "restore_snapshot",
     title="Restore snapshot",
     group="snapshots",
-    description=(
+    description="Replace the segment's facts, rules and assumptions with a snapshot's, in one transaction; conclusions follow.",
+    details=(
         "Replace the segment's facts, rules and assumptions with a snapshot's, in one audited transaction "
         "that survives a restart. Conclusions follow from the restored knowledge."
     ),
@@ -79,7 +81,8 @@ class SnapshotsOutput(ToolOutput):
     "list_snapshots",
     title="List snapshots",
     group="snapshots",
-    description="The segment's snapshots, oldest first, with creation times and sizes.",
+    description="The segment's snapshots, oldest first, with their times and sizes.",
+    details="The segment's snapshots, oldest first, with creation times and sizes.",
     capability=READ,
     annotations=Annotations(read_only=True),
 )
@@ -111,7 +114,8 @@ class StatusOutput(ToolOutput):
     "get_persistence_status",
     title="Persistence status",
     group="admin",
-    description=(
+    description="Database health: active or degraded (with the problem), path, journal, WAL size, schema version, last snapshot and checks; check_integrity runs one now.",
+    details=(
         "Health of the database: status (active, or degraded when the file or its folder cannot be written now, "
         "with the problem), path, journal "
         "mode, WAL size, schema version, last snapshot, a passive WAL checkpoint run now (last_checkpoint), "

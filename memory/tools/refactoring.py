@@ -29,7 +29,8 @@ class SchemaOutput(ToolOutput):
     "get_knowledge_schema",
     title="Knowledge schema",
     group="knowledge",
-    description=(
+    description="The predicates of a segment: name, arity, facts or rules or both, and clause counts. Structure only.",
+    details=(
         "List the predicates of a memory segment: name, arity, whether they are defined by facts, rules or "
         "both, and how many clauses. Structure only, no content; exact counts (no cap)."
     ),
@@ -59,7 +60,8 @@ class OverviewOutput(ToolOutput):
     "get_kb_overview",
     title="Knowledge base overview",
     group="knowledge",
-    description=(
+    description="One call's overview of the default segment: predicates with counts and sample clauses, assumptions, snapshots, mounts and database health (at most 64 KiB; truncated says when cut).",
+    details=(
         "One call for the default memory: predicates with kind, count and sample clauses, assumptions, "
         "snapshots, persistence health and mounted segments. The JSON never exceeds 64 KiB: samples are "
         "halved, then predicates dropped from the end, and truncated says so."
@@ -94,7 +96,8 @@ class ReferencesOutput(ToolOutput):
     "find_predicate_references",
     title="Find predicate references",
     group="knowledge",
-    description=(
+    description="Where a predicate is used: rules that call it, its fact count, assumptions supporting its facts, and seg:pred references from other segments. Use before rename_predicate.",
+    details=(
         "Locate every rule whose body calls a predicate (through conjunction, disjunction, negation and "
         "aggregates), the number of its facts, the assumptions that support its facts, and qualified "
         "seg:pred(...) references from other memory segments. Use before renaming."
@@ -141,7 +144,8 @@ class RenameOutput(ToolOutput):
     "rename_predicate",
     title="Rename predicate",
     group="knowledge",
-    description=(
+    description="Rename a predicate everywhere in one transaction: facts (supports kept), rule heads and rule bodies, arity-aware; dry_run shows the impact and writes nothing.",
+    details=(
         "Rename a predicate everywhere in one transaction: its facts (keeping their supports), rule heads, "
         "and every rule body that calls it, on the parsed rules (aware of arity, never by text "
         "substitution); with propagate_cross_memory_refs also seg:old(...) calls in other writable segments. "

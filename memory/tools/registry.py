@@ -98,6 +98,9 @@ class Tool:
     # Whether the handler runs the Datalog engine (query, proof, belief status, materialize, ...): the MCP server
     # runs such calls in an evaluation process (memory/workers), so no evaluation can stall or bloat it.
     evaluates: bool = False
+    # What a model rarely needs (the references' words, limits, edge cases): docs/tools.md and the
+    # datalog-memory://tools resource carry it; tools/list carries only the description.
+    details: str = ""
     # The published schemas, generated once from the models (memory/tools/models.py).
     input_schema: dict[str, Any] = field(init=False)
     output_schema: dict[str, Any] = field(init=False)
@@ -178,9 +181,13 @@ REGISTRY: dict[str, Tool] = {}
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 
 
+# No description in tools/list is longer (a model reads every one of them before its first call).
+MAX_DESCRIPTION_CHARS = 400
+
+
 def tool(name: str, *, title: str, group: str, description: str, annotations: Annotations, capability: str | None,
          argument_capabilities: dict[str, dict[Any, str]] | None = None, capability_note: str = "",
-         evaluates: bool = False) -> Callable[[Handler], Handler]:
+         evaluates: bool = False, details: str = "") -> Callable[[Handler], Handler]:
     """Register a handler `(api: Memory, args: XInput) -> Reply[XOutput]` as a tool of family `group`: its
     input and output models are read from the handler's annotations, and its schemas generated from them.
     `capability` is required (None for a tool that touches no data), so no tool can be added without deciding
@@ -193,9 +200,13 @@ def tool(name: str, *, title: str, group: str, description: str, annotations: An
             raise ValueError(f"tool {name}: unknown group {group!r} (one of {', '.join(GROUPS)})")
         if not annotations.read_only and capability is None and not capability_note:
             raise ValueError(f"tool {name} writes: it must declare the capability it needs")
+        if len(description) > MAX_DESCRIPTION_CHARS:
+            raise ValueError(f"tool {name}: description of {len(description)} characters (at most "
+                             f"{MAX_DESCRIPTION_CHARS}; the rest goes to details)")
         input_model, output_model = _models_of(name, handler)
         REGISTRY[name] = Tool(name, title, description, input_model, output_model, annotations, handler,
-                              capability, dict(argument_capabilities or {}), capability_note, group, evaluates)
+                              capability, dict(argument_capabilities or {}), capability_note, group, evaluates,
+                              details if details != description else "")
         return handler
     return register
 

@@ -28,7 +28,8 @@ class SegmentOutput(ToolOutput):
     "create_memory",
     title="Create memory segment",
     group="segments",
-    description=(
+    description="Create a named segment: scope project (this database, default) or global (shared by every project). Mount it before use.",
+    details=(
         "Create a named memory segment: scope project (in this project's database, the default) or global "
         "(in the global database under $XDG_DATA_HOME/datalog-memory/, visible from every project). "
         "It is not mounted: mount it to use it."
@@ -59,7 +60,8 @@ class MountOutput(ToolOutput):
     "mount_memory",
     title="Mount memory segment",
     group="segments",
-    description=(
+    description="Mount a segment read-write or read-only, so tools can target it with memory and rules can read it as seg:pred(...).",
+    details=(
         "Mount a segment so the tools can target it with the memory argument, read-write or read-only. "
         "Mounts persist for the project; mounting again with the other mode switches the mode. A read-only "
         "segment refuses every mutation; rules elsewhere may still read it as seg:pred(...)."
@@ -80,7 +82,8 @@ class UnmountInput(ToolInput):
     "unmount_memory",
     title="Unmount memory segment",
     group="segments",
-    description="Unmount a segment (its data stays). The default memory cannot be unmounted.",
+    description="Unmount a segment (its data stays). The default segment cannot be unmounted.",
+    details="Unmount a segment (its data stays). The default memory cannot be unmounted.",
     capability=ADMIN,
     annotations=Annotations(read_only=False, destructive=False, idempotent=False),
 )
@@ -97,7 +100,8 @@ class SegmentsOutput(ToolOutput):
     "list_memories",
     title="List memory segments",
     group="segments",
-    description="Every segment, mounted or not, in both scopes: name, scope, mounted, mode (null when unmounted).",
+    description="Every segment in both scopes: name, scope, whether mounted and how.",
+    details="Every segment, mounted or not, in both scopes: name, scope, mounted, mode (null when unmounted).",
     capability=READ,
     annotations=Annotations(read_only=True),
 )

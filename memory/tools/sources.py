@@ -19,9 +19,9 @@ from ..sources.search import MAX_LIMIT, MAX_QUERY_CHARS, MODES
 from .models import Rows, Strings, ToolInput, ToolOutput, about, int_field, text_field
 from .registry import Annotations, Reply, tool
 
-MemoryId = Annotated[str, Field(min_length=1, max_length=128, description="A memory id (mem_…)")]
+MemoryId = Annotated[str, Field(min_length=1, max_length=128, description="A memory id, mem_…")]
 Instant = Annotated[str, Field(min_length=1, max_length=64,
-                               description="An ISO-8601 date or date-time (UTC when no offset is given)")]
+                               description="ISO-8601 date or time (UTC unless an offset is given)")]
 _SCALAR_SCHEMAS = [{"type": "string", "maxLength": MAX_STRING_ARGUMENT_CHARS}, {"type": "number"},
                    {"type": "boolean"}]
 # A projection argument: a string (an atom), a number or a boolean, kept as the JSON value it was given.
@@ -29,18 +29,16 @@ Scalar = Annotated[Union[str, int, float, bool], WithJsonSchema({"anyOf": _SCALA
 ScalarOrAny = Annotated[Union[str, int, float, bool, None], WithJsonSchema({"anyOf": [*_SCALAR_SCHEMAS,
                                                                                      {"type": "null"}]})]
 ReadScope = Annotated[Literal[READ_SCOPES],  # type: ignore[valid-type]
-                      about("Where to look: all_visible (default), current (where an auto remember writes), "
-                            "session, project or global")]
+                      about("Default all_visible; current: where an auto remember writes")]
 
 
 class Projection(ToolInput):
     predicate: Annotated[str, Field(min_length=1, max_length=MAX_PREDICATE_CHARS,
-                                    description="Fact name: a lowercase letter, then letters, digits or _")]
-    arguments: Annotated[list[Scalar], Field(max_length=MAX_ARITY, description="Scalar arguments: strings become atoms")]
-    statement: Annotated[str, text_field("The projection in plain words", MAX_STATEMENT_CHARS)]
+                                    description="Fact name (an atom)")]
+    arguments: Annotated[list[Scalar], Field(max_length=MAX_ARITY, description="Strings become atoms")]
+    statement: Annotated[str, text_field("The reading in plain words", MAX_STATEMENT_CHARS)]
     quality: Annotated[Literal[QUALITIES],  # type: ignore[valid-type]
-                       about("exact (default), lossy or context_required; the last two make recall attach the "
-                             "source text")] | None = None
+                       about("Default exact; lossy and context_required make recall attach the text")] | None = None
 
 
 class Namespace(BaseModel):
@@ -49,17 +47,17 @@ class Namespace(BaseModel):
 
 
 class RememberInput(ToolInput):
-    memory: Annotated[str, text_field("The exact text to keep", MAX_SOURCE_CHARS)]
-    scope: Annotated[Literal[SCOPES], about("auto (default), project, session or global")] | None = None  # type: ignore[valid-type]
+    memory: Annotated[str, text_field("The exact text to keep (here memory is the text, not a segment)", MAX_SOURCE_CHARS)]
+    scope: Annotated[Literal[SCOPES], about("Default auto: the project when the host names one, else the session")] | None = None  # type: ignore[valid-type]
     retention: Annotated[Literal[tuple(RETENTION)],  # type: ignore[valid-type]
-                         about("long_term/durable (default) or short_term/session")] | None = None
-    kind: Annotated[Literal[("auto", *KINDS)], about("What the text is (default text)")] | None = None  # type: ignore[valid-type]
+                         about("Default long_term")] | None = None
+    kind: Annotated[Literal[("auto", *KINDS)], about("Default text")] | None = None  # type: ignore[valid-type]
     projections: Annotated[list[Projection], Field(max_length=MAX_PROJECTIONS,
-                                                   description="Symbolic readings of the text, stored as facts")] | None = None
+                                                   description="Readings of the text, stored as facts")] | None = None
     idempotency_key: Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS, description=(
-        "Retry key: the same key and text returns the first receipt"))] | None = None
+        "A retry with the same key and text returns the first receipt"))] | None = None
     supersedes: Annotated[list[MemoryId], Field(max_length=MAX_IDS,
-                                                description="Ids of memories this one replaces")] | None = None
+                                                description="Ids of active memories this one replaces")] | None = None
     valid_from: Instant | None = None
     valid_to: Instant | None = None
 
@@ -84,7 +82,8 @@ class RememberOutput(ToolOutput):
     "memory_remember",
     title="Remember source text",
     group="memories",
-    description=(
+    description="Keep exact text (a quote, a decision and its reasons) byte for byte and get a stable id (mem_...). Optional projections become facts that rules and queries use, supported by this memory. Lands in the project namespace when the host names one, else the session's.",
+    details=(
         "Durably preserve exact source text (byte for byte, with its sha256) in the caller's authorized "
         "namespace and return a stable id (mem_…). scope auto writes to the project when the host names one, "
         "else to the session; never to global. Optional projections become facts (supported by this memory) "
@@ -130,7 +129,8 @@ class GetOutput(MemorySummary):
     "memory_get",
     title="Get memory",
     group="memories",
-    description=(
+    description="The exact text of a memory by id, with its namespace, history and projections; as_of answers as it stood then.",
+    details=(
         "Fetch one memory by id: its exact source text (the text content is exactly the source), namespace, "
         "provenance, lifecycle history and projections. An id the caller may not read is reported exactly "
         "like an unknown one. as_of answers as the store stood at that time."
@@ -147,13 +147,12 @@ def memory_get(api: Memory, args: GetInput) -> Reply[GetOutput]:
 class SearchInput(ToolInput):
     query: Annotated[str, text_field("Words to look for", MAX_QUERY_CHARS)]
     scope: ReadScope | None = None
-    history: Annotated[bool, about("Include superseded, expired and forgotten memories")] | None = None
-    limit: Annotated[int, int_field("Results to return (default 10)", 1, MAX_LIMIT)] | None = None
-    kind: Annotated[Literal[KINDS], about("Only memories of this kind")] | None = None  # type: ignore[valid-type]
+    history: Annotated[bool, about("Include superseded, expired and forgotten ones")] | None = None
+    limit: Annotated[int, int_field("Default 10", 1, MAX_LIMIT)] | None = None
+    kind: Annotated[Literal[KINDS], about("Only this kind")] | None = None  # type: ignore[valid-type]
     as_of: Instant | None = None
     mode: Annotated[Literal[MODES], about(  # type: ignore[valid-type]
-        "auto (default: full text and symbolic), text, symbolic, or exact (the query as a literal substring "
-        "of the source text)")] | None = None
+        "Default auto (words and projections); exact: the query as a literal substring")] | None = None
 
 
 class SearchOutput(ToolOutput):
@@ -169,7 +168,8 @@ class SearchOutput(ToolOutput):
     "memory_search",
     title="Search memories",
     group="memories",
-    description=(
+    description="Search the text of every memory you may read (its words and its projections); ranked, each result with why it matched. For facts use query_logic; for events recall.",
+    details=(
         "Full-text (SQLite FTS5) plus symbolic search over every memory the caller may read: words in the "
         "source text or projection statements, and projections whose predicate or arguments are query words. "
         "Ranked; each result says why it matched. Current memories only unless history is true."
@@ -220,7 +220,8 @@ class RecallOutput(ToolOutput):
     "memory_recall",
     title="Recall memories",
     group="memories",
-    description=(
+    description="Memories whose projections match predicate(arguments), null matching anything, nearest namespace first; with rules, also the conclusions they derive from your memories.",
+    details=(
         "Symbolic-first recall: current memories whose projections match predicate(arguments…), null "
         "matching anything, nearest namespace first (session, project, global). When rules define the "
         "predicate, also the conclusions they derive from your memories (under derived), each with the "
@@ -240,13 +241,13 @@ def memory_recall(api: Memory, args: RecallInput) -> Reply[RecallOutput]:
 
 class ForgetInput(ToolInput):
     ids: Annotated[list[MemoryId], Field(min_length=1, max_length=MAX_IDS,
-                                         description="The memories to forget")] | None = None
-    query: Annotated[str, text_field("Forget the current memories a search for this finds", MAX_QUERY_CHARS)] | None = None
+                                         description="Memories to forget")] | None = None
+    query: Annotated[str, text_field("Forget what a search for this finds", MAX_QUERY_CHARS)] | None = None
     action: Annotated[Literal[tuple(ACTIONS)], about(  # type: ignore[valid-type]
-        "expire (default), supersede, invalidate, archive or delete")] | None = None
+        "Default expire")] | None = None
     reason: Annotated[str, text_field("Why (kept in the history)", 4096)] | None = None
-    erase: Annotated[bool, about("With delete: erase the text itself")] | None = None
-    dry_run: Annotated[bool, about("Only resolve and show the targets")] | None = None
+    erase: Annotated[bool, about("With delete: erase the text too")] | None = None
+    dry_run: Annotated[bool, about("Only show the targets")] | None = None
 
 
 class ForgetOutput(ToolOutput):
@@ -262,7 +263,8 @@ class ForgetOutput(ToolOutput):
     "memory_forget",
     title="Forget memories",
     group="memories",
-    description=(
+    description="Forget memories by ids, or by a search resolved to ids first (dry_run shows them). Their projections stop supporting facts; the reply lists the facts removed.",
+    details=(
         "Forget memories by ids, or by a query resolved to concrete ids first (dry_run shows them without "
         "changing anything). Actions: expire (default), supersede, invalidate, archive, delete; erase (with "
         "delete) also erases the text, keeping a tombstone. A forgotten memory's projections stop supporting "
