@@ -15,7 +15,11 @@ from .knowledge import beliefs, edits, inspect, integrity, mounts, programs, ref
 from .knowledge.refactor import ALL
 from .knowledge.segments import DEFAULT
 from .knowledge.edits import EditResult
+from .knowledge.consequences import Consequences
 from .knowledge.parsing import parse_fact
+from .knowledge.segments import resolve
+from .sources.memories import SUPPORT_KIND
+from .terms import indicator
 from .evidence.observations import ObservationRelations, Observations
 from .sources.context import ADMIN, READ, WRITE_GLOBAL, WRITE_KNOWLEDGE, WRITE_OBSERVATIONS
 from .sources import CallerContext, CallerVisibility, SourceMemories, recall, search
@@ -273,7 +277,17 @@ class Memory:
 
     def memory_forget(self, ids: list | None = None, query: str | None = None, action: str = "expire",
                       reason: str | None = None, erase: bool = False, dry_run: bool = False) -> dict:
-        return self.sources.forget(ids, query, action, reason, erase, dry_run)
+        """Forget memories; the result also says which conclusions resting on their projections fell."""
+        if dry_run:
+            return self.sources.forget(ids, query, action, reason, erase, dry_run)
+        plan = self.sources.forget(ids, query, action, reason, erase, dry_run=True)  # the targets, checked
+        with self.repository.read() as tx:
+            segment = resolve(tx, DEFAULT)
+            projected = [text for target in plan["targets"]
+                         for text, _ in tx.supports.facts_with(segment.id, SUPPORT_KIND, target["id"])]
+        consequences = Consequences(self.knowledge, DEFAULT, {indicator(parse_fact(t)) for t in projected})
+        result = self.sources.forget(ids, query, action, reason, erase, dry_run)
+        return {**result, **consequences.withdrawn(result["removed_facts"]).to_dict()}
 
     # --- evidence: observations ---------------------------------------------------------------
     def remember(self, members: list, event_ts: int | None = None, weight: float = 1.0, formation: str = "") -> dict:

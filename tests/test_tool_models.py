@@ -20,7 +20,9 @@ CONTRACT_KEYS = ("type", "enum", "required", "additionalProperties", "minLength"
                  "minimum", "maximum", "exclusiveMinimum", "minItems", "maxItems")
 
 
-def _differences(before: Any, now: Any, where: str) -> list[str]:
+def _differences(before: Any, now: Any, where: str, output: bool = False) -> list[str]:
+    """What a client of `before` would find broken in `now`. Compatible growth is allowed: a new optional
+    argument, a new result property, a result property that is now always present."""
     if not isinstance(before, dict) or not isinstance(now, dict):
         return [] if before == now else [f"{where}: {before!r} became {now!r}"]
     found = []
@@ -29,22 +31,25 @@ def _differences(before: Any, now: Any, where: str) -> list[str]:
         if key == "type" and old is None and "enum" in before:
             continue  # an enum may name its type now ("type": "string" added): no value it allowed is refused
         if key == "required" and old is not None and new is not None:
+            if output and set(old) <= set(new):
+                continue
             old, new = sorted(old), sorted(new)
         if old != new:
             found.append(f"{where}.{key}: {old!r} became {new!r}")
     old_props, new_props = before.get("properties", {}), now.get("properties", {})
-    if set(old_props) != set(new_props):
+    added = set(new_props) - set(old_props)
+    if set(old_props) - set(new_props) or (added and not output and added & set(now.get("required", []))):
         found.append(f"{where}.properties: {sorted(old_props)} became {sorted(new_props)}")
     for name in set(old_props) & set(new_props):
-        found += _differences(old_props[name], new_props[name], f"{where}.{name}")
+        found += _differences(old_props[name], new_props[name], f"{where}.{name}", output)
     if "items" in before or "items" in now:
-        found += _differences(before.get("items"), now.get("items"), f"{where}[]")
+        found += _differences(before.get("items"), now.get("items"), f"{where}[]", output)
     if "anyOf" in before or "anyOf" in now:
         old_any, new_any = before.get("anyOf", []), now.get("anyOf", [])
         if len(old_any) != len(new_any):
             found.append(f"{where}.anyOf: {old_any!r} became {new_any!r}")
         for i, (old, new) in enumerate(zip(old_any, new_any)):
-            found += _differences(old, new, f"{where}.anyOf[{i}]")
+            found += _differences(old, new, f"{where}.anyOf[{i}]", output)
     return found
 
 
@@ -56,7 +61,7 @@ def test_every_tool_of_before_is_still_there():
 def test_generated_schemas_keep_the_contract(name):
     spec = REGISTRY[name]
     problems = (_differences(BEFORE[name]["input"], spec.input_schema, f"{name} input")
-                + _differences(BEFORE[name]["output"], spec.output_schema, f"{name} output"))
+                + _differences(BEFORE[name]["output"], spec.output_schema, f"{name} output", output=True))
     assert not problems, "\n".join(problems)
 
 
@@ -70,6 +75,14 @@ def test_the_comparison_sees_a_changed_limit():
     assert _differences(before, stricter, "q")
     lost = {**before, "properties": {k: v for k, v in before["properties"].items() if k != "offset"}}
     assert _differences(before, lost, "q")
+    required_new = {**before, "properties": {**before["properties"], "page": {"type": "integer"}},
+                    "required": [*before["required"], "page"]}
+    assert _differences(before, required_new, "q")  # a new required argument breaks every caller
+    optional_new = {**before, "properties": {**before["properties"], "page": {"type": "integer"}}}
+    assert not _differences(before, optional_new, "q")
+    out = BEFORE["query_logic"]["output"]
+    assert not _differences(out, {**out, "properties": {**out["properties"], "note": {"type": "string"}}}, "o", True)
+    assert _differences(out, {**out, "required": out["required"][1:]}, "o", True)  # a promised key may go
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
@@ -165,3 +178,26 @@ def test_construct_builds_nested_models():
     assert [type(a) for a in projection.arguments] == [str, int, float, bool]
     assert projection.model_dump(exclude_unset=True) == {"predicate": "p", "arguments": ["a", 1, 2.5, True],
                                                          "statement": "s"}
+
+
+def _models_in(annotation, seen):
+    import typing
+    from pydantic import BaseModel
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        if annotation not in seen:
+            seen.add(annotation)
+            for field in annotation.model_fields.values():
+                _models_in(field.annotation, seen)
+        return
+    for arg in typing.get_args(annotation):
+        _models_in(arg, seen)
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_structured_results_keep_every_key_the_service_gave(name):
+    """An output model and every object nested in it keep keys it does not declare (output schemas are open):
+    a nested model that dropped them would cut recall's parsed.window out of the result."""
+    found: set = set()
+    _models_in(REGISTRY[name].output_model, found)
+    assert all(model.model_config.get("extra") == "allow" for model in found), \
+        [model.__name__ for model in found if model.model_config.get("extra") != "allow"]

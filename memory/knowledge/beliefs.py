@@ -16,7 +16,8 @@ from ..datalog.proofs import walk_tree
 from ..datalog import explain
 from ..errors import InvalidArguments, NotFound
 from ..store.repository import Transaction, Visibility, new_fact
-from ..terms import format_term
+from ..terms import format_term, indicator
+from .consequences import Consequences, Withdrawn
 from ..validation import require_name, require_text
 from .parsing import parse_fact
 from .segments import Segment, bump_generation, resolve
@@ -36,6 +37,15 @@ class Retraction:
     assumptions: list[str]
     removed: list[str] = field(default_factory=list)  # facts that lost their last support
     kept: list[str] = field(default_factory=list)  # facts still believed through another support
+    withdrawn: Withdrawn = field(default_factory=Withdrawn)  # conclusions that stopped holding
+
+
+def _consequences(kb, names: list[str], memory: str | None) -> Consequences:
+    """Taken before retracting these assumptions: the conclusions that read what they support."""
+    with kb.repository.read() as tx:
+        segment = resolve(tx, memory)
+        texts = [text for name in names for text, _ in tx.supports.facts_with(segment.id, "assumption", name)]
+    return Consequences(kb, memory, {indicator(parse_fact(text)) for text in texts})
 
 
 def assume_fact(kb, fact: str, assumption: str, memory: str | None) -> dict:
@@ -116,6 +126,7 @@ def _retract(tx: Transaction, segment: Segment, names: list[str], result: Retrac
 
 def retract_assumption(kb, assumption: str, memory: str | None) -> Retraction:
     name = check_assumption(assumption)
+    consequences = _consequences(kb, [name], memory)
     with kb.repository.write() as tx:
         segment = resolve(tx, memory, write=True)
         if not tx.supports.exists(segment.id, "assumption", name):
@@ -125,6 +136,7 @@ def retract_assumption(kb, assumption: str, memory: str | None) -> Retraction:
         bump_generation(tx, segment)
         tx.audit.record(kb.actor, "retract_assumption", segment.name,
                         {"assumption": name, "removed": result.removed, "kept": result.kept})
+    result.withdrawn = consequences.withdrawn(result.removed)
     return result
 
 
@@ -134,6 +146,10 @@ def retract_assumptions(kb, pattern: str, memory: str | None) -> Retraction:
         raise InvalidArguments("'pattern' may use letters, digits, _ and the wildcards * and ?, "
                                "starting with a lowercase letter or a wildcard", argument="pattern")
     matcher = re.compile("^" + "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in glob) + "$")
+    with kb.repository.read() as tx:
+        segment = resolve(tx, memory)
+        matching = [ref for ref in sorted(tx.supports.refs(segment.id, "assumption")) if matcher.match(ref)]
+    consequences = _consequences(kb, matching, memory)
     with kb.repository.write() as tx:
         segment = resolve(tx, memory, write=True)
         names = [ref for ref in sorted(tx.supports.refs(segment.id, "assumption")) if matcher.match(ref)]
@@ -143,4 +159,5 @@ def retract_assumptions(kb, pattern: str, memory: str | None) -> Retraction:
             bump_generation(tx, segment)
             tx.audit.record(kb.actor, "retract_assumptions", segment.name,
                             {"pattern": glob, "assumptions": names, "removed": result.removed, "kept": result.kept})
+    result.withdrawn = consequences.withdrawn(result.removed)
     return result

@@ -9,16 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..errors import BudgetExceeded, InvalidArguments, NotFound
+from ..errors import InvalidArguments, NotFound
 from ..store.repository import RuleRow, Transaction
-from ..terms import Compound, Term, Var, format_term, parse_term
+from ..terms import Compound, format_term, parse_term
+from .consequences import Consequences, Withdrawn
 from .parsing import parse_rule
 from .segments import Segment, bump_generation, resolve
 
 if TYPE_CHECKING:
     from .base import KnowledgeBase
-
-MAX_LISTED = 20  # conclusions named in the result; `withdrawn_total` counts them all
 
 
 @dataclass
@@ -28,9 +27,7 @@ class RuleRemoval:
     memory: str
     name: str | None
     head: str  # functor/arity
-    withdrawn: list[str] = field(default_factory=list)  # conclusions of the head that held before and not now
-    withdrawn_total: int | None = None  # None: not computed (the evaluation ran out of budget)
-    warnings: list[str] = field(default_factory=list)
+    withdrawn: Withdrawn = field(default_factory=Withdrawn)  # the conclusions that stopped holding
 
 
 def forget_rule(kb: KnowledgeBase, memory: str | None, *, rule: str | None = None, rule_id: int | None = None,
@@ -43,8 +40,7 @@ def forget_rule(kb: KnowledgeBase, memory: str | None, *, rule: str | None = Non
     with kb.repository.read() as tx:
         segment = resolve(tx, memory, write=True)
         row = _find(tx, segment, rule, rule_id, name)
-    head = _head(row)
-    before = _conclusions(kb, head, segment.name)
+    consequences = Consequences(kb, segment.name, {(row.head_functor, row.head_arity)})
     with kb.repository.write() as tx:
         segment = resolve(tx, memory, write=True)
         current = _find(tx, segment, rule, rule_id, name)  # still there, unchanged, in this transaction
@@ -52,16 +48,8 @@ def forget_rule(kb: KnowledgeBase, memory: str | None, *, rule: str | None = Non
         bump_generation(tx, segment)
         tx.audit.record(kb.actor, "forget_rule", segment.name, {
             "rule": current.text, "rule_id": current.id, "name": current.name})
-    after = _conclusions(kb, head, segment.name)
-    removal = RuleRemoval(current.text, current.id, segment.name, current.name,
-                          f"{current.head_functor}/{current.head_arity}")
-    if before is None or after is None:
-        removal.warnings.append(f"the conclusions of {removal.head} that stopped holding were not computed: "
-                                "the evaluation ran out of budget")
-    else:
-        gone = sorted(before - after)
-        removal.withdrawn, removal.withdrawn_total = gone[:MAX_LISTED], len(gone)
-    return removal
+    return RuleRemoval(current.text, current.id, segment.name, current.name,
+                       f"{current.head_functor}/{current.head_arity}", consequences.withdrawn())
 
 
 def _find(tx: Transaction, segment: Segment, rule: str | None, rule_id: int | None, name: str | None) -> RuleRow:
@@ -89,25 +77,3 @@ def _split(rule: str) -> tuple[str, str]:
     if not (isinstance(term, Compound) and term.functor == ":-" and len(term.args) == 2):
         raise InvalidArguments("'rule' must be a rule Head :- Body, as list_rules prints it", argument="rule")
     return format_term(term.args[0]), format_term(term.args[1])
-
-
-def _head(row: RuleRow) -> Term:
-    """The rule's head with a fresh variable per argument: every conclusion the rule's predicate can have."""
-    if row.head_arity == 0:
-        return row.head_functor
-    return Compound(row.head_functor, tuple(Var(f"A{i}") for i in range(row.head_arity)))
-
-
-def _conclusions(kb: KnowledgeBase, head: Term, memory: str) -> set[str] | None:
-    """Every instance of the head that holds now, as text; None when the budget does not allow finding out."""
-    try:
-        answers = kb.query_terms(format_term(head), memory, None, 0)
-    except BudgetExceeded:
-        return None
-    if not isinstance(head, Compound):
-        return {format_term(head)} if answers.total else set()
-    texts = set()
-    for values in answers.rows:
-        binding = dict(zip(answers.variables, values))
-        texts.add(format_term(Compound(head.functor, tuple(binding[a.name] for a in head.args))))
-    return texts

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from ..api import Memory
+from ..knowledge.beliefs import Retraction
 from ..sources.context import READ, WRITE_KNOWLEDGE
 from .models import SegmentInput, Segment, Strings, ToolInput, ToolOutput, name_field, text_field
 from .registry import Annotations, Reply, tool
@@ -129,10 +130,26 @@ class RetractionOutput(ToolOutput):
     assumptions: Strings
     removed: Strings
     kept: Strings
+    withdrawn: Strings
+    withdrawn_total: int | None = None
+    withdrawn_note: str | None = None
 
 
-def _retraction(result: Any) -> dict[str, Any]:
-    return {"memory": result.memory, "assumptions": result.assumptions, "removed": result.removed, "kept": result.kept}
+def _retraction(result: Retraction) -> dict[str, Any]:
+    return {"memory": result.memory, "assumptions": result.assumptions, "removed": result.removed,
+            "kept": result.kept, **result.withdrawn.to_dict()}
+
+
+def _retraction_text(first: str, result: Retraction) -> str:
+    """What a retraction removed, kept and withdrew: the facts by name, then the conclusions."""
+    lines = [first]
+    if result.removed:
+        lines.append(f"Removed ({len(result.removed)}): {', '.join(result.removed[:20])}"
+                     + (f" (+{len(result.removed) - 20} more)" if len(result.removed) > 20 else ""))
+    if result.kept:
+        lines.append(f"Still believed through other supports: {', '.join(result.kept[:20])}")
+    lines.append(result.withdrawn.text())
+    return "\n".join(lines)
 
 
 class RetractInput(ToolInput):
@@ -151,11 +168,12 @@ class RetractInput(ToolInput):
     ),
     capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
+    evaluates=True,  # it says which conclusions stopped holding: they are evaluated before and after
 )
 def retract_assumption(api: Memory, args: RetractInput) -> Reply[RetractionOutput]:
     result = api.retract_assumption(args.assumption, args.memory)
-    return Reply(f"Retracted assumption '{args.assumption}': {len(result.removed)} fact(s) removed",
-                 RetractionOutput(**_retraction(result)))
+    return Reply(_retraction_text(f"Retracted assumption '{args.assumption}': {len(result.removed)} fact(s) "
+                                  "removed", result), RetractionOutput(**_retraction(result)))
 
 
 class RetractPatternInput(ToolInput):
@@ -164,12 +182,8 @@ class RetractPatternInput(ToolInput):
     memory: Segment | None = None
 
 
-class RetractPatternOutput(ToolOutput):
+class RetractPatternOutput(RetractionOutput):
     pattern: str
-    memory: str
-    assumptions: Strings
-    removed: Strings
-    kept: Strings
 
 
 @tool(
@@ -180,8 +194,9 @@ class RetractPatternOutput(ToolOutput):
     details="Retract every assumption whose name matches a glob (* any run, ? one character), as retract_assumption.",
     capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
+    evaluates=True,  # it says which conclusions stopped holding: they are evaluated before and after
 )
 def retract_assumptions(api: Memory, args: RetractPatternInput) -> Reply[RetractPatternOutput]:
     result = api.retract_assumptions(args.pattern, args.memory)
-    return Reply(f"Retracted pattern '{args.pattern}': {len(result.assumptions)} assumption(s) removed",
-                 RetractPatternOutput(pattern=args.pattern, **_retraction(result)))
+    return Reply(_retraction_text(f"Retracted pattern '{args.pattern}': {len(result.assumptions)} assumption(s) "
+                                  "removed", result), RetractPatternOutput(pattern=args.pattern, **_retraction(result)))

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ..api import Memory
 from ..evidence.limits import MAX_ANSWER_CHARS, MAX_QUERY_CHARS, MAX_TOP_K, SENSITIVITY_RANGE
 from ..evidence.observations import (FIRST_SECOND, LAST_SECOND, MAX_ENTITY_CHARS, MAX_LABEL_CHARS, MAX_MEMBERS,
                                      MAX_RETRACT, TAG)
 from ..sources.context import READ, WRITE_OBSERVATIONS
-from .models import Rows, Segment, Strings, ToolInput, ToolOutput, about, int_field, name_field, text_field
+from .models import OutputPart, Rows, Segment, Strings, ToolInput, ToolOutput, about, int_field, name_field, text_field
 from .registry import Annotations, Reply, tool
 from .json_text import compact_json
 
@@ -106,7 +106,7 @@ class RecallInput(ToolInput):
     now: Now | None = None
 
 
-class Parsed(BaseModel):
+class Parsed(OutputPart):
     entities: Strings
     unknown_entities: Strings
     types: Strings
@@ -283,7 +283,7 @@ class DetectInput(ToolInput):
     now: Now | None = None
 
 
-class DetectSummary(BaseModel):
+class DetectSummary(OutputPart):
     risk_score: float
     findings: int
     edges_scanned: int

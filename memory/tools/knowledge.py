@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ..api import Memory
 from ..datalog.proofs import flatten_tree, map_tree
 from ..sources.context import ADMIN, READ, WRITE_KNOWLEDGE
-from .models import SegmentInput, Rows, Segment, Strings, ToolInput, ToolOutput, about, int_field, name_field, shaped, text_field
+from .models import OutputPart, SegmentInput, Rows, Segment, Strings, ToolInput, ToolOutput, about, int_field, name_field, shaped, text_field
 from .registry import Annotations, Reply, tool
 from .json_text import compact_json
 
@@ -18,7 +18,7 @@ MAX_OFFSET = 2 ** 62  # SQLite integers are 64-bit
 DEFAULT_QUERY_LIMIT = 1_000  # bounded by default; total and truncated say what was left out
 
 
-class ProofNode(BaseModel):
+class ProofNode(OutputPart):
     """One node of explain_why's flat proof_nodes list."""
 
     goal: str
@@ -115,7 +115,7 @@ class ForgetRuleOutput(ToolOutput):
     head: str
     withdrawn: Strings
     withdrawn_total: int | None = None
-    warnings: Strings | None = None
+    withdrawn_note: str | None = None
 
 
 @tool(
@@ -123,29 +123,15 @@ class ForgetRuleOutput(ToolOutput):
     title="Forget rule",
     group="knowledge",
     description="Remove a rule, named by its text, rule_id or name (exactly one). The reply lists the conclusions that stopped holding. To replace a rule, forget it, then define_rule the new one.",
-    details=(
-        "Remove one rule, named by its text, rule_id or name (exactly one). Its conclusions stop holding "
-        "unless another rule or a stored fact still gives them; the result lists those that fell. To replace "
-        "a rule, forget it, then define_rule the new one."
-    ),
     capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=False),
-    evaluates=True,  # it evaluates the head before and after, to say which conclusions fell
+    evaluates=True,  # the conclusions resting on the rule are evaluated before and after, to say which fell
 )
 def forget_rule(api: Memory, args: ForgetRuleInput) -> Reply[ForgetRuleOutput]:
     removal = api.forget_rule(args.memory, rule=args.rule, rule_id=args.rule_id, name=args.name)
-    text = f"Forgot rule {removal.rule_id}: {removal.rule}"
-    if removal.withdrawn_total is None:
-        text += f"\nWarning: {'; '.join(removal.warnings)}"
-    elif removal.withdrawn_total:
-        more = removal.withdrawn_total - len(removal.withdrawn)
-        text += (f"\nNo longer hold ({removal.withdrawn_total}): {', '.join(removal.withdrawn)}"
-                 + (f" (+{more} more)" if more else ""))
-    else:
-        text += f"\nNo conclusion of {removal.head} stopped holding."
-    return Reply(text, ForgetRuleOutput(
+    return Reply(f"Forgot rule {removal.rule_id}: {removal.rule}\n{removal.withdrawn.text()}", ForgetRuleOutput(
         rule=removal.rule, rule_id=removal.rule_id, memory=removal.memory, name=removal.name, head=removal.head,
-        withdrawn=removal.withdrawn, withdrawn_total=removal.withdrawn_total, warnings=removal.warnings or None))
+        **removal.withdrawn.to_dict()))
 
 
 class ForgetFactInput(ToolInput):

@@ -45,6 +45,12 @@ class ToolOutput(BaseModel):
         return {key: value for key, value in data.items() if value is not None or key in required}
 
 
+class OutputPart(BaseModel):
+    """An object nested in a structured result: extra keys are kept, as at the top."""
+
+    model_config = ConfigDict(extra="allow")
+
+
 class Empty(ToolInput):
     """A tool that takes no arguments."""
 
@@ -99,10 +105,8 @@ Strings = list[str]
 def input_schema(model: type[ToolInput]) -> dict[str, Any]:
     """The closed JSON Schema of a tool's arguments, required = the fields without a default."""
     schema = _clean(model.model_json_schema())
-    schema.setdefault("properties", {})
-    schema["required"] = [name for name, field in model.model_fields.items() if field.is_required()]
-    schema["additionalProperties"] = False
-    return {"type": "object", "properties": schema["properties"], "required": schema["required"],
+    return {"type": "object", "properties": _in_field_order(model, schema.get("properties", {})),
+            "required": [name for name, field in model.model_fields.items() if field.is_required()],
             "additionalProperties": False}
 
 
@@ -115,7 +119,13 @@ def output_schema(model: type[ToolOutput]) -> dict[str, Any]:
     """The open JSON Schema of a tool's structured result: what is always there is required; an optional
     value is not required and never typed as null (some hosts' schema subsets reject null types)."""
     schema = _clean(model.model_json_schema(mode="serialization"))
-    return {"type": "object", "properties": schema.get("properties", {}), "required": output_required(model)}
+    return {"type": "object", "properties": _in_field_order(model, schema.get("properties", {})),
+            "required": output_required(model)}
+
+
+def _in_field_order(model: type[BaseModel], properties: dict[str, Any]) -> dict[str, Any]:
+    """Properties in the order the model declares its fields (pydantic lists a subclass's own first)."""
+    return {name: properties[name] for name in model.model_fields if name in properties}
 
 
 def _clean(schema: dict[str, Any]) -> dict[str, Any]:

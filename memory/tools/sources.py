@@ -7,16 +7,17 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, Field, WithJsonSchema
+from pydantic import Field, WithJsonSchema
 
 from ..api import Memory
+from ..knowledge.consequences import Withdrawn
 from ..sources.context import READ
 from ..sources.memories import ACTIONS, KINDS, MAX_IDS, MAX_KEY_CHARS, MAX_SOURCE_CHARS, RETENTION
 from ..sources.namespaces import READ_SCOPES, SCOPES
 from ..sources.projections import (MAX_ARITY, MAX_PREDICATE_CHARS, MAX_PROJECTIONS, MAX_STATEMENT_CHARS,
                                    MAX_STRING_ARGUMENT_CHARS, QUALITIES)
 from ..sources.search import MAX_LIMIT, MAX_QUERY_CHARS, MODES
-from .models import Rows, Strings, ToolInput, ToolOutput, about, int_field, text_field
+from .models import OutputPart, Rows, Strings, ToolInput, ToolOutput, about, int_field, text_field
 from .registry import Annotations, Reply, tool
 
 MemoryId = Annotated[str, Field(min_length=1, max_length=128, description="A memory id, mem_…")]
@@ -41,7 +42,7 @@ class Projection(ToolInput):
                        about("Default exact; lossy and context_required make recall attach the text")] | None = None
 
 
-class Namespace(BaseModel):
+class Namespace(OutputPart):
     type: str
     id: str | None = None
 
@@ -257,6 +258,9 @@ class ForgetOutput(ToolOutput):
     forgotten: int
     removed_facts: Strings
     erased: bool
+    withdrawn: Strings | None = None  # not for a dry run
+    withdrawn_total: int | None = None
+    withdrawn_note: str | None = None
 
 
 @tool(
@@ -273,6 +277,7 @@ class ForgetOutput(ToolOutput):
     capability=READ,
     capability_note="and the write capability of each memory's namespace",
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
+    evaluates=True,  # it says which conclusions stopped holding: they are evaluated before and after
 )
 def memory_forget(api: Memory, args: ForgetInput) -> Reply[ForgetOutput]:
     result = ForgetOutput.model_validate(api.memory_forget(
@@ -280,4 +285,9 @@ def memory_forget(api: Memory, args: ForgetInput) -> Reply[ForgetOutput]:
     ids = ", ".join(t["id"] for t in result.targets) or "none"
     if result.dry_run:
         return Reply(f"Would {result.action} {len(result.targets)} memory(ies): {ids}", result)
-    return Reply(f"Forgot {result.forgotten} memory(ies) ({result.action}): {ids}", result)
+    lines = [f"Forgot {result.forgotten} memory(ies) ({result.action}): {ids}"]
+    if result.removed_facts:
+        lines.append(f"Facts removed ({len(result.removed_facts)}): {', '.join(result.removed_facts[:20])}"
+                     + (f" (+{len(result.removed_facts) - 20} more)" if len(result.removed_facts) > 20 else ""))
+    lines.append(Withdrawn(result.withdrawn or [], result.withdrawn_total, result.withdrawn_note or "").text())
+    return Reply("\n".join(lines), result)

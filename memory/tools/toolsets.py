@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Annotated, Iterable
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ..api import Memory
 from ..errors import InvalidArguments, InvalidConfiguration
-from .models import ToolInput, ToolOutput
+from .models import OutputPart, ToolInput, ToolOutput
 from .registry import GROUPS, REGISTRY, TOOLSETS, Annotations, Reply, tool
 
 ENVIRONMENT = "DATALOG_MEMORY_TOOLSETS"
@@ -73,7 +73,7 @@ class EnableInput(ToolInput):
         max_length=len(NAMES) + 2, description="Toolsets to add (or all); omit to only list them")] | None = None
 
 
-class ToolsetEntry(BaseModel):
+class ToolsetEntry(OutputPart):
     name: str
     description: str
     tools: list[str]
