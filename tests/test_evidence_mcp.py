@@ -1,5 +1,6 @@
 """The evidence tools over the real surfaces: the MCP server in both protocol eras, and the CLI."""
 
+from memory.tools.notes import iso
 import pytest
 
 from evidence_scenario import CONVERGE_RULE, THREAT_RULE
@@ -48,7 +49,7 @@ def test_the_six_tools_over_mcp(store_file, era):
         out["bad"] = error_of(await client.call_tool("remember", {"members": []}))["code"]
         return a, tags, out
     a, tags, out = run(store_file, era, scenario)
-    assert a.content[0].text == f"Stored observation {tags[0]} (DRONE_EVENT) at {T}: drone:x1, sector:q"
+    assert a.content[0].text == f"Stored observation {tags[0]} (DRONE_EVENT/SIGHTING) at {T} ({iso(T)}): drone:x1, sector:q"
     assert a.structured_content["table"] == "MEMORY" and a.structured_content["formation"] == "SIGHTING"
     assert [e["hedge_tag"] for e in out["recall"].structured_content["edges"]] == tags
     derived = out["reason"].structured_content["derived"]
@@ -57,7 +58,10 @@ def test_the_six_tools_over_mcp(store_file, era):
     assert out["prove"].structured_content["count"] == 1
     verified = out["verify"].structured_content
     assert verified["outcome"] == "stripped" and verified["stripped"][0]["reason"] == "no citation"
-    assert out["verify"].content[0].text == f"drone:x1 and drone:x2 were seen at sector:q [{tags[0]}] [{tags[1]}]."
+    answer, notes = out["verify"].content[0].text.split("\n\n")
+    assert answer == f"drone:x1 and drone:x2 were seen at sector:q [{tags[0]}] [{tags[1]}]."
+    assert notes.splitlines()[:2] == ["% outcome: stripped (1 of 2 sentence(s) kept)",
+                                      '% stripped: "They are hostile.": no citation']
     assert "risk_score" in out["detect"].content[0].text
     summary = out["detect"].structured_content["summary"]
     assert summary["sensitivity"] == 1.5 and summary["window"]["end"] == T + 601 and summary["edges_scanned"] == 2

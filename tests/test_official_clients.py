@@ -43,7 +43,7 @@ CALLS = [
      f"NotFound: existence_error(memory, {MISSING_MEMORY}): no memory with this id is visible to the caller"),
     # evidence
     ("remember", {"members": ["drone:a", "sector:1"], "event_ts": 1780000000}, False,
-     "Stored observation HEDGE-1 (DRONE_EVENT) at 1780000000: drone:a, sector:1"),
+     "Stored observation HEDGE-1 (DRONE_EVENT) at 1780000000 (2026-05-28T20:26:40Z): drone:a, sector:1"),
     ("remember", {"members": []}, True,
      "InvalidArguments: Invalid arguments for tool remember: 'members': [] should be non-empty"),
 ]

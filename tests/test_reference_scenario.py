@@ -152,8 +152,9 @@ def test_reference_examples_in_order(store_file, era):
         assert not result.is_error, (name, args, text)
         if callable(expected):
             assert expected(text), (name, text)
-        else:
-            assert text == expected, (name, args)
+        else:  # the reference's text, then any notes of ours (`% warning: ...`, README: What differs)
+            assert "\n".join(line for line in text.split("\n") if not line.startswith("% ")) == expected, \
+                (name, args, text)
         jsonschema.validate(result.structured_content, REGISTRY[name].output_schema)
     for (name, _args, expected), result in zip(ERRORS, results[len(SCENARIO):]):
         assert result.is_error and result.content[0].text == expected, (name, result.content[0].text)
@@ -162,8 +163,9 @@ def test_reference_examples_in_order(store_file, era):
 
 def test_every_zpm_tool_is_exercised_over_mcp():
     """The zpm parity tools are replayed here; the source-memory and evidence tools have their own MCP tests."""
+    ours = {"forget_rule", "enable_toolsets"}  # not zpm's: tests/test_forget_rule.py, tests/test_toolsets.py
     zpm = {name for name, spec in REGISTRY.items()
-           if spec.handler.__module__.rsplit(".", 1)[-1] not in ("sources", "evidence")}
+           if spec.handler.__module__.rsplit(".", 1)[-1] not in ("sources", "evidence") and name not in ours}
     assert {name for name, _, _ in SCENARIO} == zpm
 
 

@@ -45,7 +45,7 @@ def test_remember_get_search_recall_forget_over_mcp(store_file, era):
     ident, out = run(store_file, era, scenario, HOST)
     for name, result in out.items():
         assert result.is_error == (name == "hidden"), (name, result)
-    assert out["remember"].content[0].text == f"Stored memory {ident}"
+    assert out["remember"].content[0].text.startswith(f"Stored memory {ident} in project:")
     assert out["remember"].structured_content["namespace"]["type"] == "project"
     assert out["get"].content[0].text == TRICKY  # the text content is exactly the source
     assert out["get"].structured_content["principal"] == "host_agent"

@@ -17,9 +17,9 @@ def test_retracting_an_assumption_names_the_facts_and_the_conclusions_that_fell(
     assert result.structured["withdrawn"] == ["up(api)"] and result.structured["withdrawn_total"] == 1
     assert result.text.splitlines() == [
         "Retracted assumption 'infra_ok': 1 fact(s) removed",
-        "Removed (1): healthy(db)",
-        "Still believed through other supports: healthy(cache)",
-        "No longer hold (1): up(api)",
+        "% removed (1): healthy(db)",
+        "% still believed through other supports: healthy(cache)",
+        "% no longer hold (1): up(api)",
     ]
     # what newly holds (degraded(api)) is not a withdrawal
     assert "degraded" not in result.text
@@ -28,7 +28,7 @@ def test_retracting_an_assumption_names_the_facts_and_the_conclusions_that_fell(
 def test_a_retraction_that_withdraws_nothing_says_so(mem):
     mem.assume_fact("p(a)", "h")
     result = call_tool(mem, "retract_assumptions", {"pattern": "h*"})
-    assert result.text.endswith("No conclusion stopped holding.") and result.structured["withdrawn"] == []
+    assert result.text.endswith("% no conclusion stopped holding") and result.structured["withdrawn"] == []
 
 
 def test_forgetting_a_memory_names_the_conclusions_resting_on_its_projections(mem):
@@ -40,5 +40,5 @@ def test_forgetting_a_memory_names_the_conclusions_resting_on_its_projections(me
     result = call_tool(mem, "memory_forget", {"ids": [receipt["id"]]})
     assert result.structured["removed_facts"] == ["decision(caching, redis)"]
     assert result.structured["withdrawn"] == ["needs_ops(redis)"]
-    assert result.text.splitlines()[1:] == ["Facts removed (1): decision(caching, redis)",
-                                            "No longer hold (1): needs_ops(redis)"]
+    assert result.text.splitlines()[1:] == ["% facts removed (1): decision(caching, redis)",
+                                            "% no longer hold (1): needs_ops(redis)"]

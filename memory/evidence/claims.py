@@ -31,7 +31,7 @@ from datetime import datetime, timedelta, timezone
 from ..errors import InvalidArguments
 from .recall import TYPED, known_names, typed_tokens
 from .sentences import TAG, strip_list_marker
-from .timewindow import MONTH, MONTHS, Window, next_window
+from .timewindow import MONTH, MONTHS, next_window
 
 FUNCTION = frozenset("""
 a an the and or but also both either as at in on of to into onto from by with within for about near over under

@@ -38,11 +38,11 @@ class Withdrawn:
     def text(self) -> str:
         """One line for a reply's text: what no longer holds, or why that is not known."""
         if self.total is None:
-            return f"Conclusions that stopped holding: not computed ({self.note})"
+            return f"% conclusions that stopped holding: not computed ({self.note})"
         if not self.total:
-            return "No conclusion stopped holding."
+            return "% no conclusion stopped holding"
         more = self.total - len(self.listed)
-        return (f"No longer hold ({self.total}): {', '.join(self.listed)}" + (f" (+{more} more)" if more else ""))
+        return (f"% no longer hold ({self.total}): {', '.join(self.listed)}" + (f" (+{more} more)" if more else ""))
 
 
 class Consequences:

@@ -144,10 +144,10 @@ def _retraction_text(first: str, result: Retraction) -> str:
     """What a retraction removed, kept and withdrew: the facts by name, then the conclusions."""
     lines = [first]
     if result.removed:
-        lines.append(f"Removed ({len(result.removed)}): {', '.join(result.removed[:20])}"
+        lines.append(f"% removed ({len(result.removed)}): {', '.join(result.removed[:20])}"
                      + (f" (+{len(result.removed) - 20} more)" if len(result.removed) > 20 else ""))
     if result.kept:
-        lines.append(f"Still believed through other supports: {', '.join(result.kept[:20])}")
+        lines.append(f"% still believed through other supports: {', '.join(result.kept[:20])}")
     lines.append(result.withdrawn.text())
     return "\n".join(lines)
 

@@ -14,6 +14,7 @@ from ..sources.context import READ, WRITE_OBSERVATIONS
 from .models import OutputPart, Rows, Segment, Strings, ToolInput, ToolOutput, about, int_field, name_field, text_field
 from .registry import Annotations, Reply, tool
 from .json_text import compact_json
+from .notes import iso
 
 Query = Annotated[str, Field(max_length=MAX_QUERY_CHARS, description=(
     "Entities (type:id or names) and a time window, in words"))]
@@ -66,8 +67,13 @@ class RememberOutput(ToolOutput):
 def remember(api: Memory, args: RememberInput) -> Reply[RememberOutput]:
     weight = 1.0 if args.weight is None else args.weight
     stored = RememberOutput.model_validate(api.remember(args.members, args.event_ts, weight, args.formation or ""))
-    return Reply(f"Stored observation {stored.hedge_tag} ({stored.structural_formation}) at "
-                 f"{stored.event_ts}: {', '.join(stored.members)}", stored)
+    return Reply(f"Stored observation {stored.hedge_tag} ({_formation(stored.structural_formation, stored.formation)}) "
+                 f"at {stored.event_ts} ({iso(stored.event_ts)}): {', '.join(stored.members)}", stored)
+
+
+def _formation(structural: str, label: str) -> str:
+    """The inferred formation and the caller's own label: AUTH_EVENT/failed_login."""
+    return f"{structural}/{label}" if label and label != structural else structural
 
 
 class ForgetInput(ToolInput):
@@ -142,11 +148,31 @@ class RecallOutput(ToolOutput):
 def recall(api: Memory, args: RecallInput) -> Reply[RecallOutput]:
     found = api.recall(args.query or "", args.top_k, args.now)
     result = RecallOutput.model_validate(found)
+    lines = [f"{e['hedge_tag']} {_formation(e['formation'], e.get('label', ''))} {iso(e['timestamp'])} "
+             f"w={e['weight']:g}: {', '.join(e['members'])}" for e in result.edges]
     if not result.edges:
-        return Reply(f"No observations recalled ({found['reason']})", result)
-    lines = [f"{e['hedge_tag']} {e['formation']} @{e['timestamp']} w={e['weight']:g}: {', '.join(e['members'])}"
-             for e in result.edges]
-    return Reply("\n".join(lines), result)
+        lines.append(f"No observations recalled ({found['reason']})")
+    return Reply("\n".join([*_parse_lines(found), *lines, *_recall_cut(found)]), result)
+
+
+def _parse_lines(found: dict[str, Any]) -> list[str]:
+    """What the query was read as, when something in it had no effect or names nothing stored: the words a
+    model must not take as answered."""
+    parsed, lines = found["parsed"], []
+    window = parsed.get("window")
+    if parsed.get("unknown_entities"):
+        lines.append(f"% unknown: {', '.join(parsed['unknown_entities'])} (no observation names them: what "
+                     "follows is about other entities)")
+    if parsed.get("unparsed"):
+        lines.append(f"% not understood (ignored): {', '.join(parsed['unparsed'])}")
+    if lines and window:
+        lines.append(f"% window: {iso(window['start'])} .. {iso(window['end'])}")
+    return lines
+
+
+def _recall_cut(found: dict[str, Any]) -> list[str]:
+    total, shown = found.get("total", found["count"]), found["count"]
+    return [f"% {shown} of {total} observations shown (raise top_k for more)"] if total > shown else []
 
 
 class ReasonInput(ToolInput):
@@ -219,10 +245,18 @@ class ProveOutput(ToolOutput):
 def prove(api: Memory, args: ProveInput) -> Reply[ProveOutput]:
     result = ProveOutput.model_validate(api.prove(args.query or "", args.goal_pred, args.top_k, args.memory,
                                                   args.now))
-    lines = [f"{p['proof_id']} {p['status']} {p['confidence']:g}: {p['fact']} "
-             f"[{', '.join(sorted({n['hedge_tag'] for n in p['nodes'] if n['kind'] == 'evidence'}))}]"
-             for p in result.proofs]
+    lines = [_proof_line(p) for p in result.proofs]
     return Reply("\n".join(lines) if lines else "Nothing proved", result)
+
+
+def _proof_line(proof: dict[str, Any]) -> str:
+    """One proof with every tag verify accepts for it: the conclusion's STEP and RULE, its evidence's HEDGEs."""
+    tags = [f"{n['step_tag']} ({n['rule_tag']} {n.get('rule_id', '')})".replace(" )", ")")
+            for n in proof["nodes"] if n["kind"] == "conclusion" and n.get("fact") == proof["fact"]]
+    evidence = sorted({n["hedge_tag"] for n in proof["nodes"] if n["kind"] == "evidence"},
+                      key=lambda tag: int(tag.split("-")[1]))
+    return (f"{proof['proof_id']} {proof['status']} {proof['confidence']:g}: {proof['fact']} "
+            f"{' '.join(tags)} <- {', '.join(evidence) or 'stored facts only'}")
 
 
 class VerifyInput(ToolInput):
@@ -270,7 +304,20 @@ class VerifyOutput(ToolOutput):
 def verify(api: Memory, args: VerifyInput) -> Reply[VerifyOutput]:
     result = VerifyOutput.model_validate(api.verify(args.answer, args.query or "", bool(args.require_proof),
                                                     args.goal_pred, args.top_k, args.memory, args.now))
-    return Reply(result.answer, result)
+    if result.outcome == "supported":
+        return Reply(result.answer, result)
+    kept, checked = result.supported_count, result.supported_count + result.stripped_count
+    lines = [f"% outcome: {result.outcome} ({kept} of {checked} sentence(s) kept)"]
+    lines += [f"% stripped: {_quoted(s['sentence'])}: {s['reason']}" for s in result.stripped]
+    if result.allowed_tags:
+        lines.append(f"% tags you may cite: {', '.join(result.allowed_tags[:30])}"
+                     + (" …" if len(result.allowed_tags) > 30 else ""))
+    return Reply("\n".join([result.answer, "", *lines]), result)  # the answer first, as the reference gives it
+
+
+def _quoted(sentence: str, size: int = 120) -> str:
+    flat = " ".join(sentence.split())
+    return '"' + (flat if len(flat) <= size else flat[:size] + "…") + '"'
 
 
 class DetectInput(ToolInput):

@@ -12,6 +12,7 @@ from ..sources.context import ADMIN, READ, WRITE_KNOWLEDGE
 from .models import OutputPart, SegmentInput, Rows, Segment, Strings, ToolInput, ToolOutput, about, int_field, name_field, shaped, text_field
 from .registry import Annotations, Reply, tool
 from .json_text import compact_json
+from .notes import page_line, warning_lines, with_notes
 
 MAX_LIMIT = 10_000
 MAX_OFFSET = 2 ** 62  # SQLite integers are 64-bit
@@ -211,7 +212,9 @@ def query_logic(api: Memory, args: QueryInput) -> Reply[QueryOutput]:
          for name, value in typed.items()}
         for binding, typed in zip(result.bindings, result.values)
     ]
-    return Reply(compact_json(text_rows), QueryOutput(
+    text = with_notes(compact_json(text_rows), [*warning_lines(result.warnings),
+                                                 page_line(len(text_rows), result.total, result.offset)])
+    return Reply(text, QueryOutput(
         goal=result.goal, memory=result.memory, variables=result.variables, bindings=result.bindings,
         values=result.values, total=result.total, truncated=result.truncated, limit=result.limit,
         offset=result.offset, warnings=result.warnings or None))
@@ -260,7 +263,8 @@ class ExplainOutput(ToolOutput):
 def explain_why(api: Memory, args: ExplainInput) -> Reply[ExplainOutput]:
     result = api.explain_why(args.fact, args.max_depth, args.memory, bool(args.record_proof))
     tree = None if result.detailed_tree is None else map_tree(result.detailed_tree, _text_node, lambda n: n["children"])
-    text = compact_json({"fact": result.fact, "proven": result.proven, "proof_tree": tree})
+    text = with_notes(compact_json({"fact": result.fact, "proven": result.proven, "proof_tree": tree}),
+                      warning_lines(result.warnings))
     nodes = None if result.detailed_tree is None else flatten_tree(result.detailed_tree)
     return Reply(text, ExplainOutput(fact=result.fact, memory=result.memory, proven=result.proven, proof_nodes=nodes,
                                      warnings=result.warnings or None, recorded=result.recorded))
@@ -289,7 +293,8 @@ class PageOutput(ToolOutput):
 def _page(page: Any, key: str) -> Reply[PageOutput]:
     lines = [item[key] + "." for item in page.items]
     if page.truncated:
-        lines.append(f"% {page.total - page.offset - len(page.items)} more (total {page.total})")
+        lines.append(f"% {page.total - page.offset - len(page.items)} more (total {page.total}); next page: "
+                     f"offset {page.offset + len(page.items)}")
     return Reply("\n".join(lines), PageOutput(items=page.items, total=page.total, limit=page.limit,
                                               offset=page.offset, truncated=page.truncated))
 

@@ -99,7 +99,16 @@ def memory_remember(api: Memory, args: RememberInput) -> Reply[RememberOutput]:
     receipt = api.memory_remember(args.memory, args.scope or "auto", args.retention or "long_term",
                                   args.kind or "text", projections, args.idempotency_key, args.supersedes,
                                   args.valid_from, args.valid_to)
-    return Reply(f"Stored memory {receipt['id']}", RememberOutput.model_validate(receipt))
+    stored = RememberOutput.model_validate(receipt)
+    namespace = stored.namespace.type + (f":{stored.namespace.id}" if stored.namespace.id else "")
+    text = f"Stored memory {stored.id} in {namespace}"
+    if stored.idempotent_replay:
+        text += " (a retry: the first receipt)"
+    if stored.facts:
+        text += f"; facts: {', '.join(stored.facts[:10])}" + (" …" if len(stored.facts) > 10 else "")
+    if stored.supersedes:
+        text += f"; supersedes {', '.join(stored.supersedes)}"
+    return Reply(text, stored)
 
 
 class GetInput(ToolInput):
@@ -287,7 +296,7 @@ def memory_forget(api: Memory, args: ForgetInput) -> Reply[ForgetOutput]:
         return Reply(f"Would {result.action} {len(result.targets)} memory(ies): {ids}", result)
     lines = [f"Forgot {result.forgotten} memory(ies) ({result.action}): {ids}"]
     if result.removed_facts:
-        lines.append(f"Facts removed ({len(result.removed_facts)}): {', '.join(result.removed_facts[:20])}"
+        lines.append(f"% facts removed ({len(result.removed_facts)}): {', '.join(result.removed_facts[:20])}"
                      + (f" (+{len(result.removed_facts) - 20} more)" if len(result.removed_facts) > 20 else ""))
     lines.append(Withdrawn(result.withdrawn or [], result.withdrawn_total, result.withdrawn_note or "").text())
     return Reply("\n".join(lines), result)
