@@ -57,7 +57,6 @@ HONEST = [
     "Incident summary:",
     "# Incident summary",
     "## Timeline",
-    "| Account | Host | Time |",
     "|---|---|---|",
     "| account:mallory | host:db01 | 2026-03-20 10:00 UTC [{mallory}] |",
     "account:dave logged in to host:db02 at 10:00 UTC on 20/03/2026 [{dave}].",
@@ -71,7 +70,7 @@ ADVERSARIAL = [
     "account:mallory logged in to host:db01 on 2026-03-20 at 11:00 UTC [{mallory}] [{bob}].",
     "Three accounts logged in to host:db01 on 2026-03-20 [{mallory}] [{bob}] [{carol}].",
     "Two accounts logged in to host:db01 at 10:00 UTC [{mallory}] [{bob}] [{dave}].",
-    "Accounts logged in to host:db01 at 10:00 UTC on 2026-03-21 [{mallory}] [{carol}] [{bob}] [{yuri}] [{dave}].",
+    "Accounts logged in to host:db01 at 11:00 UTC on 2026-03-21 [{mallory}] [{carol}] [{bob}] [{yuri}] [{dave}].",
     "2 hosts saw logins at 14:30 UTC [{yuri}] [{dave}].",
     # a year, a member count or a wrong count read as a count
     "account:mallory logged in to host:db01 2026 times [{mallory}].",
@@ -169,7 +168,8 @@ def build() -> tuple[Memory, dict[str, str]]:
                   "hedge(E, 'DRONE_EVENT', _, _), member(E, A), entity_type(A, drone), member(E, B), "
                   "entity_type(B, drone), A @< B, member(E, S), entity_type(S, sector)",
                   name="coordinated_threat", confidence=0.9)
+    proofs = m.prove("", top_k=100, now=NOW)["proofs"]  # as verify proves: every conclusion, numbered alike
     for goal, key in (("lateral_movement", "lm"), ("coordinated_threat", "step")):
-        proof = m.prove("", goal_pred=goal, top_k=100, now=NOW)["proofs"][0]
-        tags[key] = next(n["step_tag"] for n in proof["nodes"] if n["kind"] == "conclusion")
+        tags[key] = next(n["step_tag"] for p in proofs for n in p["nodes"]
+                         if n["kind"] == "conclusion" and n["fact"].startswith(goal + "("))
     return m, tags

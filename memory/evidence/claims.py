@@ -31,7 +31,8 @@ from datetime import datetime, timedelta, timezone
 from ..errors import InvalidArguments
 from .recall import TYPED, known_names, typed_tokens
 from .sentences import TAG, strip_list_marker
-from .timewindow import MONTH, MONTHS, Window, next_window
+from .lexicon import DERIVED, LIGHT_VERBS, RULE_VERBS, SYNONYMS
+from .timewindow import MONTH, MONTHS, ZONES, Window, next_window
 
 FUNCTION = frozenset("""
 a an the and or but also both either as at in on of to into onto from by with within for about near over under
@@ -59,7 +60,7 @@ QUESTION_OPENERS = frozenset("should shall would could can do will may what whic
 # Words valid for any observation: it was observed, and it is an observation.
 GENERIC = ("observe observation see saw seen record note appear present involve link associate event activity "
            "active show register member entity weight confidence score timestamp time value utc "
-           "gmt z")
+           "gmt z " + LIGHT_VERBS)
 # The relation each structural formation expresses, in words (base forms; inflections are matched by stem).
 RELATIONS = {
     "DRONE_EVENT": "enter entry fly flew flown visit patrol sight sighting spot detect pass cross reach arrive "
@@ -73,7 +74,7 @@ RELATIONS = {
 }
 # Words a proof expresses: what its conclusions mean, said of the conclusion only.
 PROOF = ("derive conclude conclusion prove proof proven infer inference indicate suggest mean imply rule step face "
-         "pose represent constitute")
+         "pose represent constitute " + RULE_VERBS)
 NUMBER_WORDS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen".split())}
@@ -82,7 +83,11 @@ NUMBER_WORDS.update({w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty 
 SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000, "dozen": 12}
 DURATIONS = {"second": 1, "sec": 1, "minute": 60, "min": 60, "hour": 3_600, "day": 86_400, "week": 604_800}
 MAX_WINDOWS = 16
-COUNTED = frozenset("observation event record sighting login time occurrence".split())
+# Nouns that count events: "3 logins", "6 outbound connections", "2 alerts" (each cited observation is one).
+COUNTED = frozenset("observation event record sighting login time occurrence connection alert deployment attempt "
+                    "session hop request access visit entry".split())
+# Counts written as a word: "once" is one observation.
+TIMES = {"once": 1, "twice": 2, "thrice": 3}
 APART = frozenset("apart".split())
 ORDERING = frozenset("after before later earlier first last then previously subsequently next".split())
 WEEKDAYS = {d: i for i, d in enumerate("monday tuesday wednesday thursday friday saturday sunday".split())}
@@ -90,7 +95,7 @@ IRREGULAR = {"saw": "see", "seen": "see", "flew": "fly", "flown": "fly", "flies"
              "met": "meet", "sent": "send", "went": "go", "gone": "go", "came": "come", "took": "take",
              "taken": "take", "began": "begin", "begun": "begin", "wrote": "write", "written": "write",
              "got": "get", "did": "do", "done": "do", "left": "leave", "led": "lead", "spoke": "speak",
-             "logon": "login", "logins": "login", "signin": "login", "read": "read"}
+             "logins": "login", "read": "read", "made": "make"}
 
 _ISO_MOMENT = re.compile(r"(?<![\w-])(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?(Z|[+-]\d{2}:?\d{2})?)?"
                          r"(?![\w-])")
@@ -109,10 +114,17 @@ _ABBREVIATIONS = re.compile(r"(?<!\w)(?:a\.k\.a|e\.g|i\.e|etc|viz|cf)\.", re.I) 
 
 
 def stem(word: str) -> str:
-    """A crude, consistent stem: the same for a word's inflections, used on both sides of every comparison."""
+    """A crude, consistent stem: the same for a word's inflections, derived forms and synonyms (the lemma
+    table in `lexicon`), used on both sides of every comparison."""
+    root = _stem(word)
+    return _SYNONYM_STEMS.get(root, root)
+
+
+def _stem(word: str) -> str:
     w = word.lower().replace("’", "'")
     w = w[:-2] if w.endswith("'s") else w
     w = IRREGULAR.get(w, w)
+    w = DERIVED.get(w, w)
     if len(w) > 4 and w.endswith(("ies", "ied")):
         w = w[:-3] + "y"
     elif len(w) > 5 and w.endswith("ings"):
@@ -125,8 +137,13 @@ def stem(word: str) -> str:
         w = w[:-2]
     elif len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
         w = w[:-1]
+    w = DERIVED.get(w, w)  # "connections" is "connection" now
     if len(w) > 6 and w.endswith(("ence", "ance")):
         w = w[:-4]
+    if len(w) > 7 and w.endswith("ment"):  # deployment, movement
+        w = w[:-4]
+    elif len(w) > 6 and w.endswith("ly"):  # laterally
+        w = w[:-2]
     if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeious":
         w = w[:-1]
     if len(w) > 2 and w.endswith("e"):
@@ -139,6 +156,7 @@ def stems(text: str) -> set[str]:
     return {stem(w) for w in re.split(r"[^A-Za-z]+", text) if w}
 
 
+_SYNONYM_STEMS = {_stem(word): _stem(group[0]) for group in SYNONYMS for word in group}
 GENERIC_STEMS = stems(GENERIC)
 RELATION_STEMS = {formation: stems(words) for formation, words in RELATIONS.items()}
 PROOF_STEMS = stems(PROOF)
@@ -235,7 +253,7 @@ def _number_words(words: list[str]) -> tuple[float | None, int]:
     return (float(total + current), used) if used else (None, 0)
 
 
-def _moments(text: str, now: int, claim: Claim) -> str:
+def _moments(text: str, now: int, claim: Claim, types: set[str]) -> str:
     """Dates and times out of the text into the claim; the text without them."""
     def cut(match: re.Match) -> str:
         return " " * (match.end() - match.start())
@@ -263,7 +281,10 @@ def _moments(text: str, now: int, claim: Claim) -> str:
     for _ in range(MAX_WINDOWS + 1):  # recall's window phrases: yesterday, last 3 days, in May 2026, since …
         try:
             window, rest = next_window(text, now)
-        except (InvalidArguments, ValueError, OverflowError):
+        except InvalidArguments as error:  # an impossible or two-way date says why
+            claim.invalid = str(error)
+            return text
+        except (ValueError, OverflowError):
             claim.invalid = "a date in it is not a real date"
             return text
         if window is None:
@@ -301,10 +322,19 @@ def _moments(text: str, now: int, claim: Claim) -> str:
     text = _MONTH_DAY.sub(month_day, text)
 
     def year(match: re.Match) -> str:
+        following = re.match(r"\s+([^\W\d_]+)", text[match.end():])
+        if following and _counts(following.group(1), types):
+            return match.group(0)  # "2026 times", "2026 accounts": a count, never the year
         claim.moments.append(Moment(match.group(0), "year", int(match.group(1))))
         return cut(match)
 
     return _YEAR.sub(year, text)
+
+
+def _counts(word: str, types: set[str]) -> bool:
+    """Whether a word after a number makes it a count: of a type ("accounts") or of events ("times")."""
+    low = word.lower()
+    return stem(low) in COUNTED_STEMS or any(k in types for k in (low, low[:-1], low[:-2]))
 
 
 class Names:
@@ -336,7 +366,7 @@ def read_claim(names: Names, sentence: str, now: int, types: set[str]) -> Claim:
         claim.claim_words = True
         claim.relations.setdefault(symbols[0], symbols[0])
     claim.entities = {t.lower() for t in typed_tokens(text)}
-    text = _moments(TYPED.sub(" ", text), now, claim)
+    text = _moments(TYPED.sub(" ", text), now, claim, types)
     claim.entities |= set(_DOTTED.findall(text))  # 10.0.0.5 names ip:10.0.0.5; it is no number
     text = _DOTTED.sub(" ", text)
     tokens: list[object] = []  # words (str) and numbers (Number), in order
@@ -365,6 +395,11 @@ def read_claim(names: Names, sentence: str, now: int, types: set[str]) -> Claim:
         quantity, used = _number_words(run)
         if quantity is not None:
             tokens[i:i + used] = [Number(" ".join(run[:used]), quantity, 0, "value")]
+            continue
+        if isinstance(token, str) and token.lower() in TIMES:  # "once": one observation
+            tokens[i] = Number(token, float(TIMES[token.lower()]), 0, "observations")
+            claim.numbers.append(tokens[i])
+            i += 1
             continue
         if isinstance(token, Number):
             claim.numbers.append(token)
@@ -405,6 +440,9 @@ def _role(number: Number, previous: str, following: list[str], types: set[str], 
     if stem(word) in COUNTED_STEMS:
         number.role = "observations"
         return 1
+    if len(following) > 1 and stem(following[1]) in COUNTED_STEMS and word not in DURATIONS:
+        number.role = "observations"  # "6 outbound connections": the describing word is a relation word too
+        return 0
     if singular in DURATIONS:
         number.role, number.unit = ("within" if previous == "within" else "duration"), DURATIONS[singular]
         number.text += " " + following[0]

@@ -47,6 +47,7 @@ from ..terms.codec import to_json
 from ..validation import require_name, require_text
 from .claims import (GENERIC_STEMS, PROOF_STEMS, RELATION_STEMS, Claim, Names, Number, is_question_to_user,
                      plain_words, read_claim, stem, stems)
+from .layout import is_layout
 from .limits import MAX_ANSWER_CHARS
 from .observations import entity_type
 from .reasoning import proofs_of, run
@@ -69,6 +70,7 @@ class Item:
     words: set[str] = field(default_factory=set)
     edges: frozenset = frozenset()
     says: str = ""
+    requires: frozenset = frozenset()  # tags that must all be cited for this item to count (a proof's evidence)
 
     def involves(self, name: str) -> bool:
         return name in self.entities or any(e.split(":", 1)[-1] == name for e in self.entities)
@@ -79,7 +81,7 @@ def observation_item(edge: dict) -> Item:
     members = [m.lower() for m in edge["members"]]
     formation = edge["formation"]
     return Item("observation", set(members), {entity_type(m) for m in members},
-                {float(ts), float(edge["weight"]), float(len(members))}, [ts],
+                {float(ts), float(edge["weight"])}, [ts],  # never its member count: that counts no events
                 GENERIC_STEMS | RELATION_STEMS.get(formation, stems(formation)) | stems(edge.get("label") or ""),
                 frozenset((edge.get("id", edge.get("edge_id")),)), formation)
 
@@ -108,7 +110,9 @@ def conclusion_item(node: dict, below: list[Item]) -> Item:
     item = fact_item(node, "conclusion")
     item.words |= stems(node.get("rule_id", "").removeprefix("rule:")) | PROOF_STEMS | GENERIC_STEMS
     item.numbers.add(float(node["confidence"]))
-    for child in below:  # what a conclusion is about includes who its evidence involves
+    # What a conclusion is about includes who its evidence involves; not when: its observations' times are
+    # each one's own (the support items carry them), and pooled they would date one drone by another's sighting.
+    for child in below:
         item.entities |= child.entities
         item.types |= child.types
         item.edges |= child.edges
@@ -133,12 +137,16 @@ def items_by_tag(recalled: list[dict], proofs: dict, proofs_only: bool) -> dict[
             add(edge["hedge_tag"], [observations[edge["hedge_tag"]]])
     for proof in proofs["proofs"]:
         below: dict[str, list[Item]] = {}  # node id -> its item and every item under it
+        evidence: dict[str, set[str]] = {}  # node id -> the tags of the observations under it
         for node in proof["nodes"]:  # post-order: children come first
-            children = [item for link in proof["edges"] if link["to"] == node["id"] for item in below[link["from"]]]
+            linked = [link["from"] for link in proof["edges"] if link["to"] == node["id"]]
+            children = [item for child in linked for item in below[child]]
+            evidence[node["id"]] = set().union(*(evidence[child] for child in linked))
             if node["kind"] == "evidence":
                 item = observations.setdefault(node["hedge_tag"], observation_item(node))
                 add(node["hedge_tag"], [item])
                 below[node["id"]] = [item]
+                evidence[node["id"]] = {node["hedge_tag"]}
             elif node["kind"] == "conclusion":
                 item = conclusion_item(node, children)
                 # The conclusion's observations, saying its words too, carry its times: "converged at 20:26"
@@ -148,11 +156,32 @@ def items_by_tag(recalled: list[dict], proofs: dict, proofs_only: bool) -> dict[
                 below[node["id"]] = [item, *children, *supports]
                 add(node["step_tag"], below[node["id"]])
                 add(node["rule_tag"], below[node["id"]])
+                # Citing every observation a proof rests on cites its conclusion too, as the reference's own
+                # example does ("The two drones converged into a coordinated threat [HEDGE-0]."): the
+                # conclusion's items count only when all of those tags are cited.
+                tags_under = frozenset(evidence[node["id"]])
+                if tags_under and not proofs_only:
+                    joint = [Item(i.kind, i.entities, i.types, i.numbers, i.moments, i.words, i.edges, i.says,
+                                  tags_under) for i in (item, *supports)]
+                    for tag in tags_under:
+                        add(tag, joint)
             elif node["kind"] == "fact":  # a stored fact the proof rests on: what it says is evidence too
                 below[node["id"]] = [fact_item(node, "fact"), *children]
             else:
                 below[node["id"]] = children
     return tags
+
+
+def cited_items(tags: dict[str, list[Item]], cited: list[str]) -> list[Item]:
+    """What the cited tags vouch for together: each item once, and a proof's conclusion only when every
+    observation it rests on is cited."""
+    given, seen, items = set(cited), set(), []
+    for tag in cited:
+        for item in tags[tag]:
+            if id(item) not in seen and item.requires <= given:
+                seen.add(id(item))
+                items.append(item)
+    return items
 
 
 def _involving(items: list[Item], claim: Claim) -> bool:
@@ -214,6 +243,13 @@ def _bearing(items: list[Item], claim: Claim, counted: str | None = None) -> lis
     if all(len(names) < 2 for names in joined.values()):
         return []
     return [i for i in saying if all(any(i.involves(e) for e in names) for names in joined.values())]
+
+
+def _at(items: list[Item], claim: Claim) -> list[Item]:
+    """The items that carry every date and time the claim states, each on one of its own events: a count or
+    a number of a sentence that gives a date is over what happened then ("Two accounts logged in on
+    2026-03-20" counts the logins of that day, not all those cited)."""
+    return [i for i in items if all(any(m.holds(ts) for ts in i.moments) for m in claim.moments)]
 
 
 def _number_reason(number: Number, claim: Claim, items: list[Item]) -> str | None:
@@ -291,8 +327,13 @@ def aligned(claim: Claim, items: list[Item]) -> str | None:
                    if any(moment.holds(ts) for ts in i.moments)]
         if not holding or not _involving(holding, claim):
             return f"date or time '{moment.text}' is in the cited evidence, but not for {_named(claim)}"
+    if len(claim.moments) > 1:  # "at 14:30 on 2026-03-26": one event's date and time, never two events' parts
+        together = _at(_bearing([i for i in items if i.moments], claim), claim)
+        if not together or not _involving(together, claim):
+            return f"dates and times {', '.join(repr(m.text) for m in claim.moments)} are not of one cited " \
+                   f"event of {_named(claim)}"
     for number in claim.numbers:
-        reason = _number_reason(number, claim, items)
+        reason = _number_reason(number, claim, _at(items, claim))
         if reason:
             return reason
     return None
@@ -312,9 +353,13 @@ def verify(kb, answer: str, query: str = "", require_proof: bool = False, goal_p
         proved = proofs["count"] > 0
         allowed = sorted(tags, key=lambda t: (t.split("-")[0], int(t.split("-")[1])))
         sentences, kept, names = [], [], Names(conn)
-        for unit in split_units(answer):
+        units = split_units(answer)
+        for position, unit in enumerate(units):
             claim = read_claim(names, unit, moment, types)
-            factual = claim.is_factual and not is_question_to_user(claim, plain_words(unit))
+            words = plain_words(unit)
+            following = units[position + 1] if position + 1 < len(units) else None
+            factual = claim.is_factual and not is_question_to_user(claim, words) \
+                and not is_layout(unit, following, claim, words, types)
             cited = list(dict.fromkeys(TAG.findall(unit)))
             reason = None
             if factual:
@@ -324,7 +369,7 @@ def verify(kb, answer: str, query: str = "", require_proof: bool = False, goal_p
                 elif not usable:
                     reason = f"cites no allowed tag ({', '.join(cited)})"
                 else:
-                    reason = aligned(claim, [i for t in usable for i in tags[t]])
+                    reason = aligned(claim, cited_items(tags, usable))
             sentences.append({"text": unit, "factual": factual, "tags": cited, "kept": reason is None,
                               "reason": reason})
             if reason is None:
