@@ -160,7 +160,7 @@ def items_by_tag(recalled: list[dict], proofs: dict, proofs_only: bool) -> dict[
                 # example does ("The two drones converged into a coordinated threat [HEDGE-0]."): the
                 # conclusion's items count only when all of those tags are cited.
                 tags_under = frozenset(evidence[node["id"]])
-                if tags_under and not proofs_only:
+                if tags_under:
                     joint = [Item(i.kind, i.entities, i.types, i.numbers, i.moments, i.words, i.edges, i.says,
                                   tags_under) for i in (item, *supports)]
                     for tag in tags_under:
