@@ -61,6 +61,22 @@ HONEST = [
     "| account:mallory | host:db01 | 2026-03-20 10:00 UTC [{mallory}] |",
     "account:dave logged in to host:db02 at 10:00 UTC on 20/03/2026 [{dave}].",
     "The disk-full alert on host:web02 had weight 0.8 [{alert}].",
+    "account:mallory logged in to host:db01 at 3:00 am PDT on 2026-03-20 [{mallory}].",
+    "account:mallory logged in to host:db01 at 6:00 EDT [{mallory}].",
+    "The coordinated_threat rule fired for sector:s1 [{step}].",
+    "account:mallory showed up on host:db01 [{mallory}].",
+    "account:mallory logged on to host:db01 [{mallory}].",
+    "6 outbound connections were recorded from host:db02 [{out0}] [{out1}] [{out2}] [{out3}] [{out4}] [{out5}].",
+    "An alert was raised on host:web02 [{alert}].",
+    "account:erin logged in to host:web02 on 2026-03-24 at 09:15 UTC [{erin}].",
+    "account:yuri and account:mallory both logged in to host:db01 on 20/03/2026 [{yuri}] [{mallory}].",
+    "Four accounts logged in to host:db01 [{mallory}] [{bob}] [{carol}] [{xavier}].",
+    "account:mallory logged in to 3 hosts [{mallory}] [{hop}].",
+    "host:db02 made 6 outbound connections within 1 hour [{out0}] [{out1}] [{out2}] [{out3}] [{out4}] [{out5}].",
+    "- account:bob logged in to host:db01 at 11:00 UTC [{bob}]",
+    "1. account:carol logged in to host:db01 on 2026-03-21 [{carol}]",
+    "account:mallory logged in to host:db01 8 days ago [{mallory}].",
+    "account:mallory logged in to host:db01 on Friday, March 20 [{mallory}].",
 ]
 
 ADVERSARIAL = [
@@ -108,7 +124,39 @@ ADVERSARIAL = [
     "| account:mallory | deleted | host:db01 |",
     "Breach confirmed:",
     "## Attacker exfiltrated 40 GB",
+    # zones, rules, phrasal verbs, counts and spans beside the honest ones above
+    "account:mallory logged in to host:db01 at 10:00 PST [{mallory}].",
+    "account:mallory logged in to host:db01 at 3:00 am EST [{mallory}].",
+    "The coordinated_threat rule fired for sector:s2 [{step}].",
+    "account:mallory showed up on host:db02 [{mallory}].",
+    "Five accounts logged in to host:db01 [{mallory}] [{bob}] [{carol}] [{xavier}].",
+    "account:mallory logged in to 4 hosts [{mallory}] [{hop}].",
+    "host:db02 made 6 outbound connections on 2026-03-21 [{out0}] [{out1}] [{out2}] [{out3}] [{out4}] [{out5}].",
+    "Two alerts were raised on host:web02 [{alert}].",
+    "An alert was raised on host:db01 [{alert}].",
+    "account:erin logged in to host:web02 on 2026-03-24 at 10:15 UTC [{erin}].",
+    "account:yuri and account:mallory both logged in to host:db01 at 14:30 UTC [{yuri}] [{mallory}].",
+    "account:mallory logged in to host:db01 on 2026-03-20 2 times [{mallory}] [{bob}].",
+    "host:db02 made 6 outbound connections within 10 minutes [{out0}] [{out1}] [{out2}] [{out3}] [{out4}] [{out5}].",
+    "- account:bob logged in to host:db01 at 10:00 UTC [{bob}]",
+    "account:carol logged in to host:db01 on 2026-03-20 [{carol}].",
+    "account:mallory logged in to host:db01 last Friday [{mallory}].",
+    "account:mallory logged in to host:db01 9 days ago [{mallory}].",
 ]
+
+# A summary as a model writes one: a heading, bullets, a table with its header; every line honest.
+SUMMARY = """Incident summary:
+- account:mallory logged in to host:db01 on 2026-03-20 at 10:00 UTC [{mallory}].
+- account:mallory moved laterally from host:app01 to host:db02 [{lm}].
+- host:db02 made 6 outbound connections on 2026-03-22 SIX.
+
+## Timeline
+| Account | Host | Time |
+|---|---|---|
+| account:bob | host:db01 | 2026-03-20 11:00 UTC [{bob}] |
+| account:carol | host:db01 | 2026-03-21 10:00 UTC [{carol}] |
+
+The lateral_movement rule fired for account:mallory [{lm}].""".replace("SIX", "[{out0}] [{out1}] [{out2}] [{out3}] [{out4}] [{out5}]")
 
 # The reference's drones example (VerifiableMemory's verify documentation), and what must not pass beside it.
 DRONES_HONEST = [
@@ -125,35 +173,96 @@ DRONES_ADVERSARIAL = [
 ]
 
 RECALL_NOW = NOW
-# (query, window as (start, end) or None for no time phrase, or "refused": not understood / an error)
-RECALL_PHRASES = [
-    ("account:mallory yesterday", (NOW - 12 * 3_600 - DAY, NOW - 12 * 3_600)),
-    ("account:mallory last 3 days", (NOW - 3 * DAY, NOW + 1)),
-    ("account:mallory 3 days ago", (NOW - 12 * 3_600 - 3 * DAY, NOW - 12 * 3_600 - 2 * DAY)),
-    ("account:mallory the day before yesterday", (NOW - 12 * 3_600 - 2 * DAY, NOW - 12 * 3_600 - DAY)),
-    ("account:mallory since Monday", (NOW - 12 * 3_600 - 5 * DAY, NOW + 1)),
-    ("account:mallory last Tuesday", (NOW - 12 * 3_600 - 4 * DAY, NOW - 12 * 3_600 - 3 * DAY)),
-    ("account:mallory on March 25", (NOW - 12 * 3_600 - 3 * DAY, NOW - 12 * 3_600 - 2 * DAY)),
-    ("account:mallory on March 20, 2026", (MAR20, MAR20 + DAY)),
-    ("account:mallory 03/20/2026", (MAR20, MAR20 + DAY)),
-    ("account:mallory 20/03/2026", (MAR20, MAR20 + DAY)),
-    ("account:mallory from March 10 to March 26, 2026", (MAR20 - 10 * DAY, MAR20 + 7 * DAY)),
-    ("account:mallory between 2026-03-10 and 2026-03-26", (MAR20 - 10 * DAY, MAR20 + 7 * DAY)),
-    ("account:mallory", None),
-    ("Mallory", None),
-    ("account:bob before last week", "refused"),
-    ("not yesterday", "refused"),
-    ("except yesterday", "refused"),
-    ("account:mallory excluding yesterday", "refused"),
-    ("account:mallory 03/04/2026", "refused"),  # March 4 or April 3
-    ("between 2026-03-26 and 2026-03-10", "refused"),
-    ("account:mallory from March 26 to March 10, 2026", "refused"),
-    ("account:mallory yesterday 10:00 PST", "refused"),
-    ("account:mallory around noon", "refused"),
-    ("account:mallory next week", "refused"),
-    ("account:mallory in the morning", "refused"),
-    ("account:mallory 2 fortnights ago", "refused"),
+TODAY = NOW - 12 * 3_600  # 2026-03-28T00:00:00Z
+HOUR, WEEK = 3_600, 7 * DAY
+REFUSED = "refused"
+# Time phrases and what each must mean: a window (start, end), or REFUSED (an error, or recall abstaining
+# because it did not understand the phrase); never anything else. Each is asked alone and after an entity.
+TIME_PHRASES = [
+    ("today", (TODAY, TODAY + DAY)),
+    ("yesterday", (TODAY - DAY, TODAY)),
+    ("the day before yesterday", (TODAY - 2 * DAY, TODAY - DAY)),
+    ("day before yesterday", (TODAY - 2 * DAY, TODAY - DAY)),
+    ("last 3 days", (NOW - 3 * DAY, NOW + 1)),
+    ("past 24 hours", (NOW - DAY, NOW + 1)),
+    ("last week", (NOW - WEEK, NOW + 1)),
+    ("last 2 weeks", (NOW - 2 * WEEK, NOW + 1)),
+    ("past hour", (NOW - HOUR, NOW + 1)),
+    ("previous 10 minutes", (NOW - 600, NOW + 1)),
+    ("3 days ago", (TODAY - 3 * DAY, TODAY - 2 * DAY)),
+    ("a day ago", (TODAY - DAY, TODAY)),
+    ("1 day ago", (TODAY - DAY, TODAY)),
+    ("2 hours ago", (NOW - 2 * HOUR - HOUR // 2, NOW - 2 * HOUR + HOUR // 2)),
+    ("an hour ago", (NOW - HOUR - HOUR // 2, NOW - HOUR // 2)),
+    ("1 week ago", (NOW - WEEK - WEEK // 2, NOW - WEEK // 2)),
+    ("since Monday", (TODAY - 5 * DAY, NOW + 1)),
+    ("since Tuesday", (TODAY - 4 * DAY, NOW + 1)),
+    ("since Saturday", (TODAY, NOW + 1)),
+    ("on Thursday", (TODAY - 2 * DAY, TODAY - DAY)),
+    ("last Tuesday", (TODAY - 4 * DAY, TODAY - 3 * DAY)),
+    ("last Saturday", (TODAY - 7 * DAY, TODAY - 6 * DAY)),
+    ("before Monday", (None, TODAY - 5 * DAY)),
+    ("on March 25", (MAR20 + 5 * DAY, MAR20 + 6 * DAY)),
+    ("on March 25, 2026", (MAR20 + 5 * DAY, MAR20 + 6 * DAY)),
+    ("on 25 March 2026", (MAR20 + 5 * DAY, MAR20 + 6 * DAY)),
+    ("on Mar 25", (MAR20 + 5 * DAY, MAR20 + 6 * DAY)),
+    ("since March 20", (MAR20, NOW + 1)),
+    ("since 2026-03-20", (MAR20, NOW + 1)),
+    ("after 2026-03-20", (MAR20 + DAY, NOW + 1)),
+    ("before 2026-03-20", (None, MAR20)),
+    ("until 2026-03-20", (None, MAR20 + DAY)),
+    ("on 2026-03-20", (MAR20, MAR20 + DAY)),
+    ("2026-03-20", (MAR20, MAR20 + DAY)),
+    ("03/20/2026", (MAR20, MAR20 + DAY)),
+    ("3/20/2026", (MAR20, MAR20 + DAY)),
+    ("20/03/2026", (MAR20, MAR20 + DAY)),
+    ("20/3/2026", (MAR20, MAR20 + DAY)),
+    ("from March 10 to March 26, 2026", (MAR20 - 10 * DAY, MAR20 + 7 * DAY)),
+    ("from 2026-03-10 to 2026-03-26", (MAR20 - 10 * DAY, MAR20 + 7 * DAY)),
+    ("between 2026-03-10 and 2026-03-26", (MAR20 - 10 * DAY, MAR20 + 7 * DAY)),
+    ("between March 10 and March 26, 2026", (MAR20 - 10 * DAY, MAR20 + 7 * DAY)),
+    ("in March 2026", (MAR20 - 19 * DAY, MAR20 + 12 * DAY)),
+    ("in March", (MAR20 - 19 * DAY, MAR20 + 12 * DAY)),
+    ("during 2026", (1_767_225_600, 1_798_761_600)),
+    ("since 2026-03-20 10:00 UTC", (MAR20 + 10 * HOUR, NOW + 1)),
+    ("since 2026-03-20 10:00 PST", (MAR20 + 18 * HOUR, NOW + 1)),
+    ("since 2026-03-20T10:00Z", (MAR20 + 10 * HOUR, NOW + 1)),
+    ("since 2026-03-20T10:00+02:00", (MAR20 + 8 * HOUR, NOW + 1)),
+    ("at 1774000800", (1_774_000_800, 1_774_000_801)),
+    ("before last week", REFUSED),
+    ("not yesterday", REFUSED),
+    ("except yesterday", REFUSED),
+    ("excluding yesterday", REFUSED),
+    ("other than today", REFUSED),
+    ("outside business hours", REFUSED),
+    ("not in March", REFUSED),
+    ("03/04/2026", REFUSED),  # March 4 or April 3
+    ("32/03/2026", REFUSED),
+    ("between 2026-03-26 and 2026-03-10", REFUSED),
+    ("from March 26 to March 10, 2026", REFUSED),
+    ("yesterday 10:00 PST", REFUSED),
+    ("around noon", REFUSED),
+    ("next week", REFUSED),
+    ("in the morning", REFUSED),
+    ("2 fortnights ago", REFUSED),
+    ("tomorrow", REFUSED),
+    ("tonight", REFUSED),
+    ("this weekend", REFUSED),
+    ("last night", REFUSED),
+    ("at 10am", REFUSED),
+    ("since forever", REFUSED),
+    ("on the 3rd", REFUSED),
+    ("in Q1 2026", REFUSED),
+    ("since 2026-02-30", REFUSED),
+    ("last 0 days", REFUSED),
+    ("early March", REFUSED),
+    ("mid-2025", REFUSED),
+    ("a while ago", REFUSED),
+    ("at 14:30", REFUSED),
 ]
+RECALL_PHRASES = [(phrase, expected) for phrase, expected in TIME_PHRASES] + \
+    [(f"account:mallory {phrase}", expected) for phrase, expected in TIME_PHRASES] + \
+    [("account:mallory", None), ("Mallory", None), ("host:db01 logins", None)]
 
 
 def build() -> tuple[Memory, dict[str, str]]:

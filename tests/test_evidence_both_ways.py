@@ -4,7 +4,7 @@ reference's documented examples pass as documented; recall understands a time ph
 import pytest
 
 from incident_corpus import (ADVERSARIAL, DRONES_ADVERSARIAL, DRONES_HONEST, HONEST, NOW, RECALL_NOW,
-                             RECALL_PHRASES, build)
+                             RECALL_PHRASES, SUMMARY, build)
 from memory.errors import InvalidArguments
 
 QUERY = ""
@@ -43,6 +43,14 @@ def test_the_references_verify_example_is_supported_as_documented(scenario):
     out = memory.verify(answer, query="drones", now=NOW)
     assert out["outcome"] == "supported" and out["coverage"] == 1.0 and out["answer"] == answer
     assert out["proved"] and out["derived_count"] >= 1 and tags["threat"] in out["allowed_tags"]
+
+
+def test_a_summary_as_a_model_writes_it_is_kept_whole_in_one_call(scenario):
+    memory, tags = scenario
+    answer = SUMMARY.format(**tags)
+    out = memory.verify(answer, query=QUERY, top_k=TOP_K, now=NOW)
+    assert out["outcome"] == "supported" and out["coverage"] == 1.0, out["stripped"]
+    assert out["answer"].startswith("Incident summary: - account:mallory") and "| Account | Host | Time |" in out["answer"]
 
 
 def test_a_markdown_table_keeps_its_header(scenario):

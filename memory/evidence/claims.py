@@ -31,7 +31,7 @@ from datetime import datetime, timedelta, timezone
 from ..errors import InvalidArguments
 from .recall import TYPED, known_names, typed_tokens
 from .sentences import TAG, strip_list_marker
-from .lexicon import DERIVED, LIGHT_VERBS, RULE_VERBS, SYNONYMS
+from .lexicon import DERIVED, LIGHT_VERBS, PHRASAL_VERBS, RULE_VERBS, SYNONYMS
 from .timewindow import MONTH, MONTHS, ZONES, Window, next_window
 
 FUNCTION = frozenset("""
@@ -99,8 +99,10 @@ IRREGULAR = {"saw": "see", "seen": "see", "flew": "fly", "flown": "fly", "flies"
 
 _ISO_MOMENT = re.compile(r"(?<![\w-])(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?(Z|[+-]\d{2}:?\d{2})?)?"
                          r"(?![\w-])")
-_CLOCK = re.compile(r"(?<![\w:.])(\d{1,2})(?::(\d{2}))(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?(?:\s*(?:UTC|GMT|Z)\b)?"
-                    r"(?![\w:])|(?<![\w:.])(\d{1,2})\s*(am|pm|a\.m\.|p\.m\.)(?!\w)", re.I)
+_ZONE_NAMES = "|".join(sorted(ZONES, key=len, reverse=True))
+# A time of day, with a zone when one is written ("10:00 PST" is 18:00 UTC; none means UTC).
+_CLOCK = re.compile(rf"(?<![\w:.])(\d{{1,2}})(?::(\d{{2}}))(?::(\d{{2}}))?\s*(am|pm|a\.m\.|p\.m\.)?(?:\s*({_ZONE_NAMES})\b)?"
+                    rf"(?![\w:])|(?<![\w:.])(\d{{1,2}})\s*(am|pm|a\.m\.|p\.m\.)(?!\w)(?:\s*({_ZONE_NAMES})\b)?", re.I)
 _MONTH_DAY = re.compile(rf"\b({MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?!,?\s+\d{{4}})|\b(\d{{1,2}})(?:st|nd|rd|th)?"
                         rf"\s+(?:of\s+)?({MONTH})\b(?!\.?,?\s+\d{{4}})", re.I)
 _YEAR = re.compile(r"(?<![\w.:-])(1[89]\d\d|2[01]\d\d)(?![\w.:%-])")
@@ -110,6 +112,9 @@ _NUMBER = re.compile(r"(?<![\w.:-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w:-]|\.\
 _WORD = re.compile(r"[^\W\d_][\w'’]*(?:-\w+)*")
 _MARKUP = re.compile(r"[*`~]+")  # markdown emphasis and code marks say nothing
 _DOTTED = re.compile(r"(?<![\w.:-])\d+(?:\.\d+){2,}(?:/\d+)?(?![\w-]|\.\d)")
+PHRASAL = {(verb, particle): word for (verb, particle), word in PHRASAL_VERBS.items()}
+_PHRASAL = re.compile(r"\b(" + "|".join(sorted({v for v, _ in PHRASAL}, key=len, reverse=True)) + r")\s+("
+                      + "|".join(sorted({p for _, p in PHRASAL})) + r")\b", re.I)
 _ABBREVIATIONS = re.compile(r"(?<!\w)(?:a\.k\.a|e\.g|i\.e|etc|viz|cf)\.", re.I)  # say nothing themselves
 
 
@@ -295,14 +300,16 @@ def _moments(text: str, now: int, claim: Claim, types: set[str]) -> str:
         claim.invalid = f"more than {MAX_WINDOWS} time phrases in one sentence"
 
     def clock(match: re.Match) -> str:
-        hour = int(match.group(1) or match.group(5))
+        hour = int(match.group(1) or match.group(6))
         minute = int(match.group(2) or 0)
         second = int(match.group(3)) if match.group(3) else None
-        half = (match.group(4) or match.group(6) or "").lower().replace(".", "")
+        half = (match.group(4) or match.group(7) or "").lower().replace(".", "")
+        zone = (match.group(5) or match.group(8) or "utc").lower()
         if half and not 1 <= hour <= 12 or hour > 23 or minute > 59 or (second or 0) > 59:
             claim.invalid = f"{match.group(0).strip()} is not a real time"
             return cut(match)
         hour = hour % 12 + (12 if half == "pm" else 0) if half else hour
+        hour, minute = divmod(int(hour * 60 + minute - ZONES[zone] * 60) % 1440, 60)  # as UTC
         claim.moments.append(Moment(match.group(0).strip(), "clock", (hour, minute, second)))
         return cut(match)
 
@@ -357,9 +364,14 @@ class Names:
         return set().union(*(self.cache[w] for w in words)) if words else set()
 
 
+def _phrasal(match: re.Match) -> str:
+    return PHRASAL[(match.group(1).lower(), match.group(2).lower())]
+
+
 def read_claim(names: Names, sentence: str, now: int, types: set[str]) -> Claim:
     """The claim a sentence makes (citation tags and a list marker removed first)."""
     text = _MARKUP.sub(" ", _ABBREVIATIONS.sub(" ", TAG.sub(" ", strip_list_marker(sentence))))
+    text = _PHRASAL.sub(_phrasal, text)  # "showed up" is "appeared"
     claim = Claim(sentence)
     symbols = [ch for ch in text if unicodedata.category(ch) in ("So", "Sc")]  # 💥 or $ asserts like a word
     if symbols:

@@ -13,6 +13,7 @@ answer say more than the evidence does.
   group's first word. "converged" (or "met") says what `coordinated_threat` says of drones (the
   reference's own example: "The two drones converged into a coordinated threat"), an alert
   is "raised", "fired" or "triggered", a deployment is "released" or "shipped".
+- PHRASAL_VERBS: a verb and its particle that mean one relation word ("showed up" is "appeared").
 - LIGHT_VERBS: verbs that carry no relation of their own ("made 6 connections", "performed a
   login"): what they take ("connections", "login") must still be carried."""
 
@@ -29,6 +30,13 @@ SYNONYMS = (
 )
 
 LIGHT_VERBS = "make perform carry record register"
+
+# Verbs with a particle, read as the one word they mean, each inflection listed: "showed up" is "appeared".
+PHRASAL_VERBS = {
+    **{(form, "up"): "appeared" for form in ("show", "shows", "showed", "shown", "showing", "turn", "turns", "turned",
+                                             "turning", "pop", "pops", "popped")},
+    **{(form, "on"): "logged" for form in ("log", "logs", "logged", "logging")},
+}
 
 # The proof words beyond `claims.PROOF`: how a summary says a rule produced a conclusion.
 RULE_VERBS = "fire trigger match flag apply hold"

@@ -31,7 +31,6 @@ WEEK = 7 * 86_400
 W_OVERLAP, W_WEIGHT, W_RECENCY = 0.6, 0.25, 0.15
 TYPED = re.compile(r"(?<![\w:])([A-Za-z][\w-]*:[^\s,;()\[\]{}\"'`]+)")
 _WORD = re.compile(r"[\w][\w.@-]*")
-_TIME_TOKEN = re.compile(r"(?<![\w.:/-])(?:\d{1,4}(?:[:/]\d{1,4})*|[a-z']+)(?![\w.:/-])")
 STOPWORDS = frozenset("a an and are as at be by did do does for from has have how in is it its last of on or "
                       "past since the their there these this to was were what when where which who why with".split())
 
@@ -74,10 +73,8 @@ def parse_query(conn, query: str, now: int) -> Parsed:
     parsed = Parsed(window=window)
     typed = typed_tokens(rest)
     rest = TYPED.sub(" ", rest)
-    # What is left that still speaks of time was misread or not read: said back, and never answered for all time.
-    parsed.time_not_understood = list(dict.fromkeys(
-        w for w in _TIME_TOKEN.findall(rest.lower()) if w in TIME_WORDS or w[0].isdigit()))
-    words = [w.rstrip(".").lower() for w in _WORD.findall(rest)]
+    every = [w.rstrip(".").lower() for w in _WORD.findall(rest)]
+    words = list(every)
     words = [w for w in dict.fromkeys(words) if len(w) > 1 and w not in STOPWORDS]
     found: dict[str, int] = {}
     if typed:
@@ -100,6 +97,12 @@ def parse_query(conn, query: str, now: int) -> Parsed:
                 parsed.unparsed.append(w)  # said back, so a caller sees what had no effect on the answer
     parsed.entities = list(found)
     parsed.entity_ids = list(found.values())
+    # What is left that still speaks of time (a word of TIME_WORDS, a number, 10am, mid-2025) was misread or not
+    # read at all: said back, and never answered for all time. A stored entity's name ("db01") is not time.
+    known = {n.lower() for n in found} | {n.lower().split(":", 1)[-1] for n in found}
+    parsed.time_not_understood = list(dict.fromkeys(
+        part for w in every if w not in known for part in re.split(r"[-/.]", w)
+        if part and (part in TIME_WORDS or part[0].isdigit())))
     return parsed
 
 

@@ -49,8 +49,9 @@ _NUMERIC = r"\d{1,2}/\d{1,2}/\d{4}"
 _POINT_BODY = (rf"{_ISO}|{_NUMERIC}|\d{{9,11}}|yesterday|today|{MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
                rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}\.?,?\s+\d{{4}}|{MONTH}\.?,?\s+\d{{4}}")
 _POINT = rf"({_POINT_BODY}|\d{{4}}(?![\d-]))"
-# After a keyword only: a weekday, or a month and day without the year (the latest such day up to today).
-_KEYED_POINT = rf"({_POINT_BODY}|{WEEKDAY}|{MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?|\d{{4}}(?![\d-]))"
+# After a keyword only: a weekday, or a month and day without the year (the latest such day up to today). A weekday
+# before a date ("on Friday, March 20") names that date's weekday, not the latest Friday: left to the date.
+_KEYED_POINT = rf"({_POINT_BODY}|{WEEKDAY}(?!,?\s+(?:\d|{MONTH}))|{MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?|\d{{4}}(?![\d-]))"
 _RELATIVE = re.compile(r"\b(?:last|past|previous)\s+(?:([+-]?\s*\d+)\s+)?(second|sec|minute|min|hour|day|week|month"
                        r"|year)s?\b", re.I)
 _BETWEEN = re.compile(rf"\b(?:between\s+{_KEYED_POINT}\s+and|from\s+{_KEYED_POINT}\s+(?:to|until))\s+{_POINT}"
@@ -73,7 +74,8 @@ _MONTH_DAY = re.compile(rf"\b({MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{
 TIME_WORDS = (frozenset("""
 not except excluding exclude besides outside without before after until till since ago next previous around
 approximately noon midnight morning afternoon evening night tonight tomorrow weekend week weeks day days month
-months year years hour hours minute minutes seconds fortnight fortnights earlier later pm o'clock
+months year years hour hours minute minutes seconds fortnight fortnights earlier later pm clock last past since
+than quarter
 """.split()) | frozenset(WEEKDAYS) | frozenset(MONTHS) | frozenset(ZONES)) - {"z", "may"}  # "may": mostly the verb
 
 LIMIT = 2 ** 62  # window bounds stay inside SQLite's 64-bit integers
