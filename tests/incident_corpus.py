@@ -163,6 +163,7 @@ DRONES_HONEST = [
     "The two drones converged into a coordinated threat [{threat}].",
     "drone:d1 and drone:d2 converged into a coordinated threat [{threat}].",
     "The two drones converged into a coordinated threat [{step}].",
+    "The two drones converged once [{threat}].",
 ]
 DRONES_ADVERSARIAL = [
     "The three drones converged into a coordinated threat [{threat}].",
@@ -170,6 +171,8 @@ DRONES_ADVERSARIAL = [
     "The two drones converged into a coordinated threat [{alone}].",  # a sighting no proof rests on
     "The two drones converged into a coordinated threat at sector:s2 [{threat}].",
     "The two drones converged into a coordinated threat [{threat}] and destroyed it.",
+    "The two drones converged twice [{threat}].",
+    "The two drones converged into a coordinated threat 2 times [{step}].",
 ]
 
 RECALL_NOW = NOW

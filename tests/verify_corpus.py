@@ -152,6 +152,8 @@ ATTACKS = [
     "drone:x1 and drone:x2 converged on sector:q [{a}] [{e}].",
     "sector:r faces a coordinated threat [{a}] [{b}].",
     "drone:x1 and drone:x3 converged on sector:q [{a}] [{b}].",
+    "drone:x1 and drone:x2 converged on sector:q twice [{a}] [{b}].",  # once, on two sightings
+    "drone:x1 and drone:x2 converged on sector:q 2 times [{s1}].",
     # negation: evidence of an event is no evidence of its absence
     "drone:x1 never entered sector:q [{a}].",
     "drone:x1 did not enter sector:q [{a}].",

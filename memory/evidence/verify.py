@@ -264,6 +264,15 @@ def _number_reason(number: Number, claim: Claim, items: list[Item]) -> str | Non
         return None if len(distinct) == number.value else \
             f"{number.text} {number.unit}(s): the cited evidence has {len(distinct)} for {_named(claim)}"
     if number.role == "observations":
+        # A relation only a conclusion says ("converged twice") happened once per conclusion, whatever the number
+        # of observations it rests on: count the distinct sets of evidence behind the conclusions that say it.
+        concluded = [root for root in claim.relations
+                     if not any(root in i.words for i in items if i.kind == "observation")]
+        if concluded:
+            found = {i.edges for i in items if i.kind == "conclusion" and all(r in i.words for r in concluded)
+                     and all(i.involves(e) for e in claim.entities) and claim.types <= i.types}
+            return None if len(found) == number.value else \
+                f"{number.text} time(s): the cited conclusions say it {len(found)} time(s) for {_named(claim)}"
         edges = {e for i in _bearing(events, claim) for e in i.edges}
         return None if len(edges) == number.value else \
             f"{number.text} observation(s): the cited evidence has {len(edges)} for {_named(claim)}"
