@@ -77,6 +77,29 @@ HONEST = [
     "1. account:carol logged in to host:db01 on 2026-03-21 [{carol}]",
     "account:mallory logged in to host:db01 8 days ago [{mallory}].",
     "account:mallory logged in to host:db01 on Friday, March 20 [{mallory}].",
+    # a second round, written after the fixes: phrasings a model writing a summary uses
+    "On 2026-03-20, three accounts (account:mallory, account:bob, account:yuri)"
+    " logged in to host:db01 [{mallory}] [{bob}] [{yuri}].",
+    "host:db02 received 6 outbound connections on 2026-03-22 [{out0}] [{out1}] [{out2}] [{out3}] [{out4}] [{out5}].",
+    "account:mallory authenticated to host:db01 [{mallory}].",
+    "Between 10:00 and 11:00 UTC on 2026-03-20, account:mallory and account:bob"
+    " logged in to host:db01 [{mallory}] [{bob}].",
+    "account:mallory's login to host:db01 at 10:00 UTC [{mallory}] was recorded.",
+    "The alert on host:web02 fired yesterday [{alert}].",
+    "The lateral_movement rule triggered for account:mallory [{lm}].",
+    "account:mallory logged in to host:db01 on March 20 at 10:00 UTC [{mallory}].",
+    "account:erin accessed host:web02 on Tuesday, March 24, 2026 at 09:15 UTC [{erin}].",
+    "account:mallory logged in to host:app01 and host:db02 at 02:00 UTC on 2026-03-21 [{hop}].",
+    "service:billing was deployed on host:web02 on 2026-03-26 [{deploy}].",
+    "Three accounts logged in to host:db01 between 10:00 and 14:30 UTC on 2026-03-20 [{mallory}] [{bob}] [{yuri}].",
+    "account:xavier logged in to host:db01 2 days ago [{xavier}].",
+    "account:mallory logged in to host:db01 about a week ago [{mallory}].",
+    "At 10:00 UTC on 2026-03-20, account:dave logged in to host:db02 [{dave}].",
+    "account:dave and account:mallory logged in at 10:00 UTC on 2026-03-20 [{dave}] [{mallory}].",
+    "The disk-full alert was raised on host:web02 on 2026-03-27 [{alert}].",
+    "host:db02 connected to ip:203.0.113.0 [{out0}].",
+    "Yesterday, host:web02 raised an alert [{alert}].",
+    "account:mallory logged in to host:db01 once, at 10:00 UTC [{mallory}].",
 ]
 
 ADVERSARIAL = [
@@ -142,6 +165,32 @@ ADVERSARIAL = [
     "account:carol logged in to host:db01 on 2026-03-20 [{carol}].",
     "account:mallory logged in to host:db01 last Friday [{mallory}].",
     "account:mallory logged in to host:db01 9 days ago [{mallory}].",
+    # a second round, written after the fixes
+    "Between 10:00 and 10:30 UTC on 2026-03-20, account:mallory and account:bob"
+    " logged in to host:db01 [{mallory}] [{bob}].",
+    "Three accounts logged in to host:db01 between 10:00 and 12:00 UTC on 2026-03-20 [{mallory}] [{bob}] [{yuri}].",
+    "The alert on host:db01 fired yesterday [{alert}].",
+    "account:mallory triggered an alert on host:db01 [{mallory}].",
+    "account:mallory fired host:db01 [{mallory}].",
+    "account:dave and account:mallory logged in to host:db01 at 10:00 UTC on 2026-03-20 [{dave}] [{mallory}].",
+    "host:db02 received 7 outbound connections [{out0}] [{out1}] [{out2}] [{out3}] [{out4}] [{out5}].",
+    "account:mallory logged in to host:app01 at 03:00 UTC [{hop}].",
+    "service:billing was deployed on host:web02 on 2026-03-25 [{deploy}].",
+    "account:xavier logged in to host:db01 3 days ago [{xavier}].",
+    "At 10:00 UTC on 2026-03-21, account:dave logged in to host:db02 [{dave}].",
+    "account:mallory's movement to host:db01 [{mallory}].",
+    "The deployment of service:billing caused the alert [{deploy}] [{alert}].",
+    "service:billing raised an alert on host:web02 [{deploy}] [{alert}].",
+    "account:erin raised an alert on host:web02 [{erin}] [{alert}].",
+    "host:db02 made 6 outbound connections to ip:203.0.113.9 [{out0}] [{out1}] [{out2}] [{out3}] [{out4}] [{out5}].",
+    "host:db02 made 6 outbound connections in 5 minutes [{out0}] [{out1}] [{out2}] [{out3}] [{out4}] [{out5}].",
+    "account:mallory logged in to host:db01 at 10:00 CET [{mallory}].",
+    "account:mallory moved laterally on 2026-03-22 [{lm}].",
+    "account:mallory moved laterally to host:web02 [{lm}] [{erin}].",
+    "# Incident summary: account:mallory exfiltrated data",
+    "Summary of the breach:",
+    "account:mallory logged in to host:db01 on 2026-03-20 between 11:00 and 12:00 UTC [{mallory}].",
+    "account:mallory logged in to host:db01 on the 20th at 10:00 UTC, twice [{mallory}].",
 ]
 
 # A summary as a model writes one: a heading, bullets, a table with its header; every line honest.
@@ -156,7 +205,8 @@ SUMMARY = """Incident summary:
 | account:bob | host:db01 | 2026-03-20 11:00 UTC [{bob}] |
 | account:carol | host:db01 | 2026-03-21 10:00 UTC [{carol}] |
 
-The lateral_movement rule fired for account:mallory [{lm}].""".replace("SIX", "[{out0}] [{out1}] [{out2}] [{out3}] [{out4}] [{out5}]")
+The lateral_movement rule fired for account:mallory [{lm}].""".replace("SIX", "[{out0}] [{out1}] [{out2}] [{out3}] "
+                                                                      "[{out4}] [{out5}]")
 
 # The reference's drones example (VerifiableMemory's verify documentation), and what must not pass beside it.
 DRONES_HONEST = [

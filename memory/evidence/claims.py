@@ -103,6 +103,8 @@ _ZONE_NAMES = "|".join(sorted(ZONES, key=len, reverse=True))
 # A time of day, with a zone when one is written ("10:00 PST" is 18:00 UTC; none means UTC).
 _CLOCK = re.compile(rf"(?<![\w:.])(\d{{1,2}})(?::(\d{{2}}))(?::(\d{{2}}))?\s*(am|pm|a\.m\.|p\.m\.)?(?:\s*({_ZONE_NAMES})\b)?"
                     rf"(?![\w:])|(?<![\w:.])(\d{{1,2}})\s*(am|pm|a\.m\.|p\.m\.)(?!\w)(?:\s*({_ZONE_NAMES})\b)?", re.I)
+_CLOCK_RANGE = re.compile(rf"\b(?:between|from)\s+(\d{{1,2}}):(\d{{2}})\s*(am|pm)?\s+(?:and|to|until|-)\s+(\d{{1,2}}):"
+                          rf"(\d{{2}})\s*(am|pm)?(?:\s*({_ZONE_NAMES})\b)?(?![\w:])", re.I)
 _MONTH_DAY = re.compile(rf"\b({MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?!,?\s+\d{{4}})|\b(\d{{1,2}})(?:st|nd|rd|th)?"
                         rf"\s+(?:of\s+)?({MONTH})\b(?!\.?,?\s+\d{{4}})", re.I)
 _YEAR = re.compile(r"(?<![\w.:-])(1[89]\d\d|2[01]\d\d)(?![\w.:%-])")
@@ -174,7 +176,7 @@ class Moment:
     """A date or time the sentence states, as a test on an event's timestamp."""
 
     text: str
-    kind: str  # window (a day, a month, …), second, minute, clock (time of day), month_day, weekday, year
+    kind: str  # window (a day, a month, …), second, minute, clock (time of day), clock_range, month_day, weekday, year
     value: object
 
     def holds(self, ts: int) -> bool:
@@ -188,6 +190,10 @@ class Moment:
         if self.kind == "clock":
             hour, minute, second = self.value
             return (t.hour, t.minute) == (hour, minute) and (second is None or t.second == second)
+        if self.kind == "clock_range":  # minutes of the UTC day, both ends included; it may wrap past midnight
+            start, end = self.value
+            minute = t.hour * 60 + t.minute
+            return start <= minute <= end if start <= end else minute >= start or minute <= end
         if self.kind == "month_day":
             return (t.month, t.day) == self.value
         if self.kind == "weekday":
@@ -313,6 +319,21 @@ def _moments(text: str, now: int, claim: Claim, types: set[str]) -> str:
         claim.moments.append(Moment(match.group(0).strip(), "clock", (hour, minute, second)))
         return cut(match)
 
+    def clock_range(match: re.Match) -> str:
+        ends = []
+        zone = ZONES[(match.group(7) or "utc").lower()]
+        for hour, minute, half in ((match.group(1), match.group(2), match.group(3)),
+                                   (match.group(4), match.group(5), match.group(6))):
+            hour, minute, half = int(hour), int(minute), (half or "").lower()
+            if half and not 1 <= hour <= 12 or hour > 23 or minute > 59:
+                claim.invalid = f"{match.group(0).strip()} is not a real time"
+                return cut(match)
+            hour = hour % 12 + (12 if half == "pm" else 0) if half else hour
+            ends.append(int(hour * 60 + minute - zone * 60) % 1440)
+        claim.moments.append(Moment(match.group(0).strip(), "clock_range", tuple(ends)))
+        return cut(match)
+
+    text = _CLOCK_RANGE.sub(clock_range, text)  # "between 10:00 and 11:00 UTC": one moment, not two
     text = _CLOCK.sub(clock, text)
 
     def month_day(match: re.Match) -> str:

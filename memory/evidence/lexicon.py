@@ -12,7 +12,8 @@ answer say more than the evidence does.
 - SYNONYMS: groups of words that say the same relation; each word of a group stands for the
   group's first word. "converged" (or "met") says what `coordinated_threat` says of drones (the
   reference's own example: "The two drones converged into a coordinated threat"), an alert
-  is "raised", "fired" or "triggered", a deployment is "released" or "shipped".
+  is "raised", "fired" or "triggered" (and so is a rule: RULE_VERBS), a deployment is
+  "released" or "shipped".
 - PHRASAL_VERBS: a verb and its particle that mean one relation word ("showed up" is "appeared").
 - LIGHT_VERBS: verbs that carry no relation of their own ("made 6 connections", "performed a
   login"): what they take ("connections", "login") must still be carried."""
@@ -25,7 +26,7 @@ DERIVED = {
 
 SYNONYMS = (
     ("coordinate", "converge", "meet"),
-    ("alert", "alarm", "raise"),
+    ("alert", "alarm", "raise", "fire", "trigger"),
     ("deploy", "release", "ship", "rollout"),
 )
 

@@ -210,6 +210,14 @@ def _unrelated(claim: Claim, items: list[Item]) -> list[list[str]]:
     return list(groups.values()) if len(groups) > 1 else []
 
 
+def _conjoined(groups: list[list[str]], items: list[Item]) -> bool:
+    """Whether the unrelated names are a plain conjunction of entities of one type and nothing else ("account:dave
+    and account:mallory logged in at 10:00"): each is then checked on its own items, as two sentences would be.
+    "drone:x1 was seen with admin" joins two types, and "drone:x3 and drone:x1 were at sector:q" names a sector
+    only one of them was at: neither is a conjunction."""
+    return all(len(group) == 1 for group in groups) and len({_kind(group[0], items) for group in groups}) == 1
+
+
 def _named(claim: Claim) -> str:
     return ", ".join(sorted(claim.entities | claim.types)) or "the subject"
 
@@ -316,7 +324,7 @@ def aligned(claim: Claim, items: list[Item]) -> str | None:
         if not any(kind in i.types for i in items):
             return f"no {kind} in the cited evidence"
     apart = _unrelated(claim, items)
-    if apart:
+    if apart and not _conjoined(apart, items):
         return f"no cited evidence relates {' and '.join(', '.join(group) for group in apart)}"
     for root, word in claim.relations.items():
         saying = [i for i in items if root in i.words]
