@@ -101,8 +101,8 @@ _ISO_MOMENT = re.compile(r"(?<![\w-])(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2
                          r"(?![\w-])")
 _ZONE_NAMES = "|".join(sorted(ZONES, key=len, reverse=True))
 # A time of day, with a zone when one is written ("10:00 PST" is 18:00 UTC; none means UTC).
-_CLOCK = re.compile(rf"(?<![\w:.])(\d{{1,2}})(?::(\d{{2}}))(?::(\d{{2}}))?\s*(am|pm|a\.m\.|p\.m\.)?(?:\s*({_ZONE_NAMES})\b)?"
-                    rf"(?![\w:])|(?<![\w:.])(\d{{1,2}})\s*(am|pm|a\.m\.|p\.m\.)(?!\w)(?:\s*({_ZONE_NAMES})\b)?", re.I)
+_CLOCK = re.compile(rf"(?<![\w:.])(\d{{1,2}})(?::(\d{{2}}))(?::(\d{{2}}))?\s*(am|pm|a\.m\.|p\.m\.)?"
+                    rf"(?:\s*({_ZONE_NAMES})\b)?(?![\w:])|(?<![\w:.])(\d{{1,2}})\s*(am|pm|a\.m\.|p\.m\.)(?!\w)(?:\s*({_ZONE_NAMES})\b)?", re.I)
 _CLOCK_RANGE = re.compile(rf"\b(?:between|from)\s+(\d{{1,2}}):(\d{{2}})\s*(am|pm)?\s+(?:and|to|until|-)\s+(\d{{1,2}}):"
                           rf"(\d{{2}})\s*(am|pm)?(?:\s*({_ZONE_NAMES})\b)?(?![\w:])", re.I)
 _MONTH_DAY = re.compile(rf"\b({MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?!,?\s+\d{{4}})|\b(\d{{1,2}})(?:st|nd|rd|th)?"
@@ -176,7 +176,8 @@ class Moment:
     """A date or time the sentence states, as a test on an event's timestamp."""
 
     text: str
-    kind: str  # window (a day, a month, …), second, minute, clock (time of day), clock_range, month_day, weekday, year
+    kind: str  # window (a day, a month, …), second, minute, clock (time of day), clock_range, month_day, weekday,
+    # year
     value: object
 
     def holds(self, ts: int) -> bool:

@@ -51,7 +51,8 @@ _POINT_BODY = (rf"{_ISO}|{_NUMERIC}|\d{{9,11}}|yesterday|today|{MONTH}\.?\s+\d{{
 _POINT = rf"({_POINT_BODY}|\d{{4}}(?![\d-]))"
 # After a keyword only: a weekday, or a month and day without the year (the latest such day up to today). A weekday
 # before a date ("on Friday, March 20") names that date's weekday, not the latest Friday: left to the date.
-_KEYED_POINT = rf"({_POINT_BODY}|{WEEKDAY}(?!,?\s+(?:\d|{MONTH}))|{MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?|\d{{4}}(?![\d-]))"
+_KEYED_POINT = (rf"({_POINT_BODY}|{WEEKDAY}(?!,?\s+(?:\d|{MONTH}))|{MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?"
+                rf"|\d{{4}}(?![\d-]))")
 _RELATIVE = re.compile(r"\b(?:last|past|previous)\s+(?:([+-]?\s*\d+)\s+)?(second|sec|minute|min|hour|day|week|month"
                        r"|year)s?\b", re.I)
 _BETWEEN = re.compile(rf"\b(?:between\s+{_KEYED_POINT}\s+and|from\s+{_KEYED_POINT}\s+(?:to|until))\s+{_POINT}"
