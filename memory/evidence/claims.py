@@ -4,10 +4,12 @@ A sentence is read into:
 - entities: `type:id` names and bare words naming a stored entity ("admin" for account:admin);
 - types: words naming an entity type ("drones");
 - numbers, each with its role: a percentage (80 % is 0.8), a count of a type ("2 drones") or of
-  observations ("3 observations"), a duration ("4 minutes apart"), or a plain value (a weight, a
+  observations ("3 observations", "6 outbound connections", "once", "twice"), a duration ("4 minutes apart"), or a plain value (a weight, a
   confidence, a timestamp); quantities written as words ("twelve", "a dozen") are numbers too;
-- moments: dates and times (ISO, "May 3, 2026", "14:00 UTC", "2pm", weekdays, bare years, and
-  recall's window phrases such as "yesterday", "last 3 days", "in May 2026", "since …");
+- moments: dates and times (ISO, "May 3, 2026", "14:00 UTC", "10:00 PST", "2pm", "between 10:00
+  and 11:00 UTC", weekdays, bare years (not before a count word: "2026 times" is a count), and
+  recall's window phrases such as "yesterday", "4 days ago", "last Tuesday", "20/03/2026", "in
+  May 2026", "since …");
 - relation words: the verbs and nouns that say what happened ("entered", "logged", "converged"),
   which the cited evidence must express (see RELATIONS and `words_of`);
 - negation ("not", "never", "no", "-n't", …): evidence records what happened, never what did not;

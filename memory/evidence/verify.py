@@ -3,7 +3,7 @@
 The answer is split into sentences and list items (`sentences`), and each is read into a
 claim (`claims`: entities, types, numbers with their roles, dates and times, relation words,
 negation, unknown names and words). A sentence with no claim at all ("Here is what I found.",
-"Should we alert the team?") is kept as it is. Every other sentence must cite an allowed tag
+"Should we alert the team?"), a heading or a table's header row (`layout`) is kept as it is. Every other sentence must cite an allowed tag
 (HEDGE-n, RULE-n, STEP-n from this query's recall and proofs) and then pass every check, or
 it is stripped with the first reason that failed:
 
@@ -17,22 +17,29 @@ it is stripped with the first reason that failed:
    (seen, observed, recorded, …), its formation's words (DRONE_EVENT: entered, flew, sighted,
    …; AUTH_EVENT: logged in, accessed, …; see claims.RELATIONS) and its own label's words; a
    proved conclusion expresses its predicate's and its rule's name words ("coordinated
-   threat", "converged") and the proof words (derived, indicates, …). A word no cited item
-   expresses is stripped, however harmless it looks: the vocabulary is closed;
+   threat", "converged") and the proof words (derived, indicates, …); words are compared through
+   the lemma table (`lexicon`: derived forms, synonyms, phrasal verbs). Citing every observation
+   a proof rests on cites its conclusion too (the reference's "The two drones converged into a
+   coordinated threat [HEDGE-0]."). A word no cited item expresses is stripped, however harmless
+   it looks: the vocabulary is closed;
 4. every relation word must be carried by cited items that, together, involve every entity and
    type the sentence names; a date, time or number only by the cited items that express every
    relation word of the sentence and each involve every entity and type it names (`_bearing`:
    a time of one drone's observation does not vouch for another drone, a sighting's weight of
    0.9 is not the threat's confidence), or, when the sentence joins several entities of one
    type that no cited item holds together, by items holding one of them that together hold
-   all. A conclusion's times are those of the observations it rests on;
+   all. A conclusion's times are those of the observations it rests on, each its own. The dates
+   and times of one sentence must hold together on one cited event (`_at`: "at 14:30 on
+   2026-03-26" is one login's time and day, never one login's time and another's day), and its
+   counts and numbers are taken over the events that hold them;
 5. numbers by role, over those bound items only, never over everything cited: a plain number
    is a weight, confidence (STEP-n's proved value), timestamp, member count or fact argument,
-   exactly or rounded to the written precision when that is two decimals or more; a percentage
-   is a weight or confidence (80 % = 0.8); "2 drones at sector:q" counts the distinct drones of
+   exactly or rounded to the written precision when that is two decimals or more (never a member
+   count: that counts no event); a percentage is a weight or confidence (80 % = 0.8); "2 drones at sector:q" counts the distinct drones of
    the cited observations at sector:q, "drone:x1 was seen 3 times" drone:x1's cited
    observations, "4 minutes apart" a gap between two of them, "within 10 minutes" the span of
-   all of them; a count of none is a negation.
+   all of them; a relation only a conclusion says ("converged twice") counts conclusions, not the
+   observations under them; a count of none is a negation.
 
 `require_proof` allows only tags from proofs and abstains when nothing is proved."""
 
