@@ -312,6 +312,16 @@ TIME_PHRASES = [
     ("mid-2025", REFUSED),
     ("a while ago", REFUSED),
     ("at 14:30", REFUSED),
+    ("yesterday or today", REFUSED),  # phrases intersect: this one has no moment in common
+    ("since 2026-03-25 before 2026-03-20", REFUSED),
+    ("since last Monday", REFUSED),
+    ("3 days before yesterday", REFUSED),
+    ("the week before last", REFUSED),
+    ("not in the last 3 days", REFUSED),
+    ("before yesterday", (None, TODAY - DAY)),
+    ("after yesterday", (TODAY, NOW + 1)),
+    ("between yesterday and today", (TODAY - DAY, TODAY + DAY)),
+    ("in the last 3 days", (NOW - 3 * DAY, NOW + 1)),
 ]
 RECALL_PHRASES = [(phrase, expected) for phrase, expected in TIME_PHRASES] + \
     [(f"account:mallory {phrase}", expected) for phrase, expected in TIME_PHRASES] + \

@@ -31,6 +31,7 @@ WEEK = 7 * 86_400
 W_OVERLAP, W_WEIGHT, W_RECENCY = 0.6, 0.25, 0.15
 TYPED = re.compile(r"(?<![\w:])([A-Za-z][\w-]*:[^\s,;()\[\]{}\"'`]+)")
 _WORD = re.compile(r"[\w][\w.@-]*")
+_ADDRESS = re.compile(r"\d+(?:\.\d+){2,}")  # 10.0.0.5 is an address, not a time
 STOPWORDS = frozenset("a an and are as at be by did do does for from has have how in is it its last of on or "
                       "past since the their there these this to was were what when where which who why with".split())
 
@@ -101,7 +102,7 @@ def parse_query(conn, query: str, now: int) -> Parsed:
     # read at all: said back, and never answered for all time. A stored entity's name ("db01") is not time.
     known = {n.lower() for n in found} | {n.lower().split(":", 1)[-1] for n in found}
     parsed.time_not_understood = list(dict.fromkeys(
-        part for w in every if w not in known for part in re.split(r"[-/.]", w)
+        part for w in every if w not in known and not _ADDRESS.fullmatch(w) for part in re.split(r"[-/.]", w)
         if part and (part in TIME_WORDS or part[0].isdigit())))
     return parsed
 

@@ -16,7 +16,8 @@ as of `now` holds nothing later.
 Refused with invalid_arguments (never silently read as "all time"): an impossible date
 (2026-13-45, 2026-02-30, May 32, 2026, 32/03/2026), a numeric date that reads two ways (03/04/2026:
 March 4 or April 3), a reversed range ("between 2026-03-26 and 2026-03-10") and a duration that is not
-positive ("last -3 days", "last 0 hours"). What is left of a text that still reads as time ("not",
+positive ("last -3 days", "last 0 hours"), and phrases with no moment in common ("yesterday or
+today": phrases intersect). What is left of a text that still reads as time ("not",
 "except", "next week", "PST" on its own) is for the caller to report: `TIME_WORDS`."""
 
 from __future__ import annotations
@@ -307,6 +308,10 @@ def parse_window(text: str, now: int) -> tuple[Window | None, str]:
         if found is None:
             break
         window = found if window is None else window.intersect(found)
+        if window.start is not None and window.end is not None and window.start >= window.end:
+            # "yesterday or today", "since March 25 before March 20": no moment is in every phrase read
+            raise InvalidArguments(f"the time phrases '{window.text}' have no moment in common", argument="query",
+                                   phrase=window.text)
         text = rest
     return window, text
 
