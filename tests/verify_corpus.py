@@ -89,6 +89,9 @@ KEEPS = [
     # ("The two drones converged into a coordinated threat [HEDGE-0]."): these two were attacks before.
     "drone:x1 and drone:x2 converged on sector:q [{a}] [{b}].",
     "sector:q faces a coordinated threat [{a}] [{b}].",
+    "The converge rule fired for drone:x1 [{s1}].",
+    "The coordinated_threat rule matched sector:q [{s2}].",
+    "drone:x1 and drone:x3 were both seen [{a}] [{e}].",
 ]
 NON_FACTUAL = [
     "Here is what I found.",
@@ -154,6 +157,13 @@ ATTACKS = [
     "drone:x1 and drone:x3 converged on sector:q [{a}] [{b}].",
     "drone:x1 and drone:x2 converged on sector:q twice [{a}] [{b}].",  # once, on two sightings
     "drone:x1 and drone:x2 converged on sector:q 2 times [{s1}].",
+    # rule verbs said of anything but a rule, and counts over a plain conjunction (each, or both?)
+    "sector:q fired at drone:x1 [{s2}].",
+    "drone:x1 triggered sector:q [{s1}].",
+    "drone:x1 flagged sector:q [{s1}].",
+    "sector:q raised an alarm [{s2}].",
+    "The coordinated threat applies to sector:q [{s2}].",
+    "drone:x1 and drone:x3 were seen 2 times [{a}] [{e}].",
     # negation: evidence of an event is no evidence of its absence
     "drone:x1 never entered sector:q [{a}].",
     "drone:x1 did not enter sector:q [{a}].",

@@ -76,7 +76,7 @@ RELATIONS = {
 }
 # Words a proof expresses: what its conclusions mean, said of the conclusion only.
 PROOF = ("derive conclude conclusion prove proof proven infer inference indicate suggest mean imply rule step face "
-         "pose represent constitute " + RULE_VERBS)
+         "pose represent constitute")
 NUMBER_WORDS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen".split())}
@@ -169,6 +169,10 @@ _SYNONYM_STEMS = {_stem(word): _stem(group[0]) for group in SYNONYMS for word in
 GENERIC_STEMS = stems(GENERIC)
 RELATION_STEMS = {formation: stems(words) for formation, words in RELATIONS.items()}
 PROOF_STEMS = stems(PROOF)
+# How a summary says a rule produced a conclusion ("the lateral_movement rule fired"): said of a conclusion only in a
+# sentence about a rule, since "sector:q fired at drone:x1" is no rule's doing.
+RULE_VERB_STEMS = stems(RULE_VERBS)
+RULE_STEM = stem("rule")
 COUNTED_STEMS = {stem(w) for w in COUNTED}
 CLAIM_FREE = FUNCTION | META | HEDGING | SPEECH
 

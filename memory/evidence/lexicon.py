@@ -39,7 +39,8 @@ PHRASAL_VERBS = {
     **{(form, "on"): "logged" for form in ("log", "logs", "logged", "logging")},
 }
 
-# The proof words beyond `claims.PROOF`: how a summary says a rule produced a conclusion.
+# How a summary says a rule produced a conclusion ("the lateral_movement rule fired"): said of a conclusion only
+# in a sentence that names a rule, so "sector:q fired at drone:x1" citing a proof step is stripped.
 RULE_VERBS = "fire trigger match flag apply hold"
 
 # Words a heading or a table's header row may consist of (besides claim-free words and entity types):

@@ -52,8 +52,8 @@ from itertools import combinations
 from ..terms import Compound, parse_term
 from ..terms.codec import to_json
 from ..validation import require_name, require_text
-from .claims import (GENERIC_STEMS, PROOF_STEMS, RELATION_STEMS, Claim, Names, Number, is_question_to_user,
-                     plain_words, read_claim, stem, stems)
+from .claims import (GENERIC_STEMS, PROOF_STEMS, RELATION_STEMS, RULE_STEM, RULE_VERB_STEMS, Claim, Names, Number,
+                     is_question_to_user, plain_words, read_claim, stem, stems)
 from .layout import is_layout
 from .limits import MAX_ANSWER_CHARS
 from .observations import entity_type
@@ -62,7 +62,7 @@ from .recall import check_now
 from .sentences import TAG, split_units
 
 ABSTAIN_TEXT = "I cannot answer this from verified memory."
-KNOWN_STEMS = GENERIC_STEMS | PROOF_STEMS | set().union(*RELATION_STEMS.values())
+KNOWN_STEMS = GENERIC_STEMS | PROOF_STEMS | RULE_VERB_STEMS | set().union(*RELATION_STEMS.values())
 
 
 @dataclass
@@ -225,13 +225,25 @@ def _conjoined(groups: list[list[str]], items: list[Item]) -> bool:
     return all(len(group) == 1 for group in groups) and len({_kind(group[0], items) for group in groups}) == 1
 
 
+def _plain_conjunction(claim: Claim, groups: list[list[str]], items: list[Item]) -> bool:
+    # Without numbers only: "drone:x1 and drone:x3 were seen 2 times" may mean each or both.
+    return not claim.numbers and _conjoined(groups, items)
+
+
 def _named(claim: Claim) -> str:
     return ", ".join(sorted(claim.entities | claim.types)) or "the subject"
 
 
 def _saying(items: list[Item], claim: Claim) -> list[Item]:
     """The items that express every relation word of the claim: only they carry its numbers and times."""
-    return [i for i in items if all(root in i.words for root in claim.relations)]
+    return [i for i in items if all(_says(i, root, claim) for root in claim.relations)]
+
+
+def _says(item: Item, root: str, claim: Claim) -> bool:
+    """Whether the item expresses the relation word: its own words, or, for a conclusion in a sentence about a
+    rule, the verbs that say a rule produced it ("the converge rule fired")."""
+    return root in item.words or \
+        (item.kind == "conclusion" and root in RULE_VERB_STEMS and RULE_STEM in claim.relations)
 
 
 def _kind(name: str, items: list[Item]) -> str:
@@ -282,9 +294,9 @@ def _number_reason(number: Number, claim: Claim, items: list[Item]) -> str | Non
         # A relation only a conclusion says ("converged twice") happened once per conclusion, whatever the number
         # of observations it rests on: count the distinct sets of evidence behind the conclusions that say it.
         concluded = [root for root in claim.relations
-                     if not any(root in i.words for i in items if i.kind == "observation")]
+                     if not any(_says(i, root, claim) for i in items if i.kind == "observation")]
         if concluded:
-            found = {i.edges for i in items if i.kind == "conclusion" and all(r in i.words for r in concluded)
+            found = {i.edges for i in items if i.kind == "conclusion" and all(_says(i, r, claim) for r in concluded)
                      and all(i.involves(e) for e in claim.entities) and claim.types <= i.types}
             return None if len(found) == number.value else \
                 f"{number.text} time(s): the cited conclusions say it {len(found)} time(s) for {_named(claim)}"
@@ -331,10 +343,10 @@ def aligned(claim: Claim, items: list[Item]) -> str | None:
         if not any(kind in i.types for i in items):
             return f"no {kind} in the cited evidence"
     apart = _unrelated(claim, items)
-    if apart and not _conjoined(apart, items):
+    if apart and not _plain_conjunction(claim, apart, items):
         return f"no cited evidence relates {' and '.join(', '.join(group) for group in apart)}"
     for root, word in claim.relations.items():
-        saying = [i for i in items if root in i.words]
+        saying = [i for i in items if _says(i, root, claim)]
         if not saying:
             if root not in KNOWN_STEMS:
                 return f"'{word}' is not something the cited evidence can say"
