@@ -192,6 +192,18 @@ def test_detect_is_quiet_on_clean_data_with_daily_and_weekly_cycles(seed):
     assert out["summary"]["thresholds"]["beaconing"]["min_events"] == 8
 
 
+def test_a_windowed_scan_still_knows_the_daily_rhythm():
+    """A scan of the last two days measures each hour against the weeks before it, not against two days' flat rate."""
+    from evidence_scenario import NOW as SCENARIO_NOW, rhythmic_background
+    from memory import Memory
+
+    with Memory(":memory:") as memory:
+        memory.remember_observations(rhythmic_background(RHYTHM_SIZE, 3))
+        for window in ("last 2 days", "yesterday", "last 7 days"):
+            out = memory.detect(full_scan=True, window=window, now=SCENARIO_NOW)
+            assert out["findings"] == [], (window, out["findings"])
+
+
 @pytest.mark.parametrize("seed", [3, 4, 5])
 def test_detect_finds_patterns_planted_into_rhythmic_data(seed):
     from evidence_scenario import (NEW_BEACON, NOW as SCENARIO_NOW, PER_HOST_ACCOUNT, PER_HOST_HOSTS, QUIET_HOST,

@@ -13,7 +13,8 @@ Fast pass:
 - burst: an entity (or the whole store) with many observations inside one hour against what
   the same hour holds on the other weekdays (or weekend days) of the record, so a daily peak
   is no burst: count ≥ 15 and z = (count − mean)/√max(mean, variance) ≥ 8 (the flat rate
-  when the record has fewer than three such days);
+  when the record has fewer than three such days; a window's scan reads the rhythm from the
+  four weeks before it too);
 - dense_cluster: ≥ 4 entities whose pairs each co-occur ≥ 3 times, with ≥ 60 % of the
   possible pairs present;
 - fan_out: an entity linked to far more distinct other entities than its peers
@@ -72,7 +73,7 @@ from .timewindow import Window, parse_window
 HUB_Z, HUB_MIN, HUB_EXCESS = 5.0, 20, 1.75
 TAIL_EXCESS, TAIL_FIT = 2.0, 0.25  # fit the tail over the next quarter of the peers (at least MIN_PEERS)
 BURST_WINDOW, BURST_MIN, BURST_Z = 3_600, 15, 8.0
-DAY, SEASON_MIN_DAYS = 86_400, 3
+DAY, SEASON_MIN_DAYS, HISTORY = 86_400, 3, 28 * 86_400
 PAIR_MAX_MEMBERS, STRONG_PAIR, CLUSTER_MIN, CLUSTER_DENSITY = 10, 3, 4, 0.6
 FAN_Z, FAN_MIN = 8.0, 20
 SPECTRAL_MASS, SPECTRAL_RATIO, SPECTRAL_ITERATIONS = 0.02, 4.0, 40
@@ -118,6 +119,20 @@ class Graph:
         for edge_id, members in self.members.items():
             for m in members:
                 self.edges_of[m].append(edge_id)
+        # The weeks before a window, for the daily and weekly rhythm a burst is measured against: a scan of the
+        # last two days still knows what an ordinary weekday 10:00 holds.
+        self.history_all: list[int] = []
+        self.history_of: dict[int, list[int]] = defaultdict(list)
+        if window is not None and window.start is not None:
+            since = (window.start - HISTORY, window.start)
+            self.history_all = [ts for (ts,) in conn.execute(
+                "SELECT event_ts FROM hyperedges WHERE retracted_at IS NULL AND event_ts >= ? AND event_ts < ? "
+                "ORDER BY event_ts", since)]
+            for ts, entity in conn.execute(
+                    "SELECT h.event_ts, m.entity_id FROM hyperedges AS h JOIN hyperedge_members AS m "
+                    "ON m.edge_id = h.id WHERE h.retracted_at IS NULL AND h.event_ts >= ? AND h.event_ts < ? "
+                    "ORDER BY h.event_ts", since):
+                self.history_of[entity].append(ts)
 
     def tags(self, edge_ids) -> tuple[list[str], int]:
         ids = sorted(set(edge_ids), key=lambda e: (-self.ts[e], e))
@@ -239,6 +254,9 @@ def bursts(g: Graph, sensitivity: float = 1.0) -> list[dict]:
         ordered = sorted(edges, key=lambda e: g.ts[e])
         times = [g.ts[e] for e in ordered]
         flat = len(times) * BURST_WINDOW / span
+        past = g.history_all if entity < 0 else g.history_of.get(entity, [])
+        rhythm = past + times  # the weeks before a window come first: still in time order
+        since = rhythm[0]
         best = None
         hi = 0
         for lo, t in enumerate(times):
@@ -248,7 +266,7 @@ def bursts(g: Graph, sensitivity: float = 1.0) -> list[dict]:
             count = hi - lo
             if count < BURST_MIN or (count - flat) / math.sqrt(max(flat, 1.0)) < threshold:
                 continue  # not even above the flat rate: the rhythm cannot make it a burst
-            z, expected = _burst_z(count, _seasonal(times, t, first, last), flat)
+            z, expected = _burst_z(count, _seasonal(rhythm, t, min(first, since), last), flat)
             if best is None or z > best[0]:
                 best = (z, expected, count, lo, hi)
         if best is None or best[0] < threshold:
