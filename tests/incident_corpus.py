@@ -281,6 +281,9 @@ TIME_PHRASES = [
     ("since 2026-03-20 10:00 PST", (MAR20 + 18 * HOUR, NOW + 1)),
     ("since 2026-03-20T10:00Z", (MAR20 + 10 * HOUR, NOW + 1)),
     ("since 2026-03-20T10:00+02:00", (MAR20 + 8 * HOUR, NOW + 1)),
+    ("since 2026-03-20 10:00 America/Los_Angeles", (MAR20 + 17 * HOUR, NOW + 1)),  # summer time: UTC-7
+    ("since 2026-03-20 10:00 Europe/Berlin", (MAR20 + 9 * HOUR, NOW + 1)),
+    ("since 2026-03-20 10:00 Mars/Olympus", REFUSED),
     ("at 1774000800", (1_774_000_800, 1_774_000_801)),
     ("before last week", REFUSED),
     ("not yesterday", REFUSED),

@@ -7,8 +7,8 @@ around then; weeks, months and years likewise), "last Tuesday" (the latest Tuesd
 "since Monday" / "on Monday" (the latest Monday up to today), "in May 2026", "during 2025", "in May"
 (the latest May that has begun), "on March 25" (the latest March 25 up to today), "on May 3, 2026" /
 "3 May 2026", a numeric date when it can be read one way only (20/03/2026 day first, 3/20/2026 month
-first, 5/5/2026), an ISO date (that day), an ISO date-time (that second, with Z, an offset or a zone
-abbreviation: ZONES), and epoch seconds (9 to 11 digits).
+first, 5/5/2026), an ISO date (that day), an ISO date-time (that second, with Z, an offset, a zone
+abbreviation (ZONES) or an IANA zone name such as America/Los_Angeles), and epoch seconds (9 to 11 digits).
 Several windows in one text intersect ("since 2026-05-01 before 2026-05-10"). Windows
 are half-open: [start, end). `since`, `after` and `from` end at `now` (inclusive): memory
 as of `now` holds nothing later.
@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import InvalidArguments
 
@@ -41,7 +42,7 @@ MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|au
 ZONES = {"utc": 0, "gmt": 0, "z": 0, "pst": -8, "pdt": -7, "mst": -7, "mdt": -6, "cst": -6, "cdt": -5, "est": -5,
          "edt": -4, "cet": 1, "cest": 2, "bst": 1, "eet": 2, "eest": 3, "ist": 5.5, "jst": 9, "aest": 10}
 _ZONE = r"(?:Z|[+-]\d{2}:?\d{2}|\s?(?:" + "|".join(sorted((z for z in ZONES if z != "z"), key=len, reverse=True)) + \
-    r")\b)"
+    r")\b|\s[A-Za-z]+/[A-Za-z_]+(?:/[A-Za-z_]+)?)"  # or an IANA name: 2026-03-20 10:00 America/Los_Angeles
 _ISO = rf"\d{{4}}-\d{{2}}-\d{{2}}(?:[T ]\d{{2}}:\d{{2}}(?::\d{{2}})?{_ZONE}?)?"
 WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 WEEKDAYS = {d: i for i, d in enumerate("monday tuesday wednesday thursday friday saturday sunday".split())}
@@ -143,7 +144,7 @@ def _point(token: str, now: int) -> tuple[int, int]:
     if low in WEEKDAYS:  # the latest one up to today
         back = (datetime.fromtimestamp(now, timezone.utc).weekday() - WEEKDAYS[low]) % 7
         return _day_start(now) - back * DAY, _day_start(now) - (back - 1) * DAY
-    if "/" in low:
+    if re.fullmatch(_NUMERIC, low):
         year, month, day = _numeric_date(low)
         start = _epoch(year, month, day)
         return start, start + DAY
@@ -165,14 +166,26 @@ def _point(token: str, now: int) -> tuple[int, int]:
         month, day = (words[0], words[1]) if words[0].isalpha() else (words[1], words[0])
         start = _epoch(int(words[2]), _month_number(month), int(day))
         return start, start + DAY
-    zone = re.search(r"\s?([A-Za-z]{3,4})$", token) if len(token) > 16 else None
+    named = re.search(r"\s([A-Za-z]+/[A-Za-z_/]+)$", token) if len(token) > 16 else None
+    zone = None if named else re.search(r"\s?([A-Za-z]{3,4})$", token) if len(token) > 16 else None
     offset = ZONES[zone.group(1).lower()] if zone else 0
-    iso = token[:zone.start()] if zone else token
+    iso = token[:(named or zone).start()] if named or zone else token
     moment = datetime.fromisoformat(iso.replace(" ", "T").replace("Z", "+00:00"))
+    if named:  # the zone's offset at that moment, summer time included
+        moment = moment.replace(tzinfo=_zone(named.group(1)))
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     start = int(moment.timestamp() - offset * 3_600)
     return (start, start + DAY) if len(token) == 10 else (start, start + 1)
+
+
+def _zone(name: str) -> tzinfo:
+    """An IANA time zone by name; InvalidArguments for one this system does not know."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise InvalidArguments(f"'{name}' is not a time zone this system knows", argument="query",
+                               phrase=name) from None
 
 
 def _numeric_date(text: str) -> tuple[int, int, int]:
