@@ -124,3 +124,72 @@ def zipf_background(n: int, seed: int = 5, exponent: float = 1.1) -> list[dict]:
         out.append({"members": members, "event_ts": START + rng.randrange(SPAN),
                     "weight": round(rng.uniform(0.5, 1.0), 3)})
     return out
+
+
+NIGHTLY = ("host:backup01", "ip:198.51.100.7")  # a benign job: every night at 02:00 UTC, a minute or two late
+
+
+def rhythmic_background(n: int, seed: int = 3) -> list[dict]:
+    """n observations of clean activity with the rhythm of real logs: heavy-tailed members (as zipf_background),
+    most activity in business hours (08:00-18:00 UTC, peaking at 10:00 and 14:00) on weekdays, a tenth of
+    it at night and on weekends, and one benign job every night at 02:00. Nothing is planted."""
+    rng = random.Random(seed)
+    accounts = [f"account:r{i}" for i in range(300)]
+    hosts = [f"host:r{i}" for i in range(80)]
+    ips = [f"ip:10.9.{i // 200}.{i % 200}" for i in range(300)]
+
+    def zipf(names: list[str]) -> str:
+        return rng.choices(names, [1 / (rank + 1) ** 1.1 for rank in range(len(names))])[0]
+
+    def moment() -> int:
+        while True:
+            day = rng.randrange(SPAN // 86_400)
+            weekend = (datetime_weekday(START + day * 86_400)) >= 5
+            if rng.random() < 0.1:  # night or weekend work
+                return START + day * 86_400 + rng.randrange(86_400)
+            if weekend:
+                continue
+            peak = rng.choice((10, 14))
+            hour = min(17.99, max(8.0, rng.gauss(peak, 1.6)))
+            return START + day * 86_400 + int(hour * 3_600)
+
+    out = []
+    for _ in range(n - SPAN // 86_400):
+        roll = rng.random()
+        if roll < 0.6:
+            members = [zipf(accounts), zipf(hosts)]
+        else:
+            members = [zipf(ips), zipf(hosts)]
+        if members[0] == members[1]:
+            continue
+        out.append({"members": members, "event_ts": moment(), "weight": round(rng.uniform(0.5, 1.0), 3)})
+    for day in range(SPAN // 86_400):
+        out.append({"members": list(NIGHTLY), "event_ts": START + day * 86_400 + 7_200 - START % 86_400
+                    + rng.randrange(30, 150)})
+    return out
+
+
+def datetime_weekday(ts: int) -> int:
+    return ((ts // 86_400) + 3) % 7  # 1970-01-01 was a Thursday (3)
+
+
+PER_HOST_ACCOUNT = "account:intruder"
+PER_HOST_HOSTS = ["host:r70", "host:r71", "host:r72", "host:r73", "host:r74"]
+QUIET_HOST = "host:quiet"
+NEW_BEACON = ("host:r3", "ip:192.0.2.66")
+
+
+def rhythmic_planted(seed: int = 13) -> list[dict]:
+    """Patterns planted into rhythmic_background: a hub, lateral movement as one login observation per host,
+    two accounts converging on a quiet host, and a new beacon every five minutes."""
+    rng = random.Random(seed)
+    out = [{"members": [f"account:visitor{i}", "host:hub"], "event_ts": START + rng.randrange(SPAN)}
+           for i in range(70)]
+    t = START + 12 * 86_400 + 3 * 3_600
+    out += [{"members": [PER_HOST_ACCOUNT, host], "event_ts": t + 420 * i} for i, host in enumerate(PER_HOST_HOSTS)]
+    t = START + 18 * 86_400 + 23 * 3_600
+    out += [{"members": ["account:r5", QUIET_HOST], "event_ts": t},
+            {"members": ["account:r9", QUIET_HOST], "event_ts": t + 180}]
+    t = START + 27 * 86_400
+    out += [{"members": list(NEW_BEACON), "event_ts": t + 300 * i + rng.randrange(-4, 5)} for i in range(24)]
+    return out

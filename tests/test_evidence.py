@@ -268,7 +268,7 @@ def test_verify_keeps_supported_strips_uncited_and_unrelated_and_abstains_withou
               "A third drone was also there. "
               f"The drones came from {BEACON[1]} [{beacon_tag}]. "
               f"Drone drone:d7 joined them [{tags[0]}]. "
-              f"Drones {CONVERGING[0]} and {CONVERGING[1]} converged on {TARGET_SECTOR} [{tags[0]}] [{tags[1]}]. "
+              f"Drones {CONVERGING[0]} and {CONVERGING[1]} converged on {TARGET_SECTOR} [{tags[0]}]. "
               "Should we alert the team?")
     out = scenario.verify(answer, query=TARGET_SECTOR, now=NOW)
     assert out["outcome"] == "stripped" and out["proved"] is True
@@ -277,9 +277,13 @@ def test_verify_keeps_supported_strips_uncited_and_unrelated_and_abstains_withou
     assert reasons["A third drone was also there."] == "no citation"
     assert "cites no allowed tag" in reasons[f"The drones came from {BEACON[1]} [{beacon_tag}]."]
     assert "drone:d7" in reasons[f"Drone drone:d7 joined them [{tags[0]}]."]
-    # two sightings are not a convergence: that is the rule's conclusion, and only its proof step says it
-    assert "'converged'" in reasons[f"Drones {CONVERGING[0]} and {CONVERGING[1]} converged on {TARGET_SECTOR} "
-                                    f"[{tags[0]}] [{tags[1]}]."]
+    # one sighting is not a convergence: the rule concluded it from both, so its proof step or both sightings
+    # (as in the reference's own example) say it, never one of them
+    assert "drone:x2 is not in the cited evidence" in reasons[
+        f"Drones {CONVERGING[0]} and {CONVERGING[1]} converged on {TARGET_SECTOR} [{tags[0]}]."]
+    both = scenario.verify(f"Drones {CONVERGING[0]} and {CONVERGING[1]} converged on {TARGET_SECTOR} [{tags[0]}] "
+                           f"[{tags[1]}].", query=TARGET_SECTOR, now=NOW)
+    assert both["outcome"] == "supported", both["stripped"]
     assert out["answer"] == (f"Drones {CONVERGING[0]} and {CONVERGING[1]} were sighted at {TARGET_SECTOR} [{tags[0]}] "
                              f"[{tags[1]}]. They converged on it [{converge_step}]. This is a coordinated threat "
                              f"[{step}]. Should we alert the team?")

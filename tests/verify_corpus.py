@@ -85,6 +85,13 @@ KEEPS = [
     "The 2 sightings at sector:q were 4 minutes apart [{a}] [{b}] [{e}].",
     "Since 2026-05-01, drone:x1 was seen at sector:q [{a}].",
     "Between 2026-05-27 and 2026-05-29, admin logged in to host:db01 [{c}].",
+    # Citing every observation a proof rests on cites its conclusion, as the reference's own example does
+    # ("The two drones converged into a coordinated threat [HEDGE-0]."): these two were attacks before.
+    "drone:x1 and drone:x2 converged on sector:q [{a}] [{b}].",
+    "sector:q faces a coordinated threat [{a}] [{b}].",
+    "The converge rule fired for drone:x1 [{s1}].",
+    "The coordinated_threat rule matched sector:q [{s2}].",
+    "drone:x1 and drone:x3 were both seen [{a}] [{e}].",
 ]
 NON_FACTUAL = [
     "Here is what I found.",
@@ -138,13 +145,25 @@ ATTACKS = [
     "admin hacked host:db01 [{c}].",
     "drone:x1 logged in to sector:q [{a}] [{c}].",
     "admin entered host:db01 [{a}] [{c}].",
-    "drone:x1 and drone:x2 converged on sector:q [{a}] [{b}].",
     "ip:10.0.0.5 exfiltrated data from host:db01 [{d}].",
     "drone:x1 crashed in sector:q [{a}].",
     "drone:x1 was shot down over sector:q [{a}].",
     "drone:x1 logged in to host:db01 [{a}] [{c}].",
     "admin flew drone:x1 [{a}] [{c}].",
-    "sector:q faces a coordinated threat [{a}] [{b}].",
+    "sector:q faces a coordinated threat [{a}].",  # the proof rests on {a} and {b}: one of them is not enough
+    "drone:x1 and drone:x2 converged on sector:q [{b}].",
+    "drone:x1 and drone:x2 converged on sector:q [{a}] [{e}].",
+    "sector:r faces a coordinated threat [{a}] [{b}].",
+    "drone:x1 and drone:x3 converged on sector:q [{a}] [{b}].",
+    "drone:x1 and drone:x2 converged on sector:q twice [{a}] [{b}].",  # once, on two sightings
+    "drone:x1 and drone:x2 converged on sector:q 2 times [{s1}].",
+    # rule verbs said of anything but a rule, and counts over a plain conjunction (each, or both?)
+    "sector:q fired at drone:x1 [{s2}].",
+    "drone:x1 triggered sector:q [{s1}].",
+    "drone:x1 flagged sector:q [{s1}].",
+    "sector:q raised an alarm [{s2}].",
+    "The coordinated threat applies to sector:q [{s2}].",
+    "drone:x1 and drone:x3 were seen 2 times [{a}] [{e}].",
     # negation: evidence of an event is no evidence of its absence
     "drone:x1 never entered sector:q [{a}].",
     "drone:x1 did not enter sector:q [{a}].",

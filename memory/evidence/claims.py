@@ -4,10 +4,12 @@ A sentence is read into:
 - entities: `type:id` names and bare words naming a stored entity ("admin" for account:admin);
 - types: words naming an entity type ("drones");
 - numbers, each with its role: a percentage (80 % is 0.8), a count of a type ("2 drones") or of
-  observations ("3 observations"), a duration ("4 minutes apart"), or a plain value (a weight, a
+  observations ("3 observations", "6 outbound connections", "once", "twice"), a duration ("4 minutes apart"), or a plain value (a weight, a
   confidence, a timestamp); quantities written as words ("twelve", "a dozen") are numbers too;
-- moments: dates and times (ISO, "May 3, 2026", "14:00 UTC", "2pm", weekdays, bare years, and
-  recall's window phrases such as "yesterday", "last 3 days", "in May 2026", "since …");
+- moments: dates and times (ISO, "May 3, 2026", "14:00 UTC", "10:00 PST", "2pm", "between 10:00
+  and 11:00 UTC", weekdays, bare years (not before a count word: "2026 times" is a count), and
+  recall's window phrases such as "yesterday", "4 days ago", "last Tuesday", "20/03/2026", "in
+  May 2026", "since …");
 - relation words: the verbs and nouns that say what happened ("entered", "logged", "converged"),
   which the cited evidence must express (see RELATIONS and `words_of`);
 - negation ("not", "never", "no", "-n't", …): evidence records what happened, never what did not;
@@ -31,7 +33,8 @@ from datetime import datetime, timedelta, timezone
 from ..errors import InvalidArguments
 from .recall import TYPED, known_names, typed_tokens
 from .sentences import TAG, strip_list_marker
-from .timewindow import MONTH, MONTHS, next_window
+from .lexicon import DERIVED, LIGHT_VERBS, PHRASAL_VERBS, RULE_VERBS, SYNONYMS
+from .timewindow import MONTH, MONTHS, ZONES, Window, next_window
 
 FUNCTION = frozenset("""
 a an the and or but also both either as at in on of to into onto from by with within for about near over under
@@ -59,7 +62,7 @@ QUESTION_OPENERS = frozenset("should shall would could can do will may what whic
 # Words valid for any observation: it was observed, and it is an observation.
 GENERIC = ("observe observation see saw seen record note appear present involve link associate event activity "
            "active show register member entity weight confidence score timestamp time value utc "
-           "gmt z")
+           "gmt z " + LIGHT_VERBS)
 # The relation each structural formation expresses, in words (base forms; inflections are matched by stem).
 RELATIONS = {
     "DRONE_EVENT": "enter entry fly flew flown visit patrol sight sighting spot detect pass cross reach arrive "
@@ -82,7 +85,11 @@ NUMBER_WORDS.update({w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty 
 SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000, "dozen": 12}
 DURATIONS = {"second": 1, "sec": 1, "minute": 60, "min": 60, "hour": 3_600, "day": 86_400, "week": 604_800}
 MAX_WINDOWS = 16
-COUNTED = frozenset("observation event record sighting login time occurrence".split())
+# Nouns that count events: "3 logins", "6 outbound connections", "2 alerts" (each cited observation is one).
+COUNTED = frozenset("observation event record sighting login time occurrence connection alert deployment attempt "
+                    "session hop request access visit entry".split())
+# Counts written as a word: "once" is one observation.
+TIMES = {"once": 1, "twice": 2, "thrice": 3}
 APART = frozenset("apart".split())
 ORDERING = frozenset("after before later earlier first last then previously subsequently next".split())
 WEEKDAYS = {d: i for i, d in enumerate("monday tuesday wednesday thursday friday saturday sunday".split())}
@@ -90,12 +97,16 @@ IRREGULAR = {"saw": "see", "seen": "see", "flew": "fly", "flown": "fly", "flies"
              "met": "meet", "sent": "send", "went": "go", "gone": "go", "came": "come", "took": "take",
              "taken": "take", "began": "begin", "begun": "begin", "wrote": "write", "written": "write",
              "got": "get", "did": "do", "done": "do", "left": "leave", "led": "lead", "spoke": "speak",
-             "logon": "login", "logins": "login", "signin": "login", "read": "read"}
+             "logins": "login", "read": "read", "made": "make"}
 
 _ISO_MOMENT = re.compile(r"(?<![\w-])(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?(Z|[+-]\d{2}:?\d{2})?)?"
                          r"(?![\w-])")
-_CLOCK = re.compile(r"(?<![\w:.])(\d{1,2})(?::(\d{2}))(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?(?:\s*(?:UTC|GMT|Z)\b)?"
-                    r"(?![\w:])|(?<![\w:.])(\d{1,2})\s*(am|pm|a\.m\.|p\.m\.)(?!\w)", re.I)
+_ZONE_NAMES = "|".join(sorted(ZONES, key=len, reverse=True))
+# A time of day, with a zone when one is written ("10:00 PST" is 18:00 UTC; none means UTC).
+_CLOCK = re.compile(rf"(?<![\w:.])(\d{{1,2}})(?::(\d{{2}}))(?::(\d{{2}}))?\s*(am|pm|a\.m\.|p\.m\.)?"
+                    rf"(?:\s*({_ZONE_NAMES})\b)?(?![\w:])|(?<![\w:.])(\d{{1,2}})\s*(am|pm|a\.m\.|p\.m\.)(?!\w)(?:\s*({_ZONE_NAMES})\b)?", re.I)
+_CLOCK_RANGE = re.compile(rf"\b(?:between|from)\s+(\d{{1,2}}):(\d{{2}})\s*(am|pm)?\s+(?:and|to|until|-)\s+(\d{{1,2}}):"
+                          rf"(\d{{2}})\s*(am|pm)?(?:\s*({_ZONE_NAMES})\b)?(?![\w:])", re.I)
 _MONTH_DAY = re.compile(rf"\b({MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?!,?\s+\d{{4}})|\b(\d{{1,2}})(?:st|nd|rd|th)?"
                         rf"\s+(?:of\s+)?({MONTH})\b(?!\.?,?\s+\d{{4}})", re.I)
 _YEAR = re.compile(r"(?<![\w.:-])(1[89]\d\d|2[01]\d\d)(?![\w.:%-])")
@@ -105,14 +116,24 @@ _NUMBER = re.compile(r"(?<![\w.:-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w:-]|\.\
 _WORD = re.compile(r"[^\W\d_][\w'’]*(?:-\w+)*")
 _MARKUP = re.compile(r"[*`~]+")  # markdown emphasis and code marks say nothing
 _DOTTED = re.compile(r"(?<![\w.:-])\d+(?:\.\d+){2,}(?:/\d+)?(?![\w-]|\.\d)")
+PHRASAL = {(verb, particle): word for (verb, particle), word in PHRASAL_VERBS.items()}
+_PHRASAL = re.compile(r"\b(" + "|".join(sorted({v for v, _ in PHRASAL}, key=len, reverse=True)) + r")\s+("
+                      + "|".join(sorted({p for _, p in PHRASAL})) + r")\b", re.I)
 _ABBREVIATIONS = re.compile(r"(?<!\w)(?:a\.k\.a|e\.g|i\.e|etc|viz|cf)\.", re.I)  # say nothing themselves
 
 
 def stem(word: str) -> str:
-    """A crude, consistent stem: the same for a word's inflections, used on both sides of every comparison."""
+    """A crude, consistent stem: the same for a word's inflections, derived forms and synonyms (the lemma
+    table in `lexicon`), used on both sides of every comparison."""
+    root = _stem(word)
+    return _SYNONYM_STEMS.get(root, root)
+
+
+def _stem(word: str) -> str:
     w = word.lower().replace("’", "'")
     w = w[:-2] if w.endswith("'s") else w
     w = IRREGULAR.get(w, w)
+    w = DERIVED.get(w, w)
     if len(w) > 4 and w.endswith(("ies", "ied")):
         w = w[:-3] + "y"
     elif len(w) > 5 and w.endswith("ings"):
@@ -125,8 +146,13 @@ def stem(word: str) -> str:
         w = w[:-2]
     elif len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
         w = w[:-1]
+    w = DERIVED.get(w, w)  # "connections" is "connection" now
     if len(w) > 6 and w.endswith(("ence", "ance")):
         w = w[:-4]
+    if len(w) > 7 and w.endswith("ment"):  # deployment, movement
+        w = w[:-4]
+    elif len(w) > 6 and w.endswith("ly"):  # laterally
+        w = w[:-2]
     if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeious":
         w = w[:-1]
     if len(w) > 2 and w.endswith("e"):
@@ -139,9 +165,14 @@ def stems(text: str) -> set[str]:
     return {stem(w) for w in re.split(r"[^A-Za-z]+", text) if w}
 
 
+_SYNONYM_STEMS = {_stem(word): _stem(group[0]) for group in SYNONYMS for word in group}
 GENERIC_STEMS = stems(GENERIC)
 RELATION_STEMS = {formation: stems(words) for formation, words in RELATIONS.items()}
 PROOF_STEMS = stems(PROOF)
+# How a summary says a rule produced a conclusion ("the lateral_movement rule fired"): said of a conclusion only in a
+# sentence about a rule, since "sector:q fired at drone:x1" is no rule's doing.
+RULE_VERB_STEMS = stems(RULE_VERBS)
+RULE_STEM = stem("rule")
 COUNTED_STEMS = {stem(w) for w in COUNTED}
 CLAIM_FREE = FUNCTION | META | HEDGING | SPEECH
 
@@ -151,7 +182,8 @@ class Moment:
     """A date or time the sentence states, as a test on an event's timestamp."""
 
     text: str
-    kind: str  # window (a day, a month, …), second, minute, clock (time of day), month_day, weekday, year
+    kind: str  # window (a day, a month, …), second, minute, clock (time of day), clock_range, month_day, weekday,
+    # year
     value: object
 
     def holds(self, ts: int) -> bool:
@@ -165,6 +197,10 @@ class Moment:
         if self.kind == "clock":
             hour, minute, second = self.value
             return (t.hour, t.minute) == (hour, minute) and (second is None or t.second == second)
+        if self.kind == "clock_range":  # minutes of the UTC day, both ends included; it may wrap past midnight
+            start, end = self.value
+            minute = t.hour * 60 + t.minute
+            return start <= minute <= end if start <= end else minute >= start or minute <= end
         if self.kind == "month_day":
             return (t.month, t.day) == self.value
         if self.kind == "weekday":
@@ -235,7 +271,7 @@ def _number_words(words: list[str]) -> tuple[float | None, int]:
     return (float(total + current), used) if used else (None, 0)
 
 
-def _moments(text: str, now: int, claim: Claim) -> str:
+def _moments(text: str, now: int, claim: Claim, types: set[str]) -> str:
     """Dates and times out of the text into the claim; the text without them."""
     def cut(match: re.Match) -> str:
         return " " * (match.end() - match.start())
@@ -263,7 +299,10 @@ def _moments(text: str, now: int, claim: Claim) -> str:
     for _ in range(MAX_WINDOWS + 1):  # recall's window phrases: yesterday, last 3 days, in May 2026, since …
         try:
             window, rest = next_window(text, now)
-        except (InvalidArguments, ValueError, OverflowError):
+        except InvalidArguments as error:  # an impossible or two-way date says why
+            claim.invalid = str(error)
+            return text
+        except (ValueError, OverflowError):
             claim.invalid = "a date in it is not a real date"
             return text
         if window is None:
@@ -274,17 +313,34 @@ def _moments(text: str, now: int, claim: Claim) -> str:
         claim.invalid = f"more than {MAX_WINDOWS} time phrases in one sentence"
 
     def clock(match: re.Match) -> str:
-        hour = int(match.group(1) or match.group(5))
+        hour = int(match.group(1) or match.group(6))
         minute = int(match.group(2) or 0)
         second = int(match.group(3)) if match.group(3) else None
-        half = (match.group(4) or match.group(6) or "").lower().replace(".", "")
+        half = (match.group(4) or match.group(7) or "").lower().replace(".", "")
+        zone = (match.group(5) or match.group(8) or "utc").lower()
         if half and not 1 <= hour <= 12 or hour > 23 or minute > 59 or (second or 0) > 59:
             claim.invalid = f"{match.group(0).strip()} is not a real time"
             return cut(match)
         hour = hour % 12 + (12 if half == "pm" else 0) if half else hour
+        hour, minute = divmod(int(hour * 60 + minute - ZONES[zone] * 60) % 1440, 60)  # as UTC
         claim.moments.append(Moment(match.group(0).strip(), "clock", (hour, minute, second)))
         return cut(match)
 
+    def clock_range(match: re.Match) -> str:
+        ends = []
+        zone = ZONES[(match.group(7) or "utc").lower()]
+        for hour, minute, half in ((match.group(1), match.group(2), match.group(3)),
+                                   (match.group(4), match.group(5), match.group(6))):
+            hour, minute, half = int(hour), int(minute), (half or "").lower()
+            if half and not 1 <= hour <= 12 or hour > 23 or minute > 59:
+                claim.invalid = f"{match.group(0).strip()} is not a real time"
+                return cut(match)
+            hour = hour % 12 + (12 if half == "pm" else 0) if half else hour
+            ends.append(int(hour * 60 + minute - zone * 60) % 1440)
+        claim.moments.append(Moment(match.group(0).strip(), "clock_range", tuple(ends)))
+        return cut(match)
+
+    text = _CLOCK_RANGE.sub(clock_range, text)  # "between 10:00 and 11:00 UTC": one moment, not two
     text = _CLOCK.sub(clock, text)
 
     def month_day(match: re.Match) -> str:
@@ -301,10 +357,19 @@ def _moments(text: str, now: int, claim: Claim) -> str:
     text = _MONTH_DAY.sub(month_day, text)
 
     def year(match: re.Match) -> str:
+        following = re.match(r"\s+([^\W\d_]+)", text[match.end():])
+        if following and _counts(following.group(1), types):
+            return match.group(0)  # "2026 times", "2026 accounts": a count, never the year
         claim.moments.append(Moment(match.group(0), "year", int(match.group(1))))
         return cut(match)
 
     return _YEAR.sub(year, text)
+
+
+def _counts(word: str, types: set[str]) -> bool:
+    """Whether a word after a number makes it a count: of a type ("accounts") or of events ("times")."""
+    low = word.lower()
+    return stem(low) in COUNTED_STEMS or any(k in types for k in (low, low[:-1], low[:-2]))
 
 
 class Names:
@@ -327,16 +392,21 @@ class Names:
         return set().union(*(self.cache[w] for w in words)) if words else set()
 
 
+def _phrasal(match: re.Match) -> str:
+    return PHRASAL[(match.group(1).lower(), match.group(2).lower())]
+
+
 def read_claim(names: Names, sentence: str, now: int, types: set[str]) -> Claim:
     """The claim a sentence makes (citation tags and a list marker removed first)."""
     text = _MARKUP.sub(" ", _ABBREVIATIONS.sub(" ", TAG.sub(" ", strip_list_marker(sentence))))
+    text = _PHRASAL.sub(_phrasal, text)  # "showed up" is "appeared"
     claim = Claim(sentence)
     symbols = [ch for ch in text if unicodedata.category(ch) in ("So", "Sc")]  # 💥 or $ asserts like a word
     if symbols:
         claim.claim_words = True
         claim.relations.setdefault(symbols[0], symbols[0])
     claim.entities = {t.lower() for t in typed_tokens(text)}
-    text = _moments(TYPED.sub(" ", text), now, claim)
+    text = _moments(TYPED.sub(" ", text), now, claim, types)
     claim.entities |= set(_DOTTED.findall(text))  # 10.0.0.5 names ip:10.0.0.5; it is no number
     text = _DOTTED.sub(" ", text)
     tokens: list[object] = []  # words (str) and numbers (Number), in order
@@ -365,6 +435,11 @@ def read_claim(names: Names, sentence: str, now: int, types: set[str]) -> Claim:
         quantity, used = _number_words(run)
         if quantity is not None:
             tokens[i:i + used] = [Number(" ".join(run[:used]), quantity, 0, "value")]
+            continue
+        if isinstance(token, str) and token.lower() in TIMES:  # "once": one observation
+            tokens[i] = Number(token, float(TIMES[token.lower()]), 0, "observations")
+            claim.numbers.append(tokens[i])
+            i += 1
             continue
         if isinstance(token, Number):
             claim.numbers.append(token)
@@ -405,6 +480,9 @@ def _role(number: Number, previous: str, following: list[str], types: set[str], 
     if stem(word) in COUNTED_STEMS:
         number.role = "observations"
         return 1
+    if len(following) > 1 and stem(following[1]) in COUNTED_STEMS and word not in DURATIONS:
+        number.role = "observations"  # "6 outbound connections": the describing word is a relation word too
+        return 0
     if singular in DURATIONS:
         number.role, number.unit = ("within" if previous == "within" else "duration"), DURATIONS[singular]
         number.text += " " + following[0]

@@ -9,9 +9,12 @@ line through log(count) against log(rank) over the peers just below it, extrapol
 
 Fast pass:
 - hub: an entity with far more observations than its peers of the same type
-  (log-scale robust z ≥ 8, tail excess ≥ 2 and degree ≥ 20);
-- burst: an entity (or the whole store) with many observations inside one hour against
-  its own average rate (count ≥ 15 and Poisson z = (count − λ)/√λ ≥ 8);
+  (log-scale robust z ≥ 5, tail excess ≥ 1.75 and degree ≥ 20);
+- burst: an entity (or the whole store) with many observations inside one hour against what
+  the same hour holds on the other weekdays (or weekend days) of the record, so a daily peak
+  is no burst: count ≥ 15 and z = (count − mean)/√max(mean, variance) ≥ 8 (the flat rate
+  when the record has fewer than three such days; a window's scan reads the rhythm from the
+  four weeks before it too);
 - dense_cluster: ≥ 4 entities whose pairs each co-occur ≥ 3 times, with ≥ 60 % of the
   possible pairs present;
 - fan_out: an entity linked to far more distinct other entities than its peers
@@ -26,8 +29,17 @@ Fast pass:
 With full_scan:
 - lateral_movement: time-respecting chains of ≥ 3 host-to-host hops (AUTH_EVENT
   observations with two hosts: source, then destination), each hop within one hour of the last;
+  or, as real logs record it, one login observation per host: an account logging in to ≥ 4
+  hosts in a row, each new to it and within one hour of the last, at a pace its own rate makes
+  unlikely (Poisson tail ≤ 1e-6);
 - beaconing: an entity pair seen ≥ 8 times at regular intervals: at least 80 % of the
-  intervals within 10 % of their median (random arrivals almost never line up so).
+  intervals within 10 % of their median (random arrivals almost never line up so). A pair on
+  a daily or weekly schedule (1 to 7 days, within 5 %) since the first quarter of the record is
+  a job such as a nightly backup: listed under `scheduled`, not as a finding; a new one is
+  beaconing.
+
+Every finding's details carry the thresholds its pattern must cross (`threshold`), and
+`summary.thresholds` states them all at the call's sensitivity.
 
 Per call:
 - window: only observations inside a time window (recall's phrases: "last 7 days",
@@ -55,14 +67,20 @@ from .observations import hedge_tag
 from .recall import check_now
 from .timewindow import Window, parse_window
 
-HUB_Z, HUB_MIN = 8.0, 20
+# A hub must stand out on a log scale and above its peers' power-law tail. The tail excess, not the z, is what
+# keeps heavy-tailed data quiet (its top entities reach z 7 with excess ≤ 1.4); z 5 and excess 1.75 find a
+# host 70 accounts log in to among 400 ordinary observations (z 5.9, excess 1.96), the reference's example.
+HUB_Z, HUB_MIN, HUB_EXCESS = 5.0, 20, 1.75
 TAIL_EXCESS, TAIL_FIT = 2.0, 0.25  # fit the tail over the next quarter of the peers (at least MIN_PEERS)
 BURST_WINDOW, BURST_MIN, BURST_Z = 3_600, 15, 8.0
+DAY, SEASON_MIN_DAYS, HISTORY = 86_400, 3, 28 * 86_400
 PAIR_MAX_MEMBERS, STRONG_PAIR, CLUSTER_MIN, CLUSTER_DENSITY = 10, 3, 4, 0.6
 FAN_Z, FAN_MIN = 8.0, 20
 SPECTRAL_MASS, SPECTRAL_RATIO, SPECTRAL_ITERATIONS = 0.02, 4.0, 40
 HOP_WINDOW, CHAIN_MIN_HOPS, CHAIN_MAX_HOPS, CHAIN_STEPS_PER_START, MAX_CHAINS = 3_600, 3, 12, 200, 50
 BEACON_MIN, BEACON_DISPERSION, BEACON_SHARE = 8, 0.10, 0.8
+SCHEDULE_SLACK, SCHEDULE_ESTABLISHED = 0.05, 0.25
+LATERAL_P = 1e-6
 MIN_PEERS = 5
 MAX_TAGS = 25
 CONVERGE_WINDOW, CONVERGE_MAX_DEGREE, CONVERGE_SHARE, CONVERGE_QUIET_Z = 600, 10, 0.5, 3.0
@@ -101,6 +119,20 @@ class Graph:
         for edge_id, members in self.members.items():
             for m in members:
                 self.edges_of[m].append(edge_id)
+        # The weeks before a window, for the daily and weekly rhythm a burst is measured against: a scan of the
+        # last two days still knows what an ordinary weekday 10:00 holds.
+        self.history_all: list[int] = []
+        self.history_of: dict[int, list[int]] = defaultdict(list)
+        if window is not None and window.start is not None:
+            since = (window.start - HISTORY, window.start)
+            self.history_all = [ts for (ts,) in conn.execute(
+                "SELECT event_ts FROM hyperedges WHERE retracted_at IS NULL AND event_ts >= ? AND event_ts < ? "
+                "ORDER BY event_ts", since)]
+            for ts, entity in conn.execute(
+                    "SELECT h.event_ts, m.entity_id FROM hyperedges AS h JOIN hyperedge_members AS m "
+                    "ON m.edge_id = h.id WHERE h.retracted_at IS NULL AND h.event_ts >= ? AND h.event_ts < ? "
+                    "ORDER BY h.event_ts", since):
+                self.history_of[entity].append(ts)
 
     def tags(self, edge_ids) -> tuple[list[str], int]:
         ids = sorted(set(edge_ids), key=lambda e: (-self.ts[e], e))
@@ -175,42 +207,77 @@ def _finding(g: Graph, pattern: str, score: float, nodes: list[int], edges, **de
 
 def hubs(g: Graph, sensitivity: float = 1.0) -> list[dict]:
     degree = {e: len(edges) for e, edges in g.edges_of.items()}
-    found = outliers(degree, g.type, HUB_Z / sensitivity, 1 + (TAIL_EXCESS - 1) / sensitivity, HUB_MIN)
+    found = outliers(degree, g.type, HUB_Z / sensitivity, 1 + (HUB_EXCESS - 1) / sensitivity, HUB_MIN)
     return [_finding(g, "hub", zz / (zz + HUB_Z), [e], g.edges_of[e], degree=degree[e], z=round(zz, 2),
                      tail_excess=round(excess, 2)) for e, (zz, excess) in found.items()]
 
 
-def _max_window(times: list[int]) -> tuple[int, int, int]:
-    """Most events in any BURST_WINDOW: (count, index of first, index after last) over sorted times."""
-    best, lo, best_lo, best_hi = 0, 0, 0, 0
-    for hi, t in enumerate(times):
-        while t - times[lo] >= BURST_WINDOW:
-            lo += 1
-        if hi - lo + 1 > best:
-            best, best_lo, best_hi = hi - lo + 1, lo, hi + 1
-    return best, best_lo, best_hi
+def _day_kind(ts: int) -> int:
+    """1 on a weekend (Saturday, Sunday, UTC), 0 on a weekday: activity follows the week as well as the day."""
+    return 1 if (ts // DAY + 3) % 7 >= 5 else 0  # 1970-01-01 was a Thursday
+
+
+def _seasonal(times: list[int], start: int, first: int, last: int) -> list[int]:
+    """The counts in [start, start + BURST_WINDOW) moved by whole days onto every other day of the same kind
+    (weekday or weekend) inside [first, last]: what this hour of the day usually holds."""
+    counts = []
+    for k in range((first - start) // DAY, (last - start) // DAY + 1):
+        moved = start + k * DAY
+        if k == 0 or moved < first - DAY or moved > last or _day_kind(moved) != _day_kind(start):
+            continue
+        counts.append(bisect.bisect_left(times, moved + BURST_WINDOW) - bisect.bisect_left(times, moved))
+    return counts
+
+
+def _burst_z(count: int, usual: list[int], flat: float) -> tuple[float, float]:
+    """(z, expected) of a window's count against the same hour on comparable days (mean and spread, since
+    real days differ), or against the flat rate when there are too few such days to know the rhythm."""
+    if len(usual) < SEASON_MIN_DAYS:
+        return (count - flat) / math.sqrt(max(flat, 1.0)), flat
+    mean = sum(usual) / len(usual)
+    variance = sum((c - mean) ** 2 for c in usual) / len(usual)
+    return (count - mean) / math.sqrt(max(mean, variance, 1.0)), mean
 
 
 def bursts(g: Graph, sensitivity: float = 1.0) -> list[dict]:
+    """Hours with far more observations than the same hour usually holds (the store's and the entity's own
+    daily and weekly rhythm: a busy 10:00 on a weekday is no burst), or than the flat rate on a short record."""
     if not g.ts:
         return []
-    span = max(BURST_WINDOW, max(g.ts.values()) - min(g.ts.values()) + 1)
+    first, last = min(g.ts.values()), max(g.ts.values())
+    span = max(BURST_WINDOW, last - first + 1)
     out = []
     series = {e: edges for e, edges in g.edges_of.items() if len(edges) >= BURST_MIN}
     series[-1] = list(g.ts)  # the store as a whole
+    threshold = BURST_Z / sensitivity
     for entity, edges in series.items():
         ordered = sorted(edges, key=lambda e: g.ts[e])
         times = [g.ts[e] for e in ordered]
-        count, lo, hi = _max_window(times)
-        expected = len(times) * BURST_WINDOW / span
-        z = (count - expected) / math.sqrt(max(expected, 1.0))
-        if count >= BURST_MIN and z >= BURST_Z / sensitivity:
-            nodes = [entity] if entity >= 0 else []
-            finding = _finding(g, "burst", z / (z + BURST_Z), nodes, ordered[lo:hi], count=count,
-                               expected=round(expected, 3), z=round(z, 2), start=times[lo], end=times[hi - 1])
-            if entity < 0:
-                finding["details"]["scope"] = "all observations"
-            out.append(finding)
+        flat = len(times) * BURST_WINDOW / span
+        past = g.history_all if entity < 0 else g.history_of.get(entity, [])
+        rhythm = past + times  # the weeks before a window come first: still in time order
+        since = rhythm[0]
+        best = None
+        hi = 0
+        for lo, t in enumerate(times):
+            hi = max(hi, lo)
+            while hi < len(times) and times[hi] - t < BURST_WINDOW:
+                hi += 1
+            count = hi - lo
+            if count < BURST_MIN or (count - flat) / math.sqrt(max(flat, 1.0)) < threshold:
+                continue  # not even above the flat rate: the rhythm cannot make it a burst
+            z, expected = _burst_z(count, _seasonal(rhythm, t, min(first, since), last), flat)
+            if best is None or z > best[0]:
+                best = (z, expected, count, lo, hi)
+        if best is None or best[0] < threshold:
+            continue
+        z, expected, count, lo, hi = best
+        nodes = [entity] if entity >= 0 else []
+        finding = _finding(g, "burst", z / (z + BURST_Z), nodes, ordered[lo:hi], count=count,
+                           expected=round(expected, 3), z=round(z, 2), start=times[lo], end=times[hi - 1])
+        if entity < 0:
+            finding["details"]["scope"] = "all observations"
+        out.append(finding)
     return out
 
 
@@ -395,8 +462,15 @@ def _longest_chain(hops_from: dict, start: list) -> list:
     return best
 
 
-def beaconing(g: Graph, pairs: dict, sensitivity: float = 1.0) -> list[dict]:
-    out = []
+def beaconing(g: Graph, pairs: dict, sensitivity: float = 1.0) -> tuple[list[dict], list[dict]]:
+    """(beaconing findings, scheduled activity): pairs seen at regular intervals. A pair that has kept a daily
+    or weekly schedule (an interval within 5 % of 1 to 7 days) since the first quarter of the record is a job
+    such as a nightly backup: reported as scheduled activity, not as a finding. A new one is beaconing."""
+    out, scheduled = [], []
+    if not g.ts:
+        return out, scheduled
+    first, last = min(g.ts.values()), max(g.ts.values())
+    tolerance = BEACON_DISPERSION * sensitivity
     for (a, b), edges in pairs.items():
         if len(edges) < BEACON_MIN:
             continue
@@ -407,11 +481,102 @@ def beaconing(g: Graph, pairs: dict, sensitivity: float = 1.0) -> list[dict]:
             continue
         deviations = sorted(abs(x - median) / median for x in gaps)
         dispersion = deviations[math.ceil(BEACON_SHARE * len(deviations)) - 1]  # 80 % of intervals lie this close
-        tolerance = BEACON_DISPERSION * sensitivity
-        if dispersion <= tolerance:
-            out.append(_finding(g, "beaconing", 1 - dispersion / tolerance * 0.5, [a, b], edges,
-                                events=len(times), interval_s=median, dispersion=round(dispersion, 4)))
+        if dispersion > tolerance:
+            continue
+        days = round(median / DAY)
+        established = times[0] - first <= SCHEDULE_ESTABLISHED * (last - first)
+        if 1 <= days <= 7 and abs(median - days * DAY) <= SCHEDULE_SLACK * DAY * days and established:
+            scheduled.append({"nodes": [g.name[a], g.name[b]], "interval_s": median, "events": len(times),
+                              "first": times[0], "last": times[-1], "hedge_tags": g.tags(edges)[0]})
+            continue
+        out.append(_finding(g, "beaconing", 1 - dispersion / tolerance * 0.5, [a, b], edges,
+                            events=len(times), interval_s=median, dispersion=round(dispersion, 4)))
+    return out, scheduled
+
+
+def per_host_movement(g: Graph) -> list[dict]:
+    """Lateral movement as real logs record it, one login observation per host: an account logging in to at
+    least CHAIN_MIN_HOPS + 1 hosts in a row, each new to it, each within HOP_WINDOW of the last, far faster than
+    the account's own rate makes likely (Poisson tail of that many logins in the chain's span ≤ LATERAL_P).
+    A busy account that works across many hosts all day is its own baseline, so its days are not a chain."""
+    logins: dict[int, list[tuple[int, int, int]]] = defaultdict(list)  # account -> (ts, host, edge)
+    for edge_id, members in g.members.items():
+        if g.formation[edge_id] != "AUTH_EVENT":
+            continue
+        hosts = [m for m in members if g.type[m] in HOST_TYPES]
+        actors = [m for m in members if g.type[m] not in HOST_TYPES]
+        if len(hosts) == 1 and len(actors) == 1:
+            logins[actors[0]].append((g.ts[edge_id], hosts[0], edge_id))
+    if not g.ts:
+        return []
+    span = max(HOP_WINDOW, max(g.ts.values()) - min(g.ts.values()))
+    out = []
+    for account, seen in logins.items():
+        if len(seen) <= CHAIN_MIN_HOPS:
+            continue
+        seen.sort()
+        rate = len(seen) / span
+        known: set[int] = set()
+        chain: list[tuple[int, int, int]] = []
+        for login in seen + [(math.inf, -1, -1)]:  # a sentinel closes the last chain
+            ts, host, _ = login
+            fresh = host not in known and all(host != h for _, h, _ in chain)
+            if chain and fresh and ts - chain[-1][0] <= HOP_WINDOW:
+                chain.append(login)
+            else:
+                if len(chain) > CHAIN_MIN_HOPS:
+                    elapsed = max(60, chain[-1][0] - chain[0][0])
+                    p = _poisson_tail(len(chain) - 1, rate * elapsed)
+                    if p <= LATERAL_P:
+                        out.append(_finding(g, "lateral_movement", 1 - 0.5 ** (len(chain) - 2),
+                                            [account] + [h for _, h, _ in chain], [e for _, _, e in chain],
+                                            hops=len(chain) - 1, start=chain[0][0], end=chain[-1][0],
+                                            form="per-host logins", p_value=float(f"{p:.3g}")))
+                known.update(h for _, h, _ in chain)
+                chain = [login] if host >= 0 else []
+        known.clear()
     return out
+
+
+def _poisson_tail(k: int, mean: float) -> float:
+    """P(X ≥ k) for X ~ Poisson(mean)."""
+    term = math.exp(-mean)
+    below = 0.0
+    for i in range(k):
+        below += term
+        term *= mean / (i + 1)
+    return max(0.0, 1.0 - below) if mean > 1 else _small_tail(k, mean)
+
+
+def _small_tail(k: int, mean: float) -> float:
+    """P(X ≥ k) summed from k up, exact for the small means where 1 − P(X < k) loses every digit."""
+    term = math.exp(-mean) * mean ** k / math.factorial(k)
+    total, i = 0.0, k
+    while term > 1e-300 and i < k + 200:
+        total += term
+        i += 1
+        term *= mean / i
+    return total
+
+
+def thresholds(sensitivity: float = 1.0) -> dict[str, dict]:
+    """What each pattern must cross at this sensitivity: stated in every result and in each finding."""
+    excess = round(1 + (TAIL_EXCESS - 1) / sensitivity, 4)
+    return {
+        "hub": {"log_z": round(HUB_Z / sensitivity, 4), "tail_excess": round(1 + (HUB_EXCESS - 1) / sensitivity, 4),
+                "min_observations": HUB_MIN},
+        "burst": {"window_s": BURST_WINDOW, "min_count": BURST_MIN, "z": round(BURST_Z / sensitivity, 4),
+                  "baseline": "the same hour on other weekdays (or weekend days)"},
+        "dense_cluster": {"min_size": CLUSTER_MIN, "min_pair_count": STRONG_PAIR, "density": CLUSTER_DENSITY},
+        "fan_out": {"log_z": round(FAN_Z / sensitivity, 4), "tail_excess": excess, "min_distinct": FAN_MIN},
+        "convergence": {"window_s": CONVERGE_WINDOW, "max_observations": CONVERGE_MAX_DEGREE,
+                        "quiet_z": round(-CONVERGE_QUIET_Z / sensitivity, 4)},
+        "spectral": {"eigenvector_mass": SPECTRAL_MASS,
+                     "ratio_to_degree": round(1 + (SPECTRAL_RATIO - 1) / sensitivity, 4)},
+        "lateral_movement": {"min_hops": CHAIN_MIN_HOPS, "hop_window_s": HOP_WINDOW, "per_host_p": LATERAL_P},
+        "beaconing": {"min_events": BEACON_MIN, "dispersion": round(BEACON_DISPERSION * sensitivity, 4),
+                      "share": BEACON_SHARE, "scheduled_if_daily_since": SCHEDULE_ESTABLISHED},
+    }
 
 
 def check_sensitivity(sensitivity: object) -> float:
@@ -451,8 +616,13 @@ def detect(conn, full_scan: bool = False, window: str | None = None, sensitivity
     pairs = pair_counts(g)
     findings = (hubs(g, level) + bursts(g, level) + dense_clusters(g, pairs) + fan_out(g, level) + convergence(g, level)
                 + spectral(g, pairs, level))
+    scheduled: list[dict] = []
     if full_scan:
-        findings += lateral_movement(g) + beaconing(g, pairs, level)
+        beacons, scheduled = beaconing(g, pairs, level)
+        findings += lateral_movement(g) + per_host_movement(g) + beacons
+    crossed = thresholds(level)
+    for f in findings:
+        f["details"]["threshold"] = crossed[f["pattern"]]
     findings.sort(key=lambda f: (-f["score"], f["pattern"], f["nodes"]))
     remaining = 1.0
     for f in findings:
@@ -460,9 +630,10 @@ def detect(conn, full_scan: bool = False, window: str | None = None, sensitivity
     counts: dict[str, int] = defaultdict(int)
     for f in findings:
         counts[f["pattern"]] += 1
-    return {"findings": findings, "summary": {
+    return {"findings": findings, "scheduled": scheduled, "summary": {
         "risk_score": round(1 - remaining, 4), "findings": len(findings), "by_pattern": dict(sorted(counts.items())),
         "edges_scanned": len(g.ts), "entities": len(g.name), "full_scan": full_scan,
         "sensitivity": level, "seconds": round(time.perf_counter() - started, 3),
-        "formula": "1 - prod(1 - weight[pattern] * score)", "weights": WEIGHTS,
+        "formula": "1 - prod(1 - weight[pattern] * score)", "weights": WEIGHTS, "thresholds": thresholds(level),
+        "scheduled": len(scheduled),
         **({"window": scope.to_dict()} if scope else {})}}

@@ -2,9 +2,13 @@
 
 Entities are `type:id` tokens and bare names that match a stored entity (by name or
 by the part after the colon, case-folded); a word naming a known type ("drones")
-filters by type; the time window comes from `timewindow` (an impossible date or a
-negative duration is an invalid_arguments error, never "all time"). Every other word
-that is not a stop word is echoed in `parsed.unparsed`: it had no effect on the answer. Score = 0.6·overlap + 0.25·weight + 0.15·recency, where overlap
+filters by type (entity names match case-insensitively); the time window comes from `timewindow` (an
+impossible or ambiguous date, a reversed range or a negative duration is an invalid_arguments error,
+never "all time"). A time phrase it could not read, whole or in part ("not yesterday", "before last
+week", "10:00 PST", "next week"), is never answered for all time: recall abstains with the reason
+`time_not_understood: …` and the words in `parsed.time_not_understood`, and reason, prove and verify
+refuse the query. Every other word that is not a stop word is echoed in `parsed.unparsed`: it had no
+effect on the answer. Score = 0.6·overlap + 0.25·weight + 0.15·recency, where overlap
 is the share of the query's entities among the edge's members and recency is
 exp(−age/τ) with τ the window's span (7 days without one). Ties go to the lower id.
 The same query and `now` always give the same answer."""
@@ -20,13 +24,14 @@ from ..clock import Clock, epoch_now
 from ..errors import InvalidArguments
 from .observations import FIRST_SECOND, LAST_SECOND, Edge, load_edges
 from .limits import MAX_QUERY_CHARS, MAX_TOP_K
-from .timewindow import Window, parse_window
+from .timewindow import TIME_WORDS, Window, parse_window
 
 CANDIDATES = 5000
 WEEK = 7 * 86_400
 W_OVERLAP, W_WEIGHT, W_RECENCY = 0.6, 0.25, 0.15
 TYPED = re.compile(r"(?<![\w:])([A-Za-z][\w-]*:[^\s,;()\[\]{}\"'`]+)")
 _WORD = re.compile(r"[\w][\w.@-]*")
+_ADDRESS = re.compile(r"\d+(?:\.\d+){2,}")  # 10.0.0.5 is an address, not a time
 STOPWORDS = frozenset("a an and are as at be by did do does for from has have how in is it its last of on or "
                       "past since the their there these this to was were what when where which who why with".split())
 
@@ -39,10 +44,12 @@ class Parsed:
     types: list[str] = field(default_factory=list)
     window: Window | None = None
     unparsed: list[str] = field(default_factory=list)
+    time_not_understood: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"entities": self.entities, "unknown_entities": self.unknown, "types": self.types,
-                "window": self.window.to_dict() if self.window else None, "unparsed": self.unparsed}
+                "window": self.window.to_dict() if self.window else None, "unparsed": self.unparsed,
+                "time_not_understood": self.time_not_understood}
 
 
 def check_now(now: object, clock: Clock) -> int:
@@ -67,12 +74,14 @@ def parse_query(conn, query: str, now: int) -> Parsed:
     parsed = Parsed(window=window)
     typed = typed_tokens(rest)
     rest = TYPED.sub(" ", rest)
-    words = [w.rstrip(".").lower() for w in _WORD.findall(rest)]
+    every = [w.rstrip(".").lower() for w in _WORD.findall(rest)]
+    words = list(every)
     words = [w for w in dict.fromkeys(words) if len(w) > 1 and w not in STOPWORDS]
     found: dict[str, int] = {}
     if typed:
-        found.update(_lookup(conn, "name", typed))
-        parsed.unknown = [t for t in dict.fromkeys(typed) if t not in found]
+        found.update(_lookup(conn, "lower(name)", [t.lower() for t in typed]))  # account:Mallory is account:mallory
+        named = {n.lower() for n in found}
+        parsed.unknown = [t for t in dict.fromkeys(typed) if t.lower() not in named]
     if words:
         for name, ident in known_names(conn, words).items():
             found.setdefault(name, ident)
@@ -89,6 +98,12 @@ def parse_query(conn, query: str, now: int) -> Parsed:
                 parsed.unparsed.append(w)  # said back, so a caller sees what had no effect on the answer
     parsed.entities = list(found)
     parsed.entity_ids = list(found.values())
+    # What is left that still speaks of time (a word of TIME_WORDS, a number, 10am, mid-2025) was misread or not
+    # read at all: said back, and never answered for all time. A stored entity's name ("db01") is not time.
+    known = {n.lower() for n in found} | {n.lower().split(":", 1)[-1] for n in found}
+    parsed.time_not_understood = list(dict.fromkeys(
+        part for w in every if w not in known and not _ADDRESS.fullmatch(w) for part in re.split(r"[-/.]", w)
+        if part and (part in TIME_WORDS or part[0].isdigit())))
     return parsed
 
 
@@ -132,7 +147,9 @@ def recall(conn, query: str, top_k: int | None = None, now: object = None) -> di
     where, params = _window_sql(parsed.window)
     overlap: dict[int, int] = {}
     reason = None
-    if parsed.entity_ids:
+    if parsed.time_not_understood:
+        reason = f"time_not_understood: {' '.join(parsed.time_not_understood)}"
+    elif parsed.entity_ids:
         rows = conn.execute(
             "SELECT m.edge_id, count(*) FROM hyperedge_members AS m JOIN hyperedges AS h ON h.id = m.edge_id "
             f"WHERE m.entity_id IN (SELECT value FROM json_each(?)){where} GROUP BY m.edge_id "
@@ -178,5 +195,10 @@ def recall(conn, query: str, top_k: int | None = None, now: object = None) -> di
 
 def edges_for(conn, query: str, top_k: int, now: object = None) -> list[Edge]:
     """The edges a query is about: recall's top edges; an empty query means the most recent ones."""
-    ids = [e["id"] for e in recall(conn, query, top_k, now)["edges"]]
+    found = recall(conn, query, top_k, now)
+    if found["parsed"]["time_not_understood"]:
+        raise InvalidArguments(f"the query's time phrase was not understood ({found['reason']}): write it as a "
+                               "date, a range or 'last N days'", argument="query",
+                               phrase=" ".join(found["parsed"]["time_not_understood"]))
+    ids = [e["id"] for e in found["edges"]]
     return load_edges(conn, ids)
