@@ -34,7 +34,7 @@ from ..errors import InvalidArguments
 from .recall import TYPED, known_names, typed_tokens
 from .sentences import TAG, strip_list_marker
 from .lexicon import DERIVED, LIGHT_VERBS, PHRASAL_VERBS, RULE_VERBS, SYNONYMS
-from .timewindow import MONTH, MONTHS, ZONES, Window, next_window
+from .timewindow import MONTH, MONTHS, ZONES, next_window
 
 FUNCTION = frozenset("""
 a an the and or but also both either as at in on of to into onto from by with within for about near over under
