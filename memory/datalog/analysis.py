@@ -7,32 +7,14 @@ from dataclasses import dataclass
 from ..errors import InvalidProgram
 from ..terms import Var, variables
 from . import builtin_table
-from .program import Agg, Builtin, Lit, Neg, Program, Rule, format_literal, literal_dependency, literal_vars
+from .program import (Agg, Builtin, Neg, Program, Rule, bound_variables, format_literal, literal_dependency,
+                      literal_vars)
+
+__all__ = ["analyze", "bound_variables", "check_safety", "stratify"]
 
 
 def _vars(term) -> set:
     return set(variables(term))
-
-
-def bound_variables(body: tuple, initially: set | None = None) -> set:
-    """Variables a body binds, to a fixpoint: positive literals bind all theirs;
-    `is`, `=` and aggregates bind their outputs once their inputs are bound."""
-    bound = set(initially or ())
-    changed = True
-    while changed:
-        changed = False
-        for lit in body:
-            new: set = set()
-            if isinstance(lit, Lit):
-                new = literal_vars(lit)
-            elif isinstance(lit, Builtin):
-                new = builtin_table.binds(lit, bound)
-            elif isinstance(lit, Agg) and set(lit.group) <= bound:
-                new = _vars(lit.result)
-            if not new <= bound:
-                bound |= new
-                changed = True
-    return bound
 
 
 def _var_names(vs) -> str:
@@ -47,7 +29,9 @@ def check_safety(rule: Rule, program: Program) -> None:
     for part in (rule.head, *rule.body):
         for v in literal_vars(part):
             counts[v] = counts.get(v, 0) + 1
-    for lit in rule.body:
+    for position, lit in enumerate(rule.body):
+        if isinstance(lit, (Neg, Agg)):
+            _check_order(rule, position, counts, bound, text)
         if isinstance(lit, Neg):
             shared = {v for v in literal_vars(lit) if counts.get(v, 0) > 1 and not v.anonymous}
             missing = shared - bound
@@ -80,6 +64,28 @@ def check_safety(rule: Rule, program: Program) -> None:
         raise InvalidProgram(
             f"unsafe rule: head variable {_var_names(head_unbound)} is not bound by a positive body literal (rule: {text})",
             rule=text, variables=sorted(v.name for v in head_unbound),
+        )
+
+
+def _check_order(rule: Rule, position: int, counts: dict, bound: set, text: str) -> None:
+    """Refuse a negation or aggregate that shares a variable the body binds only after it.
+
+    Prolog runs a body left to right: in `\\+ r(X), p(X, Y)` X is unbound when the negation runs, so it
+    is local to it (the negation fails if any r exists), while a set-at-a-time reading would bind X first.
+    Rather than pick one meaning silently, such a rule is refused: bind the variable before the negation or
+    aggregate, or rename it to make it local."""
+    lit = rule.body[position]
+    shared = literal_vars(lit) if isinstance(lit, Neg) else set(lit.group)
+    shared = {v for v in shared if counts.get(v, 0) > 1 and not v.anonymous}
+    late = (shared & bound) - bound_variables(rule.body[:position])
+    if late:
+        what = "negated goal" if isinstance(lit, Neg) else "aggregate"
+        raise InvalidProgram(
+            f"order-dependent rule: variable {_var_names(late)} of the {what} {format_literal(lit)} is bound only "
+            f"by a literal after it; Prolog reads it as local to the {what} there, a set-based reading as bound: "
+            f"move the {what} after the literal that binds {_var_names(late)}, or rename the variable inside it "
+            f"(rule: {text})",
+            rule=text, variables=sorted(v.name for v in late),
         )
 
 

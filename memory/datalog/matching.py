@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..terms import format_term, is_ground
+from ..terms import Compound, format_term, is_ground
 from .aggregates import EMPTY_AGGREGATE, aggregate_value
 from .builtin_table import check_builtin
 from .builtins import order_key, resolve, unify
 from .planner import order_body
-from .program import Agg, Builtin, Lit, Neg, Rule, format_literal, literal_term
+from .program import Builtin, Lit, Neg, Rule, aggregate_term, literal_term
 from .relations import RULE_BITS, build_index, index_key
 from .rows import MISSING, match_pattern, term_getter
 
@@ -137,14 +137,23 @@ class BodyMatcher:
                     best = (j, cands)
         return best
 
+    @staticmethod
+    def _matches(args: tuple, t: tuple) -> bool:
+        """Whether a tuple matches a negated literal's arguments: one set of bindings for all of them, so
+        `\\+ e(X, X)` is matched only by tuples whose two columns are equal."""
+        fresh: dict = {}
+        return all(match_pattern(a, v, (), {}, fresh) for a, v in zip(args, t))
+
     def check(self, lit, binding: dict):
         """Evaluate a non-relational literal under a binding: (holds, extended binding, text, kind)."""
         if isinstance(lit, Neg):
             args = tuple(resolve(a, binding) for a in lit.lit.args)
-            holds = not any(
-                all(match_pattern(a, v, (), {}, {}) for a, v in zip(args, t)) for t in self.candidates(lit.lit.pred, args, {})
-            )
-            return holds, binding, "\\+ " + goal_text(lit.lit.pred, args), "negation"
+            holds = not any(self._matches(args, t) for t in self.candidates(lit.lit.pred, args, {}))
+            if lit.shown is not None:  # a negated conjunction: the user's goal, not its auxiliary predicate
+                text = format_term(Compound("\\+", (resolve(lit.shown, binding),)))
+            else:
+                text = "\\+ " + goal_text(lit.lit.pred, args)
+            return holds, binding, text, "negation"
         if isinstance(lit, Builtin):
             return (*check_builtin(lit, binding, self.compiled), "builtin")
         # aggregate
@@ -157,7 +166,7 @@ class BodyMatcher:
             return False, binding, "", "aggregate"
         trial = dict(binding)
         holds = unify(lit.result, value, trial)
-        text = format_literal(Agg(lit.kind, lit.template, lit.goal, lit.group, resolve(lit.result, trial)))
+        text = format_term(aggregate_term(lit, trial))
         return holds, trial, text, "aggregate"
 
 
