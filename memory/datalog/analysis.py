@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ..errors import InvalidProgram
 from ..terms import Var, variables
 from . import builtin_table
-from .program import (Agg, Builtin, Neg, Program, Rule, bound_variables, format_literal, literal_dependency,
+from .program import (Agg, Builtin, Lit, Neg, Program, Rule, bound_variables, drop_guards, format_literal, literal_dependency,
                       literal_vars)
 
 __all__ = ["analyze", "bound_variables", "check_safety", "stratify"]
@@ -178,8 +178,11 @@ def stratify(program: Program, rules: list[Rule] | None = None) -> Strata:
                     continue
                 is_recursive = True
                 if negative:
+                    if _unguard(target, graph, set(comp)):
+                        return stratify(program, rules)  # a guard closed the cycle, and it could do without it
                     cycle = " -> ".join(str(p) for p in _cycle(pred, target, graph, set(comp)))
                     text = program.sources[rule.source].text
+                    _refuse_recursive_guard(target, rule, graph, set(comp), text)
                     raise InvalidProgram(
                         f"program is not stratified: {str(pred)} depends on itself through negation "
                         f"or aggregation (cycle {cycle}; rule: {text})",
@@ -187,6 +190,34 @@ def stratify(program: Program, rules: list[Rule] | None = None) -> Strata:
                     )
         recursive.append(is_recursive)
     return Strata(components, recursive)
+
+
+def _unguard(target, graph: dict, members: set) -> bool:
+    """Drop the guard literals of `target`'s auxiliary rules that are recursive with the cycle, where the other
+    guards bind what they were for; whether any was dropped."""
+    dropped = False
+    for _, _, inner in graph.get(target, ()):
+        if inner.guards:
+            dropped |= drop_guards(inner, lambda g: isinstance(g, Lit) and g.pred in members)
+    return dropped
+
+
+def _refuse_recursive_guard(target, rule: Rule, graph: dict, members: set, text: str) -> None:
+    """The cycle runs through the guard of an auxiliary predicate (see `program._guard`): say so, since the
+    rule as written is stratified. A negated conjunction or an aggregate goal in a recursive rule may use a
+    variable from outside only when a literal that is not recursive with the rule's head binds it first (the
+    guard would otherwise make the auxiliary depend on the head it negates)."""
+    for _, _, inner in graph.get(target, ()):
+        recursive = [g for g in inner.guards if isinstance(g, Lit) and g.pred in members]
+        if recursive:
+            shared = _var_names(set(inner.head.args))
+            raise InvalidProgram(
+                f"unsupported rule: the negated conjunction or aggregate goal uses {shared} from outside, and only "
+                f"{format_literal(recursive[0])}, which is recursive with the rule's head, binds it first; bind "
+                f"{shared} with a literal of a lower stratum before it, or move the negation or aggregate into a "
+                f"rule of its own over a lower stratum (rule: {text})",
+                rule=text,
+            )
 
 
 def _cycle(start, through, graph: dict, members: set) -> list:

@@ -86,6 +86,8 @@ class Rule:
     source: int  # index into Program.sources
     origin: "Rule | None" = None  # for rewritten rules: the rule whose meaning they carry
     index: int = 0  # position in the evaluated rule list (set by the engine)
+    guards: tuple = ()  # an auxiliary rule's leading literals copied from its caller (see `_guard`)
+    guarded: frozenset = frozenset()  # the variables its guards are there to bind
 
     @property
     def meaning(self) -> "Rule":
@@ -262,11 +264,16 @@ class Normalizer:
         shown, inner = inner, _name_anonymous(inner)
         goal_vars = tuple(_ordered_vars(inner))
         if template is not None:
-            stray = [v for v in _ordered_vars(template) if v not in goal_vars]
+            # A template may also use a variable bound outside (`max(U - X)` with X bound before): the auxiliary
+            # carries it as a column, which is the same in every solution of a group.
+            outer = tuple(v for v in _ordered_vars(template) if v not in goal_vars and v in outside)
+            stray = [v for v in _ordered_vars(template) if v not in goal_vars and v not in outside]
             if stray:
                 raise InvalidProgram(
-                    f"variable {stray[0].name} of the aggregate template does not occur in its goal (rule: {where})"
+                    f"variable {stray[0].name} of the aggregate template occurs neither in its goal nor elsewhere "
+                    f"in the rule (rule: {where})"
                 )
+            goal_vars += outer
         aux = self.aux_predicate("agg", goal_vars, inner, source, where)
         group = tuple(v for v in goal_vars if v in outside)
         return Agg(kind, template, aux, group, result, shown)
@@ -308,6 +315,18 @@ def _guard(inner: Rule, outer: Rule, position: int, where: str) -> None:
     guards = tuple(context[j] for j in sorted(chosen))
     if missing <= bound_variables(guards):
         inner.body = guards + inner.body
+        inner.guards, inner.guarded = guards, frozenset(missing)
+
+
+def drop_guards(inner: Rule, unwanted) -> bool:
+    """Take the guard literals `unwanted(literal)` names out of an auxiliary rule, if the others still bind
+    what the guards are for (the caller's literals recursive with its head: see `analysis.stratify`)."""
+    kept = tuple(g for g in inner.guards if not unwanted(g))
+    if len(kept) == len(inner.guards) or not inner.guarded <= bound_variables(kept):
+        return False
+    inner.body = kept + inner.body[len(inner.guards):]
+    inner.guards = kept
+    return True
     # else: nothing before the negation or aggregate binds them; check_safety reports the caller's rule
 
 
