@@ -321,8 +321,21 @@ def _guard(inner: Rule, outer: Rule, position: int, where: str) -> None:
 def drop_guards(inner: Rule, unwanted) -> bool:
     """Take the guard literals `unwanted(literal)` names out of an auxiliary rule, if the others still bind
     what the guards are for (the caller's literals recursive with its head: see `analysis.stratify`)."""
-    kept = tuple(g for g in inner.guards if not unwanted(g))
-    if len(kept) == len(inner.guards) or not inner.guarded <= bound_variables(kept):
+    kept = [g for g in inner.guards if not unwanted(g)]
+    if len(kept) == len(inner.guards):
+        return False
+    runnable = False
+    while not runnable:  # without the dropped literals, a kept builtin or aggregate may lack its inputs
+        runnable = True
+        for g in kept:
+            others = bound_variables([k for k in kept if k is not g])
+            if isinstance(g, Builtin) and builtin_table.unbound_inputs(g, others) or \
+                    isinstance(g, Agg) and not set(g.group) <= others:
+                kept.remove(g)
+                runnable = False
+                break
+    kept = tuple(kept)
+    if not inner.guarded <= bound_variables(kept):
         return False
     inner.body = kept + inner.body[len(inner.guards):]
     inner.guards = kept
@@ -343,8 +356,10 @@ def _can_bind(literal: Literal) -> set:
     """The variables a literal may bind when it runs."""
     if isinstance(literal, Lit):
         return literal_vars(literal)
-    if isinstance(literal, Builtin):
-        return set() if literal.negated else literal_vars(literal)
+    if isinstance(literal, Builtin):  # what its binding modes bind (a comparison binds nothing)
+        if literal.negated:
+            return set()
+        return _vars_of([literal.args[mode.binds] for mode in BUILTINS[literal.op].modes])
     if isinstance(literal, Agg):
         return _vars_of([literal.result])
     return set()
