@@ -45,9 +45,6 @@ class Program:
     def edb(self) -> dict:
         return {key: list(ts) for key, ts in self.facts.items()}
 
-    def layers(self) -> dict:
-        return LAYER
-
 
 # --- rendering ------------------------------------------------------------------------------------------
 
@@ -93,19 +90,6 @@ def goal(g, prefix: str = "", swi: bool = False) -> str:
 
 def _clause(head, body, prefix: str = "", swi: bool = False) -> str:
     return f"{_lit(*head, prefix)} :- {', '.join(goal(g, prefix, swi) for g in body)}."
-
-
-def goal_vars(g) -> set:
-    """The named variables of a goal (of an expression, a literal's arguments, ...)."""
-    out: set = set()
-    stack = [g]
-    while stack:
-        x = stack.pop()
-        if type(x) in (tuple, list):
-            stack.extend(x)
-        elif type(x) is str and x[:1].isupper():
-            out.add(x)
-    return out - set(OPS) - {"lit", "cmp", "is", "not", "agg", "neg", "count", "sum", "max", "min", "set"}
 
 
 def _goal_vars(g) -> set:
@@ -296,7 +280,7 @@ class Generator:
                     inner_vars.append(local)
                     args.append(local)
             inner.append(("lit", pred[0], args))
-        visible = inner_vars + [v for v in bound if v in goal_vars(inner)]
+        visible = inner_vars + [v for v in bound if v in set().union(*map(_goal_vars, inner))]
         if visible and rng.random() < 0.3:
             inner.append(("cmp", rng.choice(OPS), rng.choice(visible), rng.choice(DOMAIN)))
         if visible and rng.random() < 0.2:
