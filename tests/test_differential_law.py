@@ -15,13 +15,15 @@ import random
 
 import pytest
 
-from memory.datalog import solve
+from memory.datalog import Budget, Pred, solve, solve_kept
+from memory.datalog.maintenance import BaseChange
+from memory.datalog.relations import StoredRelation
 from memory.errors import DatalogMemoryError
 from memory.terms import Compound, format_term, parse_clauses, parse_term
 
 import datalog_oracle as oracle
 import reference_systems as refs
-from differential_programs import DERIVED, LAYER, STORED, Generator, clingo_text
+from differential_programs import DERIVED, DOMAIN, LAYER, STORED, Generator, clingo_text
 from engine_helpers import loader, program, proof
 
 PROGRAMS = int(os.environ.get("DIFFERENTIAL_PROGRAMS", "1000"))
@@ -145,6 +147,44 @@ def test_every_proof_checks(cases):
             _check_tree(tree, case.facts, model, f"proof of {goal}\n{case.describe()}")
             checked += 1
     assert checked >= len(cases)
+
+
+MAINTAINED_EVERY = 3  # one program in so many is also maintained through changes of its stored facts
+CHANGES = 3
+
+
+def test_maintained_answers_equal_the_oracle(cases):
+    """A goal's kept evaluation brought up to date after random additions and removals of stored facts
+    (`Evaluation.update`, DRed) answers as the oracle does on the changed facts."""
+    rng = random.Random(SEED)
+    maintained = 0
+    for case in cases[::MAINTAINED_EVERY]:
+        if case.refused is not None:
+            continue
+        j = rng.choice([k for k in range(len(case.ours)) if not isinstance(case.ours[k], str)])
+        goal, (variables, _) = case.generated.queries[j], case.ours[j]
+        current = {key: set(ts) for key, ts in case.facts.items()}
+        _, evaluation = solve_kept(case.program, parse_term(goal), loader(current), budget=Budget())
+        if evaluation is None:
+            continue
+        try:
+            for step in range(CHANGES):
+                changes = {}
+                for key in STORED:
+                    removed = {t for t in current[key] if rng.random() < 0.25}
+                    added = [t for t in {tuple(rng.choice(DOMAIN) for _ in range(key[1])) for _ in range(2)}
+                             if t not in current[key]]
+                    current[key] = (current[key] - removed) | set(added)
+                    changes[Pred.stored(*key)] = BaseChange(added=added, removed=removed,
+                                                            relation=StoredRelation(current[key]))
+                rows = set(evaluation.update(changes, Budget()).rows)
+                model = oracle.evaluate(case.text, LAYER, current)
+                assert rows == oracle.answers(goal, variables, model), \
+                    f"after change {step + 1}: {current}\n{case.describe(j)}"
+        finally:
+            evaluation.release()
+        maintained += 1
+    assert maintained >= len(cases) // MAINTAINED_EVERY // 2
 
 
 def _check_tree(root, facts: dict, model: dict, where: str) -> None:
