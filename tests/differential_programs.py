@@ -205,10 +205,6 @@ class Generator:
             body.append(("lit", pred[0], args))
             bound += [a for a in args if type(a) is str and a not in bound]
         recursive = any(LAYER[(g[1], len(g[2]))] == layer for g in body)
-        # In a recursive rule, a negated conjunction uses only variables a lower layer's literal binds (the
-        # engine refuses the rest, saying why: see analysis._refuse_recursive_guard).
-        settled = [v for v in bound if any(g[0] == "lit" and LAYER[(g[1], len(g[2]))] < layer and v in g[2]
-                                           for g in body)] if recursive else bound
         locals_ = iter(f"L{i}" for i in range(1, 20))
         if bound and not recursive and rng.random() < 0.25:
             body.append(("is", "V", self._expr(bound)))
@@ -217,7 +213,7 @@ class Generator:
             right = rng.choice([rng.choice(DOMAIN), rng.choice(bound), self._expr(bound)])
             body.append(("cmp", rng.choice(OPS), rng.choice(bound), right))
         if rng.random() < 0.35:
-            body.append(self._negation(lower, bound, settled, locals_))
+            body.append(self._negation(lower, bound, locals_))
         if rng.random() < 0.3:
             agg = self._aggregate(lower, bound, locals_, recursive, prog)
             body.append(agg)
@@ -241,13 +237,13 @@ class Generator:
             return ("*", a, rng.choice((2, 3)))
         return ("neg", a)
 
-    def _negation(self, lower: list, bound: list, settled: list, locals_):
+    def _negation(self, lower: list, bound: list, locals_):
         rng = self.rng
         pred = rng.choice(lower)
-        if rng.random() < 0.35 and settled:  # a negated conjunction over a local variable and a bound one
+        if rng.random() < 0.35 and bound:  # a negated conjunction over a local variable and a bound one
             local = next(locals_)
-            args = [local] + self._args(pred[1] - 1, settled, fresh_ok=False)
-            return ("not", [("lit", pred[0], args), ("cmp", rng.choice(OPS), local, rng.choice(settled))])
+            args = [local] + self._args(pred[1] - 1, bound, fresh_ok=False)
+            return ("not", [("lit", pred[0], args), ("cmp", rng.choice(OPS), local, rng.choice(bound))])
         args = []
         for _ in range(pred[1]):
             r = rng.random()
@@ -292,7 +288,8 @@ class Generator:
             if not inner_vars:
                 spec = "count"
             else:
-                pool = inner_vars + ([v for v in bound] if not recursive and spec != "set" else [])
+                # (a variable from outside only where the rule is not recursive: sum(U * X) could grow forever)
+                pool = inner_vars + (list(bound) if not recursive and spec != "set" else [])
                 template = rng.choice(inner_vars) if spec == "set" or rng.random() < 0.4 else self._expr(pool)
                 if spec != "set" and template not in inner_vars and type(template) is tuple:
                     # the expression must read a local variable (else it is constant over the goal)

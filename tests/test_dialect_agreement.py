@@ -99,6 +99,28 @@ def test_nested_negation_takes_its_bindings_from_every_enclosing_scope():
     assert answers(program("p(X) :- n(X), \\+ (n(Y), Y > X, \\+ (n(Z), Z >= Y))."), "p(X)", SAFE) == [(1,), (2,), (3,)]
 
 
+RECURSIVE = "c(Z) :- t(Z).\nc(W) :- c(Z), \\+ (f(U), U < Z), W is Z + 1, W < 9.\n" \
+    "m(W) :- t(W).\nm(W) :- m(Z), aggregate_all(count, (f(U), U =< Z), N), W is Z + N + 1, W < 9."
+
+
+def test_a_recursive_rule_may_use_its_recursive_variables_in_a_negated_conjunction_or_aggregate():
+    """Only the recursive literal binds Z: the goal is evaluated per row (an auxiliary relation guarded by c(Z)
+    would depend on the c it negates)."""
+    facts = {("t", 1): [(0,)], ("f", 1): [(3,)]}
+    prog = program(RECURSIVE)
+    assert answers(prog, "c(X)", facts) == [(0,), (1,), (2,), (3,), (4,)]
+    assert answers(prog, "c(4)", facts) == [()] and answers(prog, "c(5)", facts) == []
+    assert answers(prog, "m(X)", facts) == [(0,), (1,), (2,), (3,), (5,), (7,)]
+    tree = proof(prog, "c(4)", facts)
+    assert [c.goal for c in tree.children][1:] == ["\\+ (f(U), U < 3)", "4 is 3 + 1", "4 < 9"]
+    assert [c.goal for c in proof(prog, "m(5)", facts).children][1] == "aggregate_all(count, (f(U), U =< 3), 1)"
+    kept, evaluation = solve_kept(prog, parse_term("c(X)"), loader(facts), budget=Budget())
+    from memory.datalog.relations import StoredRelation
+    changed = evaluation.update({Pred.stored("f", 1): BaseChange(added=[(1,)], relation=StoredRelation({(1,), (3,)}))})
+    assert changed.rows == [(0,), (1,), (2,)]
+    evaluation.release()
+
+
 def test_the_same_rules_as_queries():
     assert answers(program(""), "n(X), \\+ (n(Y), Y > X)", SAFE) == [(3,)]
     assert answers(program(""), "n(X), aggregate_all(count, (n(Y), Y < X), N)", SAFE) == [(1, 0), (2, 1), (3, 2)]

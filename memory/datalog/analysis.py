@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import InvalidProgram
 from ..terms import Var, variables
 from . import builtin_table
-from .program import (Agg, Builtin, Lit, Neg, Program, Rule, bound_variables, drop_guards, format_literal, literal_dependency,
+from .program import (Agg, Builtin, Inline, Lit, Neg, Program, Rule, bound_variables, drop_guards, format_literal, literal_dependencies,
                       literal_vars)
 
 __all__ = ["analyze", "bound_variables", "check_safety", "stratify"]
@@ -103,8 +103,7 @@ def dependency_graph(rules: list[Rule]) -> dict:
     for rule in rules:
         edges = graph.setdefault(rule.head.pred, [])
         for lit in rule.body:
-            dependency = literal_dependency(lit)
-            if dependency is not None:
+            for dependency in literal_dependencies(lit):
                 edges.append((*dependency, rule))
     return graph
 
@@ -159,7 +158,11 @@ def _tarjan(nodes: list, graph: dict) -> list[list]:
 
 
 
-def stratify(program: Program, rules: list[Rule] | None = None) -> Strata:
+def stratify(program: Program, rules: list[Rule] | None = None, repair: bool = False) -> Strata:
+    """The evaluation order of `rules` (the program's by default). With `repair` (when `analyze` checks a
+    program), an auxiliary's guard that closes a cycle through negation is dropped or the auxiliary made
+    inline, changing the program's rules; other callers pass rules derived from an analyzed program, which
+    share its rule objects, and get the error."""
     rules = program.rules if rules is None else rules
     graph = dependency_graph(rules)
     nodes = list(graph)
@@ -178,11 +181,11 @@ def stratify(program: Program, rules: list[Rule] | None = None) -> Strata:
                     continue
                 is_recursive = True
                 if negative:
-                    if _unguard(target, graph, set(comp)):
-                        return stratify(program, rules)  # a guard closed the cycle, and it could do without it
+                    if repair and (_unguard(target, graph, set(comp))
+                                   or _inline(target, graph, set(comp), program, rules)):
+                        return stratify(program, rules, repair)  # a guard closed the cycle; it can do without
                     cycle = " -> ".join(str(p) for p in _cycle(pred, target, graph, set(comp)))
                     text = program.sources[rule.source].text
-                    _refuse_recursive_guard(target, rule, graph, set(comp), text)
                     raise InvalidProgram(
                         f"program is not stratified: {str(pred)} depends on itself through negation "
                         f"or aggregation (cycle {cycle}; rule: {text})",
@@ -202,22 +205,39 @@ def _unguard(target, graph: dict, members: set) -> bool:
     return dropped
 
 
-def _refuse_recursive_guard(target, rule: Rule, graph: dict, members: set, text: str) -> None:
-    """The cycle runs through the guard of an auxiliary predicate (see `program._guard`): say so, since the
-    rule as written is stratified. A negated conjunction or an aggregate goal in a recursive rule may use a
-    variable from outside only when a literal that is not recursive with the rule's head binds it first (the
-    guard would otherwise make the auxiliary depend on the head it negates)."""
-    for _, _, inner in graph.get(target, ()):
-        recursive = [g for g in inner.guards if isinstance(g, Lit) and g.pred in members]
-        if recursive:
-            shared = _var_names(set(inner.head.args))
-            raise InvalidProgram(
-                f"unsupported rule: the negated conjunction or aggregate goal uses {shared} from outside, and only "
-                f"{format_literal(recursive[0])}, which is recursive with the rule's head, binds it first; bind "
-                f"{shared} with a literal of a lower stratum before it, or move the negation or aggregate into a "
-                f"rule of its own over a lower stratum (rule: {text})",
-                rule=text,
-            )
+def _inline(target, graph: dict, members: set, program: Program, rules: list) -> bool:
+    """Evaluate `target`, an auxiliary predicate whose guards are recursive with the cycle, per caller row
+    instead (see `program.Inline`): its rules lose their guards and leave the program, and the caller's
+    negation or aggregate runs them with the variables it shares bound. Whether it did."""
+    aux_rules = [r for r in rules if r.head.pred is target]
+    if not aux_rules or not any(isinstance(g, Lit) and g.pred in members for r in aux_rules for g in r.guards):
+        return False
+    for r in aux_rules:
+        r.body = r.body[len(r.guards):]
+        r.guards, r.guarded = (), frozenset()
+    for caller in _with_inline_rules(rules):
+        body = list(caller.body)
+        for i, lit in enumerate(body):
+            if isinstance(lit, Neg) and lit.lit.pred is target:
+                body[i] = replace(lit, inline=Inline(tuple(lit.lit.args), tuple(aux_rules)))
+            elif isinstance(lit, Agg) and lit.goal.pred is target:
+                body[i] = replace(lit, inline=Inline(tuple(lit.group), tuple(aux_rules)))
+        caller.body = tuple(body)
+    for group in {id(rules): rules, id(program.rules): program.rules}.values():
+        group[:] = [r for r in group if r.head.pred is not target]
+    return True
+
+
+def _with_inline_rules(rules: list) -> list:
+    """The rules and the rules of every inline negation or aggregate in them, nested ones included."""
+    out, stack = [], list(rules)
+    while stack:
+        rule = stack.pop()
+        out.append(rule)
+        for lit in rule.body:
+            if isinstance(lit, (Neg, Agg)) and lit.inline is not None:
+                stack.extend(lit.inline.rules)
+    return out
 
 
 def _cycle(start, through, graph: dict, members: set) -> list:
@@ -239,4 +259,4 @@ def analyze(program: Program) -> Strata:
     """Reject unsafe or unstratifiable programs; return the evaluation order."""
     for rule in program.rules:
         check_safety(rule, program)
-    return stratify(program)
+    return stratify(program, repair=True)

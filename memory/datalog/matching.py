@@ -144,11 +144,26 @@ class BodyMatcher:
         fresh: dict = {}
         return all(match_pattern(a, v, (), {}, fresh) for a, v in zip(args, t))
 
+    def _inline_solutions(self, inline, binding: dict, first: bool = False) -> set:
+        """The head tuples of an inline auxiliary's rules with its parameters bound as in `binding` (with
+        `first`, as soon as there is one)."""
+        start = {p: resolve(p, binding) for p in inline.params}
+        found: set = set()
+        for rule in inline.rules:
+            for _, solution in self._solve(rule, dict(start), None):
+                found.add(tuple(resolve(a, solution) for a in rule.head.args))
+                if first:
+                    return found
+        return found
+
     def check(self, lit, binding: dict):
         """Evaluate a non-relational literal under a binding: (holds, extended binding, text, kind)."""
         if isinstance(lit, Neg):
             args = tuple(resolve(a, binding) for a in lit.lit.args)
-            holds = not any(self._matches(args, t) for t in self.candidates(lit.lit.pred, args, {}))
+            if lit.inline is not None:
+                holds = not self._inline_solutions(lit.inline, binding, first=True)
+            else:
+                holds = not any(self._matches(args, t) for t in self.candidates(lit.lit.pred, args, {}))
             if lit.shown is not None:  # a negated conjunction: the user's goal, not its auxiliary predicate
                 text = format_term(Compound("\\+", (resolve(lit.shown, binding),)))
             else:
@@ -159,8 +174,11 @@ class BodyMatcher:
         # aggregate
         position = {v: i for i, v in enumerate(lit.goal.args)}
         template = term_getter(lit.template, position) if lit.template is not None else None
-        members = [t for t in self.relations.get(lit.goal.pred, {})
-                   if all(t[position[v]] == resolve(v, binding) for v in lit.group)]
+        if lit.inline is not None:
+            members = list(self._inline_solutions(lit.inline, binding))
+        else:
+            members = [t for t in self.relations.get(lit.goal.pred, {})
+                       if all(t[position[v]] == resolve(v, binding) for v in lit.group)]
         value = aggregate_value(lit.kind, members, template) if members else EMPTY_AGGREGATE.get(lit.kind, MISSING)
         if value is MISSING:
             return False, binding, "", "aggregate"

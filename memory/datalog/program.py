@@ -50,11 +50,22 @@ class Lit:
 
 
 @dataclass(frozen=True, slots=True)
+class Inline:
+    """An auxiliary predicate evaluated per caller row instead of as a relation: its rules, run with `params`
+    (the variables its caller binds) bound. Used where a guard from the caller (see `_guard`) would make the
+    auxiliary depend on its caller's recursive head: `c(Z) :- c(Z), \\+ (f(U), U < Z)`."""
+
+    params: tuple
+    rules: tuple
+
+
+@dataclass(frozen=True, slots=True)
 class Neg:
     lit: Lit
     # The negated goal as the user wrote it, when `lit` is an auxiliary predicate standing for a conjunction
     # or disjunction: proofs show this goal, never the auxiliary.
     shown: Term | None = field(default=None, compare=False)
+    inline: Inline | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +85,7 @@ class Agg:
     group: tuple  # goal variables bound outside the aggregate (the grouping key)
     result: Term
     shown: Term | None = field(default=None, compare=False)  # the goal as the user wrote it (proofs show it)
+    inline: Inline | None = field(default=None, compare=False)  # its goal evaluated per group (see Inline)
 
 
 Literal = Union[Lit, Neg, Builtin, Agg]
@@ -413,15 +425,17 @@ def bound_variables(body: Iterable, initially: set | None = None) -> set:
     return bound
 
 
-def literal_dependency(literal: Literal) -> tuple | None:
-    """(predicate read, through negation or aggregation?) for a body literal; None for builtins."""
+def literal_dependencies(literal: Literal) -> list[tuple]:
+    """(predicate read, through negation or aggregation?) for a body literal: none for a builtin, every
+    predicate its rules read for an inline negation or aggregate (see `Inline`)."""
     if isinstance(literal, Lit):
-        return literal.pred, False
-    if isinstance(literal, Neg):
-        return literal.lit.pred, True
-    if isinstance(literal, Agg):
-        return literal.goal.pred, True
-    return None
+        return [(literal.pred, False)]
+    if isinstance(literal, (Neg, Agg)):
+        if literal.inline is not None:
+            return [(pred, True) for rule in literal.inline.rules for lit in rule.body
+                    for pred, _ in literal_dependencies(lit)]
+        return [(literal.lit.pred if isinstance(literal, Neg) else literal.goal.pred, True)]
+    return []
 
 
 def rules_by_head(rules: Iterable[Rule]) -> dict[Pred, list[Rule]]:
@@ -434,7 +448,7 @@ def rules_by_head(rules: Iterable[Rule]) -> dict[Pred, list[Rule]]:
 
 def body_preds(rules: Iterable) -> set:
     """Every predicate the bodies of these rules read."""
-    return {dep[0] for rule in rules for lit in rule.body if (dep := literal_dependency(lit)) is not None}
+    return {pred for rule in rules for lit in rule.body for pred, _ in literal_dependencies(lit)}
 
 
 def parse_program(text: str) -> Program:
