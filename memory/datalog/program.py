@@ -206,7 +206,7 @@ class Normalizer:
                 aux = literal.lit if isinstance(literal, Neg) else literal.goal if isinstance(literal, Agg) else None
                 if aux is not None and aux.pred in by_aux:
                     for inner in by_aux[aux.pred]:
-                        _guard(inner, rule, position, where)
+                        _guard(inner, rule, position)
 
     def _add_rules(self, head: Lit, body: Term, source: int, where: str) -> None:
         for alternative in _dnf(body, f"rule: {where}"):
@@ -298,7 +298,7 @@ class Normalizer:
         return head
 
 
-def _guard(inner: Rule, outer: Rule, position: int, where: str) -> None:
+def _guard(inner: Rule, outer: Rule, position: int) -> None:
     """Give an auxiliary rule the literals of its caller that bind the variables it shares with the caller.
 
     `top(X) :- n(X), \\+ (n(Y), Y > X)` makes `$neg(X) :- n(Y), Y > X`, where nothing binds X: on its own the
@@ -328,6 +328,7 @@ def _guard(inner: Rule, outer: Rule, position: int, where: str) -> None:
     if missing <= bound_variables(guards):
         inner.body = guards + inner.body
         inner.guards, inner.guarded = guards, frozenset(missing)
+    # else: nothing before the negation or aggregate binds them; check_safety reports the caller's rule
 
 
 def drop_guards(inner: Rule, unwanted) -> bool:
@@ -352,7 +353,6 @@ def drop_guards(inner: Rule, unwanted) -> bool:
     inner.body = kept + inner.body[len(inner.guards):]
     inner.guards = kept
     return True
-    # else: nothing before the negation or aggregate binds them; check_safety reports the caller's rule
 
 
 def _outer_vars(rule: Rule, position: int) -> set:
