@@ -120,8 +120,9 @@ def _aggregate(spec: Term, goal: Term, binding: dict, model: Model):
     if kind in ("max", "min"):
         values = [arith(template, s) for s in solutions]
         return (max if kind == "max" else min)(values) if values else None
-    if kind == "set":
-        values = sorted({resolve(template, s) for s in solutions})  # the generator's sets hold integers
+    if kind in ("set", "bag"):  # the generator's sets and bags hold integers; a bag keeps duplicates
+        instances = [resolve(template, s) for s in solutions]
+        values = sorted(set(instances) if kind == "set" else instances)
         out: Term = "[]"
         for v in reversed(values):
             out = Compound(".", (v, out))

@@ -310,7 +310,7 @@ class Generator:
         name, arity = rng.choice([p for p in prog.preds if p[1] == 2])
         other, other_arity = rng.choice(prog.preds + STORED)
         local = ", ".join(["X"] + ["U"] * (other_arity - 1))
-        choice = rng.randrange(8)
+        choice = rng.randrange(9)
         asked = [
             f"aggregate_all(count, {name}(X, Y), N)",
             f"aggregate_all(sum(X * Y), {name}(X, Y), S)",
@@ -320,7 +320,10 @@ class Generator:
             f"{name}(X, Y), X < Y",
             f"{name}(X, _), aggregate_all(count, {name}(X, Z), N)",
             f"{name}(X, Y), \\+ ({name}(Y, Z), Z > X)",
+            f"{name}(X, _), aggregate_all(bag(Y), {name}(X, Y), L)",
         ][choice]
         swi = {2: f"aggregate_all(max(T), ({name}(X, Y), T is Y - X), M)",  # (see `goal`)
-               3: f"aggregate_all(min(T), ({name}(X, Y), T is X + Y), M)"}.get(choice, asked)
+               3: f"aggregate_all(min(T), ({name}(X, Y), T is X + Y), M)",
+               # SWI-Prolog's bag keeps its solutions' order; ours is the standard order of the same values
+               8: f"{name}(X, _), aggregate_all(bag(Y), {name}(X, Y), B), msort(B, L)"}.get(choice, asked)
         return out + [asked], out + [swi]
