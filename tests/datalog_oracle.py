@@ -84,6 +84,9 @@ def solve(goal: Term, binding: dict, model: Model) -> Iterator[dict]:
     if name == "," and len(args) == 2:
         for first in solve(args[0], binding, model):
             yield from solve(args[1], first, model)
+    elif name == ";" and len(args) == 2:
+        yield from solve(args[0], binding, model)
+        yield from solve(args[1], binding, model)
     elif name in ("\\+", "not") and len(args) == 1:
         if next(solve(args[0], dict(binding), model), None) is None:
             yield binding

@@ -72,6 +72,10 @@ def goal(g, prefix: str = "", swi: bool = False) -> str:
         return f"{expr(g[2])} {g[1]} {expr(g[3])}"
     if kind == "is":
         return f"{g[1]} is {expr(g[2])}"
+    if kind == "or":
+        left = ", ".join(goal(x, prefix, swi) for x in g[1])
+        right = ", ".join(goal(x, prefix, swi) for x in g[2])
+        return f"({left} ; {right})"
     if kind == "not":
         inner = ", ".join(goal(x, prefix, swi) for x in g[1])
         return f"\\+ {inner}" if len(g[1]) == 1 else f"\\+ ({inner})"
@@ -101,6 +105,8 @@ def _goal_vars(g) -> set:
         return {g[1]} | _expr_vars(g[2])
     if g[0] == "not":
         return set().union(*(_goal_vars(x) for x in g[1]))
+    if g[0] == "or":
+        return set().union(*(_goal_vars(x) for x in g[1] + g[2]))
     return set().union(*(_goal_vars(x) for x in g[3])) | _expr_vars(g[2]) | {g[4]}
 
 
@@ -136,15 +142,20 @@ def clingo_text(prog: Program) -> str:
                     parts.append("not " + _lit(name, shared))
             else:
                 _, spec, template, inner, result = g
-                local = sorted(set().union(*(_goal_vars(x) for x in inner)))
-                conds = ", ".join(_clingo_goal(x) if x[0] != "not" else "not " + _clingo_goal(x[1][0]) for x in inner)
-                terms = ", ".join(local) if local else "0"
-                if spec == "count":
-                    parts.append(f"{result} = #count{{ {terms} : {conds} }}")
-                else:
-                    parts.append(f"{result} = #{spec}{{ {expr(template)}, {terms} : {conds} }}")
-                    if spec in ("max", "min"):  # clingo's max of nothing is #inf; Prolog's fails
-                        parts.append(f"#count{{ {terms} : {conds} }} > 0")
+                # one element per alternative, numbered (so each alternative's solutions count, as in Prolog)
+                sides = [g0 + inner[1:] for g0 in (inner[0][1], inner[0][2])] if inner[0][0] == "or" else [inner]
+                elements, counted = [], []
+                for number, side in enumerate(sides):
+                    local = sorted(set().union(*(_goal_vars(x) for x in side)))
+                    conds = ", ".join(_clingo_goal(x) if x[0] != "not" else "not " + _clingo_goal(x[1][0])
+                                      for x in side)
+                    terms = ", ".join(local + [str(number)])
+                    value = "" if spec == "count" else f"{expr(template)}, "
+                    elements.append(f"{value}{terms} : {conds}")
+                    counted.append(f"{terms} : {conds}")
+                parts.append(f"{result} = #{spec}{{ {' ; '.join(elements)} }}")
+                if spec in ("max", "min"):  # clingo's max of nothing is #inf; Prolog's fails
+                    parts.append(f"#count{{ {' ; '.join(counted)} }} > 0")
                 bound.add(result)
                 before.append(parts[-1])
         lines.append(f"{_lit(*head)} :- {', '.join(parts)}.")
@@ -276,6 +287,14 @@ class Generator:
                     inner_vars.append(local)
                     args.append(local)
             inner.append(("lit", pred[0], args))
+        if inner_vars and rng.random() < 0.25:
+            # a disjunction: each alternative's solutions count (a value in both counts twice, as in Prolog)
+            pred = rng.choice(lower)
+            other = ("lit", pred[0], [rng.choice(inner_vars) if rng.random() < 0.6 else
+                                      rng.choice(bound) if bound and rng.random() < 0.5 else rng.choice(DOMAIN)
+                                      for _ in range(pred[1])])
+            inner = [("or", inner, [other])]
+            inner_vars = [v for v in inner_vars if v in other[2]]  # bound in every alternative
         visible = inner_vars + [v for v in bound if v in set().union(*map(_goal_vars, inner))]
         if visible and rng.random() < 0.3:
             inner.append(("cmp", rng.choice(OPS), rng.choice(visible), rng.choice(DOMAIN)))

@@ -286,9 +286,28 @@ class Normalizer:
                     f"in the rule (rule: {where})"
                 )
             goal_vars += outer
-        aux = self.aux_predicate("agg", goal_vars, inner, source, where)
         group = tuple(v for v in goal_vars if v in outside)
-        return Agg(kind, template, aux, group, result, shown)
+        alternatives = _dnf(inner, f"rule: {where}")
+        if len(alternatives) == 1:
+            return Agg(kind, template, self.aux_predicate("agg", goal_vars, inner, source, where), group, result, shown)
+        # Prolog counts a solution once per alternative of a disjunction that gives it (`(p(X) ; q(X))` with p(1)
+        # and q(1) counts 2): the auxiliary numbers its alternatives in a last column, so each keeps its own.
+        self.program.auxiliaries += 1
+        pred = Pred.auxiliary(f"agg{self.program.auxiliaries}", len(goal_vars) + 1)
+        template_vars = set(variables(template)) if template is not None else set()
+        for number, alternative in enumerate(alternatives):
+            # A local variable of another alternative is unbound in this one's solutions: its column holds a
+            # placeholder, which only counts (a template reading it would meet an unbound variable in Prolog).
+            present = _vars_of(alternative)
+            absent = [v for v in goal_vars if v not in present and v not in outside]
+            if template_vars & set(absent):
+                raise InvalidProgram(
+                    f"variable {sorted(v.name for v in template_vars & set(absent))[0]} of the aggregate template "
+                    f"does not occur in every alternative of its goal (rule: {where})"
+                )
+            args = tuple(UNBOUND if v in absent else v for v in goal_vars) + (number,)
+            self._add_rules(Lit(pred, args), _conjunction(alternative), source, where)
+        return Agg(kind, template, Lit(pred, goal_vars + (ALTERNATIVE,)), group, result, shown)
 
     def aux_predicate(self, kind: str, head_vars: tuple, body: Term, source: int, where: str) -> Lit:
         self.program.auxiliaries += 1
@@ -296,6 +315,17 @@ class Normalizer:
         head = Lit(pred, head_vars)
         self._add_rules(head, body, source, where)
         return head
+
+
+ALTERNATIVE = Var("$alternative")  # an aggregate goal's column numbering its alternatives (no user variable)
+UNBOUND = "$unbound"  # the column of a variable an alternative of an aggregate goal does not bind
+
+
+def _conjunction(goals: list) -> Term:
+    term = goals[-1]
+    for goal in reversed(goals[:-1]):
+        term = Compound(",", (goal, term))
+    return term
 
 
 def _guard(inner: Rule, outer: Rule, position: int) -> None:
