@@ -5,16 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..errors import InvalidProgram
-from ..terms import Var, variables
+from ..terms import Var
 from . import builtin_table
-from .program import (Agg, Builtin, Inline, Lit, Neg, Program, Rule, bound_variables, drop_guards, format_literal, literal_dependencies,
-                      literal_vars)
-
-__all__ = ["analyze", "bound_variables", "check_safety", "stratify"]
-
-
-def _vars(term) -> set:
-    return set(variables(term))
+# bound_variables lives with the program (normalization needs it for guards); imported from here as before.
+from .program import (Agg, Builtin, Inline, Lit, Neg, Program, Rule, bound_variables, drop_guards, format_literal,
+                      literal_dependencies, literal_vars)
 
 
 def _var_names(vs) -> str:
