@@ -6,8 +6,8 @@ from collections import Counter
 from itertools import islice
 from operator import itemgetter
 
-from ..terms import NIL, Float, Term, make_list
-from .builtins import from_number, order_key, to_number
+from ..terms import NIL, Compound, Float, Term, make_list
+from .builtins import BINARY, UNARY, evaluate, from_number, order_key, to_number
 from .program import Agg
 from .relations import RELEASE_SLICE, Relations, build_index, key_function
 from .rows import MISSING, Step, bind_result, term_getter
@@ -47,21 +47,41 @@ def _counts(relation: dict, columns: tuple, budget=None) -> dict:
 
 
 def aggregate_value(kind: str, members: list, template) -> Term:
-    """count/sum/max/min/bag/set over the goal's solutions (bag and set in standard order)."""
+    """count/sum/max/min/bag/set over the goal's solutions (bag and set in standard order).
+
+    sum, max and min read their template as an arithmetic expression, evaluated per solution (as
+    SWI-Prolog's `S is S0 + E`): `sum(X*2)` adds numbers, `max(-X)` compares them. max and min also take
+    templates that are not arithmetic (atoms, strings, other compounds) and pick by standard order, where
+    SWI-Prolog raises a type error."""
     if kind == "count":
         return len(members)
     values = [template(u) for u in sorted(members, key=lambda u: tuple(order_key(x) for x in u))]
     if kind == "sum":
-        return from_number(sum(to_number(v) for v in values))
+        return from_number(sum(to_number(evaluated(v)) for v in values))
     if kind in ("max", "min"):
+        values = [evaluated(v) if type(v) is Compound and _arithmetic(v) else v for v in values]
         pick = max if kind == "max" else min
         if all(type(v) is int or type(v) is Float for v in values):
             return pick(values, key=to_number)
         return pick(values, key=order_key)
-    if kind == "bag":
-        return make_list(values)
+    if kind == "bag":  # every solution's value, duplicates kept, in standard order (solutions have no order here)
+        return make_list(sorted(values, key=order_key))
     unique = {order_key(v): v for v in values}
     return make_list([unique[k] for k in sorted(unique)])
+
+
+def evaluated(term: Term) -> Term:
+    """A template's value as a number: numbers as they are, a compound evaluated as an arithmetic expression
+    (typed errors as for `is`), anything else left for `to_number` to refuse."""
+    if type(term) is Compound:
+        return from_number(evaluate(term))
+    return term
+
+
+def _arithmetic(term: Compound) -> bool:
+    """Whether a compound's principal functor is an arithmetic function (then it is evaluated)."""
+    n = len(term.args)
+    return n == 2 and term.functor in BINARY or n == 1 and term.functor in UNARY
 
 
 EMPTY_AGGREGATE = {"count": 0, "sum": 0, "bag": NIL, "set": NIL}

@@ -99,6 +99,15 @@ def _power(a: Number, b: Number) -> Number:
         if a not in (0, 1, -1) and (abs(a).bit_length() - 1) * b >= MAX_INTEGER_BITS:
             raise _too_large()
         return a ** b
+    if type(a) is int and type(b) is int:
+        # A negative integer exponent, as SWI-Prolog answers it by default (prefer_rationals false):
+        # 1 and -1 stay integers (their powers are exact), 0 is a division by zero, others give a float.
+        if a == 1:
+            return 1
+        if a == -1:
+            return 1 if b % 2 == 0 else -1
+        if a == 0:
+            raise EvaluationError("division by zero")
     if a < 0 and float(b) != int(b):
         raise EvaluationError("a negative number to a fractional power is not a real number")
     return float(a) ** float(b)
@@ -116,6 +125,17 @@ def _shift_right(a: int, b: int) -> int:
 
 def _float(a: Number) -> float:
     return float(a)
+
+
+def _round(a: Number) -> int:
+    """ISO round/1: the nearest integer, halves away from zero (Python's round() takes halves to even)."""
+    if type(a) is int:
+        return a
+    magnitude = abs(a)
+    whole = math.floor(magnitude)
+    if magnitude - whole >= 0.5:  # exact: both are floats within a factor of two, or whole is 0
+        whole += 1
+    return -whole if a < 0 else whole
 
 
 BINARY: dict[str, Callable[[Number, Number], Number]] = {name: _arith(fn) for name, fn in {
@@ -144,11 +164,11 @@ UNARY: dict[str, Callable[[Number], Number]] = {name: _arith(fn) for name, fn in
     "abs": abs,
     "sign": lambda a: (a > 0) - (a < 0) if type(a) is int else math.copysign(1.0, a) if a else 0.0,
     "truncate": lambda a: int(a),
-    "round": lambda a: int(round(a)),
+    "round": _round,
     "ceiling": lambda a: math.ceil(a),
     "floor": lambda a: math.floor(a),
     "float": _float,
-    "integer": lambda a: int(round(a)),
+    "integer": _round,
     "sqrt": lambda a: math.sqrt(a) if a >= 0 else _raise("sqrt of a negative number"),
 }.items()}
 

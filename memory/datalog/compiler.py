@@ -8,12 +8,12 @@ from time import perf_counter
 from typing import Callable
 
 from ..terms import Var, is_ground, variables
-from .aggregates import compile_aggregate
+from .aggregates import EMPTY_AGGREGATE, aggregate_value, compile_aggregate
 from .builtin_table import compile_builtin
 from .planner import order_body
 from .program import Agg, Builtin, Lit, Neg, Rule, literal_vars
 from .relations import EMPTY, Relations
-from .rows import Step, head_projection, match_pattern
+from .rows import MISSING, Step, bind_result, head_projection, match_pattern, term_getter
 
 SLICE_S = 0.005  # a join step runs about this long between budget checks
 FIRST_SLICE = 64
@@ -228,6 +228,89 @@ def compile_negation(neg: Neg, varmap: dict, width: int, rels: Relations) -> Ste
     return Step(lambda rows, _d=None: [r for r in rows if row_key(r) not in index], varmap, width)
 
 
+def compile_filter(lit, varmap: dict, width: int, rels: Relations, budget) -> Step:
+    """A negation, builtin or aggregate as a step, its inputs bound in `varmap`."""
+    if isinstance(lit, Neg):
+        if lit.inline is not None:
+            return _inline_negation(lit, varmap, width, rels, budget)
+        return compile_negation(lit, varmap, width, rels)
+    if isinstance(lit, Builtin):
+        return compile_builtin(lit, varmap, width)
+    if lit.inline is not None:
+        return _inline_aggregate(lit, varmap, width, rels, budget)
+    return compile_aggregate(lit, varmap, width, rels, budget)
+
+
+# --- inline negations and aggregates (see `program.Inline`) --------------------------------------------------
+
+def _subgoal(rule: Rule, params: tuple, rels: Relations, budget) -> Callable[[list], set]:
+    """An auxiliary rule run from rows of its parameters' values: the head tuples they give. The relations it
+    reads are complete (they are in strata below its caller's)."""
+    varmap = {p: i for i, p in enumerate(params)}
+    width = len(params)
+    needed = set(literal_vars(rule.head)).union(*(literal_vars(lit) for lit in rule.body))
+    steps = []
+    for i in order_body(rule, set(params), rels.size):
+        lit = rule.body[i]
+        step = compile_positive(lit, varmap, width, rels, needed, seed=False) if isinstance(lit, Lit) else \
+            compile_filter(lit, varmap, width, rels, budget)
+        steps.append(step.run)
+        varmap, width = step.varmap, step.width
+    project = head_projection(rule.head.args, varmap)
+
+    def run(rows: list) -> set:
+        for step in steps:
+            if not rows:
+                return set()
+            rows = step(rows)
+            if budget is not None:
+                budget.check()
+        return set(map(project, rows))
+    return run
+
+
+def _params_key(params: tuple, varmap: dict) -> Callable:
+    positions = tuple(varmap[p] for p in params)
+    return lambda r: tuple(r[i] for i in positions)
+
+
+def _inline_negation(neg: Neg, varmap: dict, width: int, rels: Relations, budget) -> Step:
+    params = neg.inline.params
+    key = _params_key(params, varmap)
+    goals = [_subgoal(rule, params, rels, budget) for rule in neg.inline.rules]
+
+    def run(rows, _d=None):
+        keys = list({key(r) for r in rows})
+        holding: set = set()
+        for goal in goals:
+            holding |= goal(keys)
+        return [r for r in rows if key(r) not in holding]
+    return Step(run, varmap, width)
+
+
+def _inline_aggregate(agg: Agg, varmap: dict, width: int, rels: Relations, budget) -> Step:
+    params = agg.inline.params
+    key = _params_key(params, varmap)
+    goals = [_subgoal(rule, params, rels, budget) for rule in agg.inline.rules]
+    position = {v: i for i, v in enumerate(agg.goal.args)}
+    group = tuple(position[p] for p in params)
+    template = term_getter(agg.template, position) if agg.template is not None else None
+    default = EMPTY_AGGREGATE.get(agg.kind, MISSING)
+    values: dict = {}
+    bind = bind_result(agg.result, lambda r: values.get(key(r), default), varmap, width)
+
+    def run(rows, _d=None):
+        keys = list({key(r) for r in rows})
+        members: dict = {}
+        for goal in goals:
+            for t in goal(keys):
+                members.setdefault(tuple(t[i] for i in group), set()).add(t)
+        values.clear()
+        values.update((k, aggregate_value(agg.kind, list(m), template)) for k, m in members.items())
+        return bind.run(rows)
+    return Step(run, bind.varmap, bind.width)
+
+
 class CompiledRule:
     """A rule ready to fire: optionally seeded from a delta at one body position."""
 
@@ -255,12 +338,8 @@ class CompiledRule:
             if isinstance(lit, Lit):
                 step = compile_positive(lit, varmap, width, rels, needed_after[k], seed=(k == 0 and seed is not None),
                                         once=seed is None)
-            elif isinstance(lit, Neg):
-                step = compile_negation(lit, varmap, width, rels)
-            elif isinstance(lit, Builtin):
-                step = compile_builtin(lit, varmap, width)
             else:
-                step = compile_aggregate(lit, varmap, width, rels, budget)
+                step = compile_filter(lit, varmap, width, rels, budget)
             steps.append(step)
             varmap, width = step.varmap, step.width
         self.project = head_projection(rule.head.args, varmap)

@@ -23,7 +23,7 @@ from dataclasses import replace
 
 from .planner import binds, order_body
 from .predicates import Pred
-from .program import Agg, Lit, Neg, Rule, body_preds, literal_vars, rules_by_head
+from .program import Agg, Lit, Neg, Rule, body_preds, literal_dependencies, literal_vars, rules_by_head
 
 
 def _ground_under(term, bound: set) -> bool:
@@ -78,6 +78,8 @@ class _Rewriter:
                 elif isinstance(lit, Agg):
                     self.full.add(lit.goal.pred)
                 prefix.append(lit)
+            if isinstance(lit, (Neg, Agg)) and lit.inline is not None:  # what its rules read, in full
+                self.full.update(pred for pred, _ in literal_dependencies(lit) if pred in self.idb)
             bound |= binding
         rewritten = Rule(head, tuple(_drop_implied_guard(head, prefix)), rule.source, origin=rule)
         for magic, callee in pending_magic:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..terms import format_term, is_ground
+from ..terms import Compound, format_term, is_ground
 from .aggregates import EMPTY_AGGREGATE, aggregate_value
 from .builtin_table import check_builtin
 from .builtins import order_key, resolve, unify
 from .planner import order_body
-from .program import Agg, Builtin, Lit, Neg, Rule, format_literal, literal_term
+from .program import Builtin, Lit, Neg, Rule, aggregate_term, literal_term
 from .relations import RULE_BITS, build_index, index_key
 from .rows import MISSING, match_pattern, term_getter
 
@@ -137,27 +137,54 @@ class BodyMatcher:
                     best = (j, cands)
         return best
 
+    @staticmethod
+    def _matches(args: tuple, t: tuple) -> bool:
+        """Whether a tuple matches a negated literal's arguments: one set of bindings for all of them, so
+        `\\+ e(X, X)` is matched only by tuples whose two columns are equal."""
+        fresh: dict = {}
+        return all(match_pattern(a, v, (), {}, fresh) for a, v in zip(args, t))
+
+    def _inline_solutions(self, inline, binding: dict, first: bool = False) -> set:
+        """The head tuples of an inline auxiliary's rules with its parameters bound as in `binding` (with
+        `first`, as soon as there is one)."""
+        start = {p: resolve(p, binding) for p in inline.params}
+        found: set = set()
+        for rule in inline.rules:
+            for _, solution in self._solve(rule, dict(start), None):
+                found.add(tuple(resolve(a, solution) for a in rule.head.args))
+                if first:
+                    return found
+        return found
+
     def check(self, lit, binding: dict):
         """Evaluate a non-relational literal under a binding: (holds, extended binding, text, kind)."""
         if isinstance(lit, Neg):
             args = tuple(resolve(a, binding) for a in lit.lit.args)
-            holds = not any(
-                all(match_pattern(a, v, (), {}, {}) for a, v in zip(args, t)) for t in self.candidates(lit.lit.pred, args, {})
-            )
-            return holds, binding, "\\+ " + goal_text(lit.lit.pred, args), "negation"
+            if lit.inline is not None:
+                holds = not self._inline_solutions(lit.inline, binding, first=True)
+            else:
+                holds = not any(self._matches(args, t) for t in self.candidates(lit.lit.pred, args, {}))
+            if lit.shown is not None:  # a negated conjunction: the user's goal, not its auxiliary predicate
+                text = format_term(Compound("\\+", (resolve(lit.shown, binding),)))
+            else:
+                text = "\\+ " + goal_text(lit.lit.pred, args)
+            return holds, binding, text, "negation"
         if isinstance(lit, Builtin):
             return (*check_builtin(lit, binding, self.compiled), "builtin")
         # aggregate
         position = {v: i for i, v in enumerate(lit.goal.args)}
         template = term_getter(lit.template, position) if lit.template is not None else None
-        members = [t for t in self.relations.get(lit.goal.pred, {})
-                   if all(t[position[v]] == resolve(v, binding) for v in lit.group)]
+        if lit.inline is not None:
+            members = list(self._inline_solutions(lit.inline, binding))
+        else:
+            members = [t for t in self.relations.get(lit.goal.pred, {})
+                       if all(t[position[v]] == resolve(v, binding) for v in lit.group)]
         value = aggregate_value(lit.kind, members, template) if members else EMPTY_AGGREGATE.get(lit.kind, MISSING)
         if value is MISSING:
             return False, binding, "", "aggregate"
         trial = dict(binding)
         holds = unify(lit.result, value, trial)
-        text = format_literal(Agg(lit.kind, lit.template, lit.goal, lit.group, resolve(lit.result, trial)))
+        text = format_term(aggregate_term(lit, trial))
         return holds, trial, text, "aggregate"
 
 

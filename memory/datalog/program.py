@@ -14,7 +14,9 @@ from typing import Iterable, Union
 
 from ..errors import InvalidProgram
 from ..terms import Compound, Float, String, Term, Var, format_term, indicator, variables
+from . import builtin_table
 from .builtin_table import BUILTINS, builtin
+from .builtins import resolve
 from .predicates import Pred, is_reserved
 
 BUILTIN_OPS = frozenset(BUILTINS)  # the builtins' names (`builtin(name, arity)` says whether a call is one)
@@ -48,8 +50,22 @@ class Lit:
 
 
 @dataclass(frozen=True, slots=True)
+class Inline:
+    """An auxiliary predicate evaluated per caller row instead of as a relation: its rules, run with `params`
+    (the variables its caller binds) bound. Used where a guard from the caller (see `_guard`) would make the
+    auxiliary depend on its caller's recursive head: `c(Z) :- c(Z), \\+ (f(U), U < Z)`."""
+
+    params: tuple
+    rules: tuple
+
+
+@dataclass(frozen=True, slots=True)
 class Neg:
     lit: Lit
+    # The negated goal as the user wrote it, when `lit` is an auxiliary predicate standing for a conjunction
+    # or disjunction: proofs show this goal, never the auxiliary.
+    shown: Term | None = field(default=None, compare=False)
+    inline: Inline | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +84,8 @@ class Agg:
     goal: Lit  # the auxiliary predicate over all variables of the goal
     group: tuple  # goal variables bound outside the aggregate (the grouping key)
     result: Term
+    shown: Term | None = field(default=None, compare=False)  # the goal as the user wrote it (proofs show it)
+    inline: Inline | None = field(default=None, compare=False)  # its goal evaluated per group (see Inline)
 
 
 Literal = Union[Lit, Neg, Builtin, Agg]
@@ -80,6 +98,8 @@ class Rule:
     source: int  # index into Program.sources
     origin: "Rule | None" = None  # for rewritten rules: the rule whose meaning they carry
     index: int = 0  # position in the evaluated rule list (set by the engine)
+    guards: tuple = ()  # an auxiliary rule's leading literals copied from its caller (see `_guard`)
+    guarded: frozenset = frozenset()  # the variables its guards are there to bind
 
     @property
     def meaning(self) -> "Rule":
@@ -173,6 +193,22 @@ class Normalizer:
         return source
 
     def add_rules(self, head: Lit, body: Term, source: int, where: str) -> None:
+        """The rules of `head :- body` (one per alternative of the body, plus those of its auxiliary predicates),
+        each auxiliary rule given the guards it needs (see `_guard`)."""
+        before = len(self.program.rules)
+        self._add_rules(head, body, source, where)
+        made = self.program.rules[before:]
+        by_aux = rules_by_head(r for r in made if r.head.pred.is_auxiliary)
+        # A rule comes after the auxiliary rules its body made: from the last back, every rule is guarded
+        # before the rules of the auxiliaries its body calls, so those can take guards from its guards.
+        for rule in reversed(made):
+            for position, literal in enumerate(rule.body):
+                aux = literal.lit if isinstance(literal, Neg) else literal.goal if isinstance(literal, Agg) else None
+                if aux is not None and aux.pred in by_aux:
+                    for inner in by_aux[aux.pred]:
+                        _guard(inner, rule, position)
+
+    def _add_rules(self, head: Lit, body: Term, source: int, where: str) -> None:
         for alternative in _dnf(body, f"rule: {where}"):
             literals = []
             dead = False
@@ -225,7 +261,7 @@ class Normalizer:
                 return Builtin(converted.op, converted.args, not converted.negated)
         shared = tuple(v for v in _ordered_vars(inner) if v in outside)
         aux = self.aux_predicate("neg", shared, inner, source, where)
-        return Neg(aux)
+        return Neg(aux, inner)
 
     def aggregate(self, goal: Compound, outside: set, source: int, where: str) -> Agg:
         spec, inner, result = goal.args
@@ -237,24 +273,138 @@ class Normalizer:
             raise InvalidProgram(
                 f"aggregate_all/3 takes count, sum(E), max(E), min(E), bag(E) or set(E), not {format_term(spec)} (rule: {where})"
             )
-        inner = _name_anonymous(inner)
+        shown, inner = inner, _name_anonymous(inner)
         goal_vars = tuple(_ordered_vars(inner))
         if template is not None:
-            stray = [v for v in _ordered_vars(template) if v not in goal_vars]
+            # A template may also use a variable bound outside (`max(U - X)` with X bound before): the auxiliary
+            # carries it as a column, which is the same in every solution of a group.
+            outer = tuple(v for v in _ordered_vars(template) if v not in goal_vars and v in outside)
+            stray = [v for v in _ordered_vars(template) if v not in goal_vars and v not in outside]
             if stray:
                 raise InvalidProgram(
-                    f"variable {stray[0].name} of the aggregate template does not occur in its goal (rule: {where})"
+                    f"variable {stray[0].name} of the aggregate template occurs neither in its goal nor elsewhere "
+                    f"in the rule (rule: {where})"
                 )
-        aux = self.aux_predicate("agg", goal_vars, inner, source, where)
+            goal_vars += outer
         group = tuple(v for v in goal_vars if v in outside)
-        return Agg(kind, template, aux, group, result)
+        alternatives = _dnf(inner, f"rule: {where}")
+        if len(alternatives) == 1:
+            return Agg(kind, template, self.aux_predicate("agg", goal_vars, inner, source, where), group, result, shown)
+        # Prolog counts a solution once per alternative of a disjunction that gives it (`(p(X) ; q(X))` with p(1)
+        # and q(1) counts 2): the auxiliary numbers its alternatives in a last column, so each keeps its own.
+        self.program.auxiliaries += 1
+        pred = Pred.auxiliary(f"agg{self.program.auxiliaries}", len(goal_vars) + 1)
+        template_vars = set(variables(template)) if template is not None else set()
+        for number, alternative in enumerate(alternatives):
+            # A local variable of another alternative is unbound in this one's solutions: its column holds a
+            # placeholder, which only counts (a template reading it would meet an unbound variable in Prolog).
+            present = _vars_of(alternative)
+            absent = [v for v in goal_vars if v not in present and v not in outside]
+            if template_vars & set(absent):
+                raise InvalidProgram(
+                    f"variable {sorted(v.name for v in template_vars & set(absent))[0]} of the aggregate template "
+                    f"does not occur in every alternative of its goal (rule: {where})"
+                )
+            args = tuple(UNBOUND if v in absent else v for v in goal_vars) + (number,)
+            self._add_rules(Lit(pred, args), _conjunction(alternative), source, where)
+        return Agg(kind, template, Lit(pred, goal_vars + (ALTERNATIVE,)), group, result, shown)
 
     def aux_predicate(self, kind: str, head_vars: tuple, body: Term, source: int, where: str) -> Lit:
         self.program.auxiliaries += 1
         pred = Pred.auxiliary(f"{kind}{self.program.auxiliaries}", len(head_vars))
         head = Lit(pred, head_vars)
-        self.add_rules(head, body, source, where)
+        self._add_rules(head, body, source, where)
         return head
+
+
+ALTERNATIVE = Var("$alternative")  # an aggregate goal's column numbering its alternatives (no user variable)
+UNBOUND = "$unbound"  # the column of a variable an alternative of an aggregate goal does not bind
+
+
+def _conjunction(goals: list) -> Term:
+    term = goals[-1]
+    for goal in reversed(goals[:-1]):
+        term = Compound(",", (goal, term))
+    return term
+
+
+def _guard(inner: Rule, outer: Rule, position: int) -> None:
+    """Give an auxiliary rule the literals of its caller that bind the variables it shares with the caller.
+
+    `top(X) :- n(X), \\+ (n(Y), Y > X)` makes `$neg(X) :- n(Y), Y > X`, where nothing binds X: on its own the
+    auxiliary is unsafe, though the rule is safe (X is bound by n(X) before the negation, as in Prolog). The
+    guard copies that binding in, `$neg(X) :- n(X), n(Y), Y > X`: the caller only asks the auxiliary about
+    rows where its guard holds, so the answers are the same. Guards come only from the literals before the
+    negation or aggregate (what Prolog has bound when it runs); a variable bound only after it is refused by
+    `check_safety`, which says why."""
+    shared = set(inner.head.args) & _outer_vars(outer, position)
+    missing = {v for v in shared if type(v) is Var} - bound_variables(inner.body)
+    if not missing:
+        return
+    context = outer.body[:position]
+    needed, chosen = set(missing), set()
+    changed = True
+    while changed:  # the fewest prefix literals binding what is missing, and what those need in turn
+        changed = False
+        for j, literal in enumerate(context):
+            if j in chosen or isinstance(literal, Neg):
+                continue
+            if _can_bind(literal) & needed:
+                chosen.add(j)
+                needed |= literal_vars(literal) if isinstance(literal, Builtin) else (
+                    set(literal.group) if isinstance(literal, Agg) else set())
+                changed = True
+    guards = tuple(context[j] for j in sorted(chosen))
+    if missing <= bound_variables(guards):
+        inner.body = guards + inner.body
+        inner.guards, inner.guarded = guards, frozenset(missing)
+    # else: nothing before the negation or aggregate binds them; check_safety reports the caller's rule
+
+
+def drop_guards(inner: Rule, unwanted) -> bool:
+    """Take the guard literals `unwanted(literal)` names out of an auxiliary rule, if the others still bind
+    what the guards are for (the caller's literals recursive with its head: see `analysis.stratify`)."""
+    kept = [g for g in inner.guards if not unwanted(g)]
+    if len(kept) == len(inner.guards):
+        return False
+    runnable = False
+    while not runnable:  # without the dropped literals, a kept builtin or aggregate may lack its inputs
+        runnable = True
+        for g in kept:
+            others = bound_variables([k for k in kept if k is not g])
+            if isinstance(g, Builtin) and builtin_table.unbound_inputs(g, others) or \
+                    isinstance(g, Agg) and not set(g.group) <= others:
+                kept.remove(g)
+                runnable = False
+                break
+    kept = tuple(kept)
+    if not inner.guarded <= bound_variables(kept):
+        return False
+    inner.body = kept + inner.body[len(inner.guards):]
+    inner.guards = kept
+    return True
+
+
+def _outer_vars(rule: Rule, position: int) -> set:
+    """The variables of a rule outside one body literal."""
+    out = literal_vars(rule.head)
+    for j, literal in enumerate(rule.body):
+        if j != position:
+            out |= literal_vars(literal)
+    return out
+
+
+def _can_bind(literal: Literal) -> set:
+    """The variables a literal may bind when it runs."""
+    if isinstance(literal, Lit):
+        return literal_vars(literal)
+    if isinstance(literal, Builtin):  # what its binding modes bind (a comparison binds nothing)
+        if literal.negated:
+            return set()
+        return _vars_of([literal.args[mode.binds] for mode in BUILTINS[literal.op].modes])
+    if isinstance(literal, Agg):
+        return _vars_of([literal.result])
+    return set()
 
 
 def _name_anonymous(term: Term) -> Term:
@@ -284,15 +434,38 @@ def _vars_of(terms: Iterable) -> set:
     return out
 
 
-def literal_dependency(literal: Literal) -> tuple | None:
-    """(predicate read, through negation or aggregation?) for a body literal; None for builtins."""
+def bound_variables(body: Iterable, initially: set | None = None) -> set:
+    """Variables a body binds, to a fixpoint: positive literals bind all theirs;
+    `is`, `=` and aggregates bind their outputs once their inputs are bound."""
+    bound = set(initially or ())
+    changed = True
+    while changed:
+        changed = False
+        for lit in body:
+            new: set = set()
+            if isinstance(lit, Lit):
+                new = literal_vars(lit)
+            elif isinstance(lit, Builtin):
+                new = builtin_table.binds(lit, bound)
+            elif isinstance(lit, Agg) and set(lit.group) <= bound:
+                new = set(variables(lit.result))
+            if not new <= bound:
+                bound |= new
+                changed = True
+    return bound
+
+
+def literal_dependencies(literal: Literal) -> list[tuple]:
+    """(predicate read, through negation or aggregation?) for a body literal: none for a builtin, every
+    predicate its rules read for an inline negation or aggregate (see `Inline`)."""
     if isinstance(literal, Lit):
-        return literal.pred, False
-    if isinstance(literal, Neg):
-        return literal.lit.pred, True
-    if isinstance(literal, Agg):
-        return literal.goal.pred, True
-    return None
+        return [(literal.pred, False)]
+    if isinstance(literal, (Neg, Agg)):
+        if literal.inline is not None:
+            return [(pred, True) for rule in literal.inline.rules for lit in rule.body
+                    for pred, _ in literal_dependencies(lit)]
+        return [(literal.lit.pred if isinstance(literal, Neg) else literal.goal.pred, True)]
+    return []
 
 
 def rules_by_head(rules: Iterable[Rule]) -> dict[Pred, list[Rule]]:
@@ -305,7 +478,7 @@ def rules_by_head(rules: Iterable[Rule]) -> dict[Pred, list[Rule]]:
 
 def body_preds(rules: Iterable) -> set:
     """Every predicate the bodies of these rules read."""
-    return {dep[0] for rule in rules for lit in rule.body if (dep := literal_dependency(lit)) is not None}
+    return {pred for rule in rules for lit in rule.body for pred, _ in literal_dependencies(lit)}
 
 
 def parse_program(text: str) -> Program:
@@ -338,11 +511,23 @@ def literal_term(literal: Lit) -> Term:
 
 
 def format_literal(literal: Literal) -> str:
+    """A body literal as the user wrote it (auxiliary predicates shown as the goals they stand for)."""
     if isinstance(literal, Lit):
         return format_term(literal_term(literal))
     if isinstance(literal, Neg):
+        if literal.shown is not None:
+            return format_term(Compound("\\+", (literal.shown,)))
         return "\\+ " + format_literal(literal.lit)
     if isinstance(literal, Builtin):
         text = format_term(Compound(literal.op, literal.args) if literal.args else literal.op)
         return f"\\+ ({text})" if literal.negated else text
-    return f"aggregate_all({literal.kind}, {format_literal(literal.goal)}, {format_term(literal.result)})"
+    return format_term(aggregate_term(literal))
+
+
+def aggregate_term(literal: Agg, binding: dict | None = None) -> Term:
+    """`aggregate_all(Spec, Goal, Result)` for an aggregate literal, its goal as the user wrote it, with the
+    variables `binding` binds replaced by their values."""
+    spec = literal.kind if literal.template is None else Compound(literal.kind, (literal.template,))
+    goal = literal.shown if literal.shown is not None else literal_term(literal.goal)
+    term = Compound("aggregate_all", (spec, goal, literal.result))
+    return term if binding is None else resolve(term, binding)
