@@ -145,9 +145,10 @@ def compile_builtin(lit, varmap: dict, width: int) -> Step:
             compute = mode.value
             if len(readers) == 1:
                 read = readers[0]
-                value_of = read if compute is None else (lambda r: compute(read(r)))
+                # bound now (default arguments): the loop moves on only after returning
+                value_of = read if compute is None else (lambda r, compute=compute, read=read: compute(read(r)))
             else:
-                value_of = lambda r: compute(*[read(r) for read in readers])  # type: ignore[misc]
+                value_of = lambda r, compute=compute, readers=readers: compute(*[read(r) for read in readers])
             return bind_result(args[mode.binds], value_of, varmap, width)
     relation = entry.relation
     readers = [_reader(kind, arg, varmap) for kind, arg in zip(entry.reads, args)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
-from ..datalog.program import literal_dependency
+from ..datalog.program import literal_dependencies
 from ..errors import BudgetExceeded
 from ..terms import Compound, Term, Var, format_term
 from .segments import resolve
@@ -91,9 +91,8 @@ def _dependents(program, changed: set[tuple[str, int]]) -> set[tuple[str, int]]:
     readers: dict = {}
     for rule in program.rules:
         for literal in rule.body:
-            dependency = literal_dependency(literal)
-            if dependency is not None:
-                readers.setdefault(dependency[0], set()).add(rule.head.pred)
+            for pred, _ in literal_dependencies(literal):
+                readers.setdefault(pred, set()).add(rule.head.pred)
     reached = {pred for pred in (*readers, *program.idb()) if pred.is_stored and pred.indicator in changed}
     frontier = list(reached)
     while frontier:

@@ -108,7 +108,7 @@ def main() -> int:
     # no call pays for an import.
     for spec in REGISTRY.values():
         if spec.evaluates:
-            spec.validator
+            _ = spec.validator  # built now, not at the first call
 
     memory = Memory(start.path, budget=start.budget, global_path=start.global_path, context=start.context)
     # The server retires a worker whose memory stays up after a failed evaluation (a process exit gives

@@ -557,7 +557,7 @@ class ColumnarRule:
         """The seed literal over the delta's columns: constants and repeated variables filter it."""
         step = self.steps[0]
         mask = None
-        for position, (kind, value) in step.keys:
+        for position, (_kind, value) in step.keys:
             test = columns[position] == self.consts[value]
             mask = test if mask is None else mask & test
         for a, b in step.equal:
