@@ -47,7 +47,7 @@ from pydantic import ValidationError
 
 from . import __version__
 from .api import CallerMemories, Memory
-from . import resources
+from . import guide, resources
 from .datalog.budget import CURRENT_CANCELLATION, Cancellation, cancellable
 from .errors import DatalogMemoryError, InvalidArguments, NotFound
 from .log_level import log_level
@@ -60,13 +60,7 @@ from .workers.calls import INTERNAL, OK
 
 log = logging.getLogger("datalog-memory")
 
-INSTRUCTIONS = (
-    "Durable, explainable memory: store ground facts (remember_fact) and Datalog rules (define_rule), "
-    "query with any Prolog-style goal (query_logic), and ask for proofs (explain_why). Keep exact source "
-    "text with memory_remember (get, search, recall, forget it by id); record time-stamped observations with "
-    "remember, then recall, reason, prove, verify an answer against them, or detect patterns. "
-    "Host configuration defines identity and authority. Everything is kept in one SQLite file and audited."
-)
+INSTRUCTIONS = guide.INSTRUCTIONS  # a routing guide: memory/guide.py
 INVALID_PARAMS = -32602
 ERROR_META = "datalog-memory/error"  # where an error result's code and details go
 LIST_TTL_MS = 3_600_000
@@ -267,6 +261,25 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
             raise MCPError(INVALID_PARAMS, exc.message, exc.to_dict()) from None
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=mime, text=text)])
 
+    async def list_prompts(ctx, params) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[
+            types.Prompt(name=p.name, title=p.title, description=p.description, arguments=[
+                types.PromptArgument(name=a.name, description=a.description, required=a.required)
+                for a in p.arguments]) for p in guide.PROMPTS])
+
+    async def get_prompt(ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        found = guide.prompt(params.name)
+        if found is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name[:100]} (prompts/list names them)",
+                           {"prompt": params.name[:100]})
+        try:
+            text = found.render(params.arguments)
+        except KeyError as missing:
+            raise MCPError(INVALID_PARAMS, f"Prompt {found.name} needs the argument(s) {missing.args[0]}",
+                           {"prompt": found.name}) from None
+        return types.GetPromptResult(description=found.description, messages=[
+            types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))])
+
     async def discover(ctx, params) -> types.DiscoverResult:
         """Every protocol version we serve (both eras), and the same capabilities initialize reports."""
         return types.DiscoverResult(supported_versions=list(PROTOCOL_VERSIONS),
@@ -279,12 +292,14 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
              # what a caller may browse changes with every write and depends on who asks
              "resources/list": CacheHint(ttl_ms=0, scope="private"),
              "resources/templates/list": CacheHint(ttl_ms=LIST_TTL_MS, scope="public"),
+             "prompts/list": CacheHint(ttl_ms=LIST_TTL_MS, scope="public"),
              "resources/read": CacheHint(ttl_ms=0, scope="private")}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # logging is deprecated at 2026-07-28, still part of 2025-11-25
         server = Server("datalog-memory", version=__version__, title="datalog-memory", instructions=INSTRUCTIONS,
                         cache_hints=hints, on_list_tools=list_tools, on_call_tool=call,
                         on_list_resources=list_resources, on_list_resource_templates=list_templates,
+                        on_list_prompts=list_prompts, on_get_prompt=get_prompt,
                         on_read_resource=read_resource, on_set_logging_level=set_level)
     server.add_request_handler("server/discover", types.RequestParams, discover)
     return server

@@ -1,7 +1,9 @@
 """What a client can browse: each mounted segment as Prolog text, each source memory the caller may read
 (its exact text), and the database schema. Plain records; the MCP adapter maps them onto resources.
 
-URIs: `datalog-memory://segment/<name>`, `datalog-memory://memory/<id>`, `datalog-memory://schema`."""
+URIs: `datalog-memory://segment/<name>`, `datalog-memory://memory/<id>`, `datalog-memory://schema`, and the
+guides a model reads once: `datalog-memory://guide/conventions` (observation formations, verify's words,
+detect's thresholds, the dialect) and `datalog-memory://guide/tools` (every tool with its details)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ SCHEME = "datalog-memory://"
 SEGMENT = SCHEME + "segment/"
 MEMORY = SCHEME + "memory/"
 SCHEMA = SCHEME + "schema"
+CONVENTIONS = SCHEME + "guide/conventions"
+TOOL_GUIDE = SCHEME + "guide/tools"
 PROLOG = "text/x-prolog"
 PAGE = 200  # source memories per listing page
 
@@ -50,6 +54,13 @@ def _schema_resource() -> Resource:
                     "application/sql")
 
 
+def _guides() -> list[Resource]:
+    return [Resource(CONVENTIONS, "conventions", "Conventions", "How observations get their formation, the words "
+                     "verify accepts, detect's thresholds and the Datalog dialect", "text/markdown"),
+            Resource(TOOL_GUIDE, "tools", "Tool guide", "Every tool, its toolset and the details its short "
+                     "description leaves out", "text/markdown")]
+
+
 def _has_schema_text(memory) -> bool:
     """Only an SQLite store has the schema text this resource shows (PostgreSQL: psql's \\d)."""
     return memory.store.dialect == "sqlite"
@@ -62,6 +73,7 @@ def list_resources(memory, cursor: str | None) -> tuple[list[Resource], str | No
     offset = _offset(cursor)
     page: list[Resource] = []
     if offset == 0:
+        page += _guides()
         if _has_schema_text(memory):
             page.append(_schema_resource())
         # Segments are read through memory_read like everything else (reading one is export_program's check).
@@ -93,6 +105,12 @@ def read_resource(memory, uri: str) -> tuple[str, str]:
     """The text of one resource and its MIME type; NotFound for a URI that names nothing the caller may read."""
     if uri == SCHEMA:
         return schema_text(memory), "application/sql"
+    if uri == CONVENTIONS:
+        from .guide import conventions
+        return conventions(memory), "text/markdown"
+    if uri == TOOL_GUIDE:
+        from .tools.docs import tool_guide
+        return tool_guide(), "text/markdown"
     if uri.startswith(SEGMENT):
         name = unquote(uri[len(SEGMENT):])
         return memory.export_program(name), PROLOG

@@ -182,6 +182,13 @@ class Observations:
                                                                                   if i not in fresh],
                 "reason": reason}
 
+    def formation_rules(self) -> list[tuple[str, list[str], str]]:
+        """(formation, member types that give it, what that means), first match wins: how remember infers an
+        observation's structural formation."""
+        with self.repository.read() as tx:
+            return [(f, json.loads(t), d) for f, t, d in tx.connection.execute(
+                "SELECT formation, member_types, description FROM formation_rules ORDER BY priority, id")]
+
     def _insert(self, tx: Transaction, observations: list[Observation]) -> list[Edge]:
         conn = tx.connection
         rules = [(f, json.loads(t)) for f, t in conn.execute(

@@ -80,6 +80,22 @@ def render_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
+def tool_guide() -> str:
+    """Every tool by toolset, with what its short description leaves out: the datalog-memory://guide/tools
+    resource, for a model that wants the details without the schemas."""
+    from .toolsets import TOOLSETS, tools_of
+
+    lines = ["# Tools", "", "Toolsets marked default are listed from the start; enable the others with "
+             'enable_toolsets {"enable": ["name"]}.']
+    for toolset in TOOLSETS:
+        lines += ["", f"## {toolset.name}: {toolset.description}", ""]
+        for name in tools_of(toolset.name):
+            spec = REGISTRY[name]
+            mark = " (default)" if name in DEFAULT_TOOLS else ""
+            lines.append(f"- **{name}**{mark}: {spec.description}" + (f" {spec.details}" if spec.details else ""))
+    return "\n".join(lines) + "\n"
+
+
 def capability_cell(t: Tool) -> str:
     """The capabilities a tool needs, as README and docs/tools.md print them."""
     parts = [f"`{t.capability}`"] if t.capability else []
