@@ -36,7 +36,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from . import __version__
 from .api import Memory
 from .http_connections import GuardedH11Protocol
-from .mcp_server import build_server, configure_logging
+from .mcp_server import Arrivals, build_server, configure_logging, taking
 from .sources.context import CallerContext
 from .sources.tokens import caller_of, is_loopback, verify
 from .store import Store, absolute
@@ -77,11 +77,31 @@ class TokenGate:
         self.required = required
         self.origins = origins  # the hosts an Origin header may name, on loopback; None: any
         self.large = anyio.CapacityLimiter(LARGE_AT_ONCE)
+        # Each session's requests not answered yet, in arrival order (a caller reads its own writes, see
+        # mcp_server.Turn); a session's entry lives while it has one.
+        self.sessions: dict[tuple, Arrivals] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # the lifespan
             await self.app(scope, receive, send)
             return
+        session = _headers(scope).get(SESSION_HEADER.encode(), [None])[0] if scope["method"] == "POST" else None
+        if session is None:  # no session (opening one, a stateless request, a stream): nothing to order against
+            await self._gated(scope, receive, send)
+            return
+        # Keyed by the credential too: a request naming another caller's session id cannot hold that caller back.
+        key = (_headers(scope).get(b"authorization", [None])[0], session)
+        arrivals = self.sessions.setdefault(key, Arrivals())
+        turn = arrivals.arrive()
+        try:
+            with taking(turn):  # the handler the SDK starts for this request takes its place in the order
+                await self._gated(scope, receive, send)
+        finally:
+            turn.finish()
+            if arrivals.idle and self.sessions.get(key) is arrivals:
+                del self.sessions[key]
+
+    async def _gated(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = _headers(scope)
         refused = _refusal(headers, self.origins)
         if refused is not None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import logging
 import os
@@ -137,6 +138,105 @@ RESOURCE_NOT_FOUND = -32002
 Identify = typing.Callable[[typing.Any], "CallerContext | None"]
 
 
+class Turn:
+    """One request's place in the arrival order of its connection (stdio) or session (HTTP).
+
+    A caller reads its own writes: a request that writes starts once every request that arrived before it
+    has ended; one that only reads starts once every earlier request that writes has ended (earlier reads
+    may still run: independent reads run side by side). Whether a request writes is known when it is
+    classified (at arrival over stdio; when its handler starts over HTTP, whose gate sees no body): until
+    then the requests after it treat it as a write. A turn that ends unclassified (a ping, a request the SDK
+    answered itself, one cancelled before it started) holds nobody back."""
+
+    __slots__ = ("before", "writes", "classified", "done", "entered")
+
+    def __init__(self, before: list["Turn"]) -> None:
+        self.before = before
+        self.writes: bool | None = None
+        self.classified = anyio.Event()
+        self.done = anyio.Event()
+        self.entered = False
+
+    def classify(self, writes: bool) -> None:
+        if self.writes is None:
+            self.writes = writes
+            self.classified.set()
+
+    async def wait(self) -> None:
+        """Until the requests this one must follow have ended (classify it first)."""
+        self.entered = True
+        for earlier in self.before:
+            if not self.writes:
+                await earlier.classified.wait()
+                if not earlier.writes:
+                    continue
+            await earlier.done.wait()
+        self.before = []
+
+    def finish(self) -> None:
+        """It has ended (or will never run): the requests after it may go. Idempotent."""
+        self.classify(False)
+        self.done.set()
+        self.before = []
+
+
+class Arrivals:
+    """The requests of one connection or session that have not ended, in arrival order."""
+
+    def __init__(self) -> None:
+        self.live: list[Turn] = []
+
+    def arrive(self) -> Turn:
+        self.live = [t for t in self.live if not t.done.is_set()]
+        turn = Turn(list(self.live))
+        self.live.append(turn)
+        return turn
+
+    @property
+    def idle(self) -> bool:
+        return all(t.done.is_set() for t in self.live)
+
+
+CURRENT_TURN: contextvars.ContextVar[Turn | None] = contextvars.ContextVar("datalog_memory_turn", default=None)
+
+
+@contextlib.contextmanager
+def taking(turn: Turn | None):
+    """Handlers started from within this block (in a copy of this context) take `turn`."""
+    reset = CURRENT_TURN.set(turn)
+    try:
+        yield turn
+    finally:
+        CURRENT_TURN.reset(reset)
+
+
+def writes(method: str, params) -> bool:
+    """Whether a request may change what a later request of its caller reads: a tool call unless the tool is
+    read-only (an unknown tool changes nothing); resources and everything else only read."""
+    if method != "tools/call":
+        return False
+    name = params.get("name") if isinstance(params, dict) else getattr(params, "name", None)
+    try:
+        return not get_tool(name).annotations.read_only if isinstance(name, str) else False
+    except UnknownTool:
+        return False
+
+
+@contextlib.asynccontextmanager
+async def in_turn(writing: bool):
+    """The body runs in the current request's turn (none outside a connection's order: nothing to wait for)."""
+    turn = CURRENT_TURN.get()
+    if turn is None:
+        yield
+        return
+    try:
+        turn.classify(writing)
+        await turn.wait()
+        yield
+    finally:
+        turn.finish()
+
+
 def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Identify | None = None) -> Server:
     """The MCP server over `memory`. With `workers`, the calls of tools that evaluate (the registry's
     `evaluates`) run in its worker processes; without, every call runs in this process. `identify` names
@@ -178,12 +278,13 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
         except UnknownTool as exc:
             raise MCPError(INVALID_PARAMS, exc.message, {"code": exc.code, "tool": params.name}) from None
         context = caller(ctx)
-        if workers is not None and spec.evaluates:
-            # In a worker process: an evaluation can neither hold this process nor leave its memory here.
-            outcome = await _in_thread(workers.call, params.name, params.arguments, None, context)
-        else:
-            # A thread keeps the protocol loop answering meanwhile.
-            outcome = await _in_thread(run_call, memories.of(context), params.name, params.arguments)
+        async with in_turn(not spec.annotations.read_only):  # after the caller's earlier writes (and reads)
+            if workers is not None and spec.evaluates:
+                # In a worker process: an evaluation can neither hold this process nor leave its memory here.
+                outcome = await _in_thread(workers.call, params.name, params.arguments, None, context)
+            else:
+                # A thread keeps the protocol loop answering meanwhile.
+                outcome = await _in_thread(run_call, memories.of(context), params.name, params.arguments)
         if outcome.kind != OK:
             level = "error" if outcome.kind == INTERNAL else "info"
             await notify(ctx, level, {"tool": params.name, "error": outcome.code, "message": outcome.result.text[:500]})
@@ -198,7 +299,9 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
     async def list_resources(ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         cursor = params.cursor if params is not None else None
         try:
-            page, after = await anyio.to_thread.run_sync(resources.list_resources, memories.of(caller(ctx)), cursor)
+            async with in_turn(False):
+                page, after = await anyio.to_thread.run_sync(resources.list_resources, memories.of(caller(ctx)),
+                                                             cursor)
         except DatalogMemoryError as exc:
             raise MCPError(INVALID_PARAMS, exc.message, exc.to_dict()) from None
         return types.ListResourcesResult(next_cursor=after, resources=[
@@ -213,7 +316,8 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
     async def read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = str(params.uri)
         try:
-            text, mime = await anyio.to_thread.run_sync(resources.read_resource, memories.of(caller(ctx)), uri)
+            async with in_turn(False):
+                text, mime = await anyio.to_thread.run_sync(resources.read_resource, memories.of(caller(ctx)), uri)
         except (NotFound, InvalidArguments):  # one answer for unknown and invisible: no existence oracle
             raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri[:200]}", {"uri": uri[:200]}) from None
         except DatalogMemoryError as exc:
@@ -323,18 +427,27 @@ class Requests:
 
     def __init__(self) -> None:
         self.open: dict = {}
+        self.turns: dict = {}  # each open request's place in the connection's order
+        self.arrivals = Arrivals()
         self._idle = anyio.Event()
         self._idle.set()
 
-    def opened(self, request_id) -> Cancellation:
+    def opened(self, request_id, writing: bool = False) -> tuple[Cancellation, Turn]:
         token = self.open[_key(request_id)] = Cancellation()
+        turn = self.turns[_key(request_id)] = self.arrivals.arrive()
+        turn.classify(writing)  # over stdio the line is read here: known at arrival
         self._idle = anyio.Event() if self._idle.is_set() else self._idle
-        return token
+        return token, turn
 
     def closed(self, request_id, reason: str | None = None) -> None:
         token = self.open.pop(_key(request_id), None)
+        turn = self.turns.pop(_key(request_id), None)
         if token is not None and reason:
             token.cancel(reason)
+        # Answered, or cancelled before its handler started (it never will): it holds nobody back. One cancelled
+        # while it runs ends its turn itself, once it has stopped.
+        if turn is not None and (not reason or not turn.entered):
+            turn.finish()
         if not self.open:
             self._idle.set()
 
@@ -409,7 +522,8 @@ async def _serve_with(memory: Memory, workers: WorkerPool | None, interactive: b
                     message = item.message
                     if isinstance(message, JSONRPCRequest):
                         # The handler runs in a copy of this context: its evaluations see the token.
-                        with cancellable(requests.opened(message.id)):
+                        token, turn = requests.opened(message.id, writes(message.method, message.params))
+                        with cancellable(token), taking(turn):
                             await forward.send(item)
                         continue
                     if isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
