@@ -22,6 +22,7 @@ from rich.markup import escape
 
 from memory import Memory, __version__
 from memory.errors import DatalogMemoryError, InternalError, InvalidConfiguration
+from memory.store.connection import storage_error, storage_reason
 from memory.store import plain_ddl, schema_sql_path
 from memory.tools import REGISTRY, ArgumentsRejected, Tool, call_tool, error_result
 from memory.tools.registry import GROUPS, error_text
@@ -690,6 +691,10 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # a bug: worded as the server words it, never a bare traceback
         if debug:
             raise
+        if storage_reason(exc) is not None:  # the disk, not the code (a full disk, a read-only file, I/O)
+            failure = storage_error(exc, "the database could not be used")
+            _error_line(error_text(failure))
+            sys.exit(_status_of(failure))
         _error_line(f"{error_text(InternalError(f'{type(exc).__name__}: {exc}'))} (run with --debug for the traceback)")
         status = EXIT_FAILED
     sys.exit(status if isinstance(status, int) else 0)

@@ -36,7 +36,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from . import __version__
 from .api import Memory
 from .http_connections import GuardedH11Protocol
-from .mcp_server import Arrivals, build_server, configure_logging, taking
+from .mcp_server import Arrivals, announce_storage, build_server, configure_logging, taking
 from .sources.context import CallerContext
 from .sources.tokens import caller_of, is_loopback, verify
 from .store import Store, absolute
@@ -278,6 +278,7 @@ def serve_http(memory: Memory, sock: socket.socket, required: bool, level: str |
           f"http://{shown}:{port}{PATH} (" + ("a bearer token is required" if required else
                                              f"no token: local callers act as {memory.context.principal}") + ")",
           file=sys.stderr, flush=True)
+    announce_storage(memory)
     if workers is not None and not workers.wait_ready():
         log.error("the evaluation process did not start; evaluating calls will fail (see the log above)")
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", http=GuardedH11Protocol,

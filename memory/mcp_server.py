@@ -641,6 +641,16 @@ def configure_logging(level: str | None) -> None:
     log.setLevel(chosen)
 
 
+def announce_storage(memory: Memory) -> None:
+    """A server never starts an empty or read-only memory silently: it says so on stderr, whatever the log level."""
+    warn = getattr(memory.store, "startup_warning", None)
+    note = warn() if warn is not None else None
+    if note is not None:
+        log.warning("%s", note)
+        if log.getEffectiveLevel() > logging.WARNING:
+            print(f"datalog-memory: {note}", file=sys.stderr, flush=True)
+
+
 def serve(memory: Memory, level: str | None = None, workers: WorkerPool | None = None) -> None:
     """Serve MCP over stdin/stdout until stdin closes or a signal. Logs go to stderr only.
 
@@ -651,6 +661,7 @@ def serve(memory: Memory, level: str | None = None, workers: WorkerPool | None =
     log.info("datalog-memory %s serving %s (MCP %s by handshake; %s stateless)", __version__,
              shown(absolute(memory.path)),
              ", ".join(HANDSHAKE_PROTOCOL_VERSIONS), ", ".join(MODERN_PROTOCOL_VERSIONS))
+    announce_storage(memory)
     if interactive:
         print(f"datalog-memory {__version__}: an MCP server on stdin/stdout, meant to be started by an MCP "
               "client (see README). Press Ctrl-C to stop it.", file=sys.stderr, flush=True)

@@ -111,6 +111,8 @@ def main() -> int:
             spec.validator
 
     memory = Memory(start.path, budget=start.budget, global_path=start.global_path, context=start.context)
+    if start.expected and memory.store.dialect == "sqlite":
+        memory.store.expected = True  # missing later: lost, never an empty memory
     # The server retires a worker whose memory stays up after a failed evaluation (a process exit gives
     # everything back at once), so a failure here is answered before any collection or trimming.
     budgets.RETURN_MEMORY_AFTER_FAILURE = False
