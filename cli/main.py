@@ -32,6 +32,7 @@ try:  # recent typer carries its own copy of click, whose exceptions are these
 except ImportError:  # pragma: no cover - typer on top of click
     from click import exceptions as parser_errors  # type: ignore[no-redef]
 
+from .backup import backup, wal_findings
 from .bulk import count_lines, read_csv, read_jsonl, read_observations, read_text
 
 if TYPE_CHECKING:
@@ -442,21 +443,25 @@ def check(
 ) -> None:
     """Find rows written around the tools (facts without supports, supports without facts, a broken observation
     hash chain, stale materializations, ...); exit 1 when there are any. The check is recorded in the audit log."""
+    lost = wal_findings(ctx)  # read before the database is opened: opening it recovers what it can, silently
     try:
         report = _memory(ctx).check_invariants()
     except DatalogMemoryError as exc:
         _fail(exc, as_json)
     if as_json:
-        out.print_json(json.dumps(report.to_dict(), ensure_ascii=False))
+        out.print_json(json.dumps({**report.to_dict(), "wal": lost}, ensure_ascii=False))
     else:
+        for warning in lost:
+            out.print(f"problem: wal: {warning}", markup=False, highlight=False)
         for finding in report.problems + report.notes:
             label = "problem" if finding in report.problems else "note"
             out.print(f"{label}: {finding.check}: {finding.count} {finding.description}", markup=False, highlight=False)
             for example in finding.examples:
                 out.print(f"  {example}", markup=False, highlight=False)
-        out.print("ok: no invariant is broken" if report.ok else f"{report.problem_count} problem(s) found",
+        found = report.problem_count + len(lost)
+        out.print("ok: no invariant is broken" if report.ok and not lost else f"{found} problem(s) found",
                   markup=False, highlight=False)
-    if not report.ok:
+    if not report.ok or lost:
         raise typer.Exit(EXIT_FAILED)
 
 
@@ -657,6 +662,8 @@ def _json_argument(name: str, value: str) -> Any:
 
 for _spec in REGISTRY.values():
     _register_tool(_spec)
+
+app.command(rich_help_panel=ADMIN)(backup)  # cli/backup.py
 
 # The help lists panels in the order their first command appears: the families in the registry's order.
 _PANELS = [panel(group) for group in GROUPS]
