@@ -30,13 +30,14 @@ import uvicorn
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types.jsonrpc import PARSE_ERROR
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import __version__
 from .api import Memory
 from .http_connections import GuardedH11Protocol
-from .mcp_server import Arrivals, announce_storage, build_server, configure_logging, taking
+from .mcp_server import Arrivals, announce_storage, build_server, configure_logging, read_message, taking
 from .sources.context import CallerContext
 from .sources.tokens import caller_of, is_loopback, verify
 from .store import Store, absolute
@@ -102,6 +103,11 @@ class TokenGate:
                 del self.sessions[key]
 
     async def _gated(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] == "POST":
+            receive, send = _answered_as_on_stdio(receive, send)
+        await self._checked(scope, receive, send)
+
+    async def _checked(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = _headers(scope)
         refused = _refusal(headers, self.origins)
         if refused is not None:
@@ -138,6 +144,55 @@ class TokenGate:
                 await self.app(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+
+def _answered_as_on_stdio(receive: Receive, send: Send) -> tuple[Receive, Send]:
+    """The SDK's HTTP transport parses a body with a stricter parser than the stdio loop: well-formed JSON that
+    nests deeper than it descends or holds an unpaired surrogate escape gets `-32700 Parse error` with id
+    null there, and the client waits on its id for ever. Such a response is replaced by the stdio loop's
+    answer to the same text (`read_message`: -32600 on the request's own id, saying why). The body is kept
+    only while its request is served (it is at most MAX_BODY_BYTES, and the SDK holds it too)."""
+    chunks: list[bytes] = []
+    held: list[Message] = []
+
+    async def recording() -> Message:
+        message = await receive()
+        if message["type"] == "http.request":
+            chunks.append(message.get("body", b""))
+        return message
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start" and message.get("status") == 400:
+            held.append(message)  # an error: seen whole before it is sent
+            return
+        if held and message["type"] == "http.response.body":
+            start = held.pop()
+            replaced = _stdio_answer(b"".join(chunks), message.get("body", b"")) if not message.get("more_body") \
+                else None
+            if replaced is not None:
+                headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
+                await send({**start, "headers": [*headers, (b"content-length", str(len(replaced)).encode())]})
+                await send({"type": "http.response.body", "body": replaced})
+                return
+            await send(start)
+        await send(message)
+
+    return recording, sending
+
+
+def _stdio_answer(request: bytes, response: bytes) -> bytes | None:
+    """The stdio loop's error reply to `request`, when the SDK answered it with a parse error but stdio reads
+    it as well-formed JSON; None otherwise (the SDK's answer stands)."""
+    try:
+        sent = json.loads(response)
+    except ValueError:
+        return None
+    if not isinstance(sent, dict) or not isinstance(sent.get("error"), dict) or sent["error"].get("code") != PARSE_ERROR:
+        return None
+    answer = read_message(request.decode("utf-8", "replace"))
+    if not isinstance(answer, tuple) or answer[0].message.error.code == PARSE_ERROR:
+        return None
+    return answer[0].message.model_dump_json(by_alias=True, exclude_none=True).encode()
 
 
 def _headers(scope: Scope) -> dict[bytes, list[str]]:

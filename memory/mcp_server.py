@@ -20,6 +20,7 @@ import contextvars
 import json
 import logging
 import os
+import re
 import signal
 import stat
 import sys
@@ -374,12 +375,77 @@ def _integer(text: str):
         return _TooLong()
 
 
+class _TooDeep:
+    """Well-formed JSON nested deeper than a parser here descends; `members` are its top-level scalars."""
+
+    def __init__(self, members: dict) -> None:
+        self.members = members
+
+
 def _raw(line: str):
-    """The line as plain JSON (numbers of any length tolerated), or None when it is not JSON."""
+    """The line as plain JSON (numbers of any length tolerated), None when it is not JSON, or a `_TooDeep`
+    with what its top level says when it nests deeper than the parser's recursion allows."""
     try:
         return json.loads(line, parse_int=_integer)
-    except (ValueError, RecursionError):
+    except RecursionError:
+        members = _shallow_members(line)
+        return None if members is None else _TooDeep(members)
+    except ValueError:
         return None
+
+
+SHALLOW_SCAN_CHARS = 1 << 20  # how far a message too deep to parse is read for its id and method
+_SCALAR = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null")
+
+
+def _shallow_members(text: str) -> dict | None:
+    """The scalar members of a JSON object's top level (a request's id and method), read without descending
+    into nested values (each string is decoded on its own): what a message too deep to parse still tells."""
+    decoder = json.JSONDecoder()
+    start = len(text) - len(text.lstrip())
+    if not text.startswith("{", start):
+        return None
+    members: dict = {}
+    depth, i, key, expecting_key = 1, start + 1, None, True
+    end = min(len(text), start + SHALLOW_SCAN_CHARS)  # a bounded look: this runs on the protocol loop
+    try:
+        while i < end and depth and not ("id" in members and "method" in members):
+            c = text[i]
+            if c == '"':
+                value, i = decoder.raw_decode(text, i)
+                if depth == 1:
+                    if expecting_key:
+                        key, expecting_key = value, False
+                    elif key is not None:
+                        members.setdefault(key, value)
+                        key = None
+                continue
+            if depth == 1 and key is not None and (found := _SCALAR.match(text, i)):
+                literal = found.group()
+                members.setdefault(key, _integer(literal) if literal.lstrip("-").isdigit() else json.loads(literal))
+                key, i = None, found.end()
+                continue
+            if c in "{[":
+                key = None if depth == 1 else key
+                depth += 1
+            elif c in "}]":
+                depth -= 1
+            elif c == "," and depth == 1:
+                key, expecting_key = None, True
+            i += 1
+    except ValueError:
+        return None
+    return members if depth == 0 or i >= end or ("id" in members and "method" in members) else None
+
+
+def _unreadable(exc: Exception) -> str:
+    """Why the SDK's parser refused well-formed JSON, in words a client can act on."""
+    text = str(exc)
+    if "hex escape" in text or "surrogate" in text:
+        return "a string holds an unpaired surrogate escape (\\ud800-\\udfff), which is not Unicode text"
+    if "recursion limit" in text:
+        return "the message is nested too deeply to be read"
+    return text.splitlines()[0][:200] if text else type(exc).__name__
 
 
 def _jsonrpc_error(request_id, code: int, message: str, detail: str) -> SessionMessage:
@@ -395,6 +461,11 @@ def read_message(line: str) -> SessionMessage | tuple[SessionMessage]:
     forever. A request the SDK cannot read otherwise is answered with its own id when it has a
     valid one (the client waits on that id), else with id null."""
     raw = _raw(line)
+    if isinstance(raw, _TooDeep):  # well-formed, but nested past what any parser here descends
+        top = raw.members
+        answerable = "method" in top and type(top.get("id")) in (str, int)
+        return (_jsonrpc_error(top["id"] if answerable else None, INVALID_REQUEST, "Invalid Request",
+                               "the message is nested too deeply to be read"),)
     is_request = isinstance(raw, dict) and "method" in raw and "id" in raw
     if is_request and not (type(raw["id"]) is str or type(raw["id"]) is int):
         shown = raw["id"] if isinstance(raw["id"], _TooLong) else json.dumps(raw["id"], default=repr)[:40]
@@ -408,8 +479,7 @@ def read_message(line: str) -> SessionMessage | tuple[SessionMessage]:
         answerable = isinstance(raw, dict) and "id" in raw and type(raw["id"]) in (str, int) \
             and "result" not in raw and "error" not in raw
         if is_request or answerable:
-            detail = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-            return (_jsonrpc_error(raw["id"], INVALID_REQUEST, "Invalid Request", detail),)
+            return (_jsonrpc_error(raw["id"], INVALID_REQUEST, "Invalid Request", _unreadable(exc)),)
         return (_unparsable(exc),)
 
 
