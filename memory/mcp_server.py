@@ -711,14 +711,25 @@ def configure_logging(level: str | None) -> None:
     log.setLevel(chosen)
 
 
+STORAGE_CHECK_S = 5.0  # how often a serving process looks whether its database file is still there
+
+
 def announce_storage(memory: Memory) -> None:
-    """A server never starts an empty or read-only memory silently: it says so on stderr, whatever the log level."""
+    """A server never starts an empty or read-only memory silently: it says so on stderr, whatever the log level.
+    Then, every STORAGE_CHECK_S, a daemon thread looks whether the database file is still the one it opened
+    (one stat): a removed folder is logged, and the status says degraded, before the next write finds it."""
     warn = getattr(memory.store, "startup_warning", None)
     note = warn() if warn is not None else None
     if note is not None:
         log.warning("%s", note)
         if log.getEffectiveLevel() > logging.WARNING:
             print(f"datalog-memory: {note}", file=sys.stderr, flush=True)
+    lost = getattr(memory.store, "lost", None)
+    if lost is not None:
+        def watch() -> None:
+            while lost() is None:  # logs the loss once, when it is found
+                time.sleep(STORAGE_CHECK_S)
+        threading.Thread(target=watch, name="storage-watch", daemon=True).start()
 
 
 def serve(memory: Memory, level: str | None = None, workers: WorkerPool | None = None) -> None:
