@@ -71,11 +71,15 @@ def _count(db: str, goal: str) -> int:
 
 # --- the database folder removed under a running server ---------------------------------------------------
 
-def test_a_removed_folder_refuses_writes_reports_degraded_and_acknowledges_nothing_more(tmp_path):
+@pytest.mark.parametrize("created_by", ["before the server", "the server's first write"])
+def test_a_removed_folder_refuses_writes_reports_degraded_and_acknowledges_nothing_more(tmp_path, created_by):
+    """Whether the database existed when the server started (its workers were told) or the server created it
+    (its warm workers never opened it): after the removal, nothing answers from an empty memory."""
     folder = tmp_path / "data"
     db = str(folder / "memory.db")
-    with Memory(db) as m:
-        m.add_facts(["g(k0)"])
+    if created_by == "before the server":
+        with Memory(db) as m:
+            m.add_facts(["g(k0)"])
     wire = Wire(tmp_path, db, {"DATALOG_MEMORY_WORKERS": "2"})
     try:
         wire.initialize()

@@ -117,12 +117,15 @@ class Call:
     arguments: Any
     elapsed: float  # seconds the call has already run (since it arrived at the server): its budget counts them
     context: CallerContext | None = None  # who calls, when not the start message's caller (HTTP: per caller)
+    expected: bool = False  # the server knows a database at the path (opened or created it since its start)
 
     def to_message(self) -> dict:
         message = {"type": "call", "id": self.id, "tool": self.tool, "arguments": self.arguments,
                    "elapsed": self.elapsed}
         if self.context is not None:
             message["context"] = _context_message(self.context)
+        if self.expected:
+            message["expected"] = True
         return message
 
     @classmethod
@@ -132,7 +135,8 @@ class Call:
             raise ProtocolError("call: elapsed must be a duration")
         context = _field(message, "context", dict, optional=True)
         return cls(_field(message, "id", int), _field(message, "tool", str), message.get("arguments"), float(elapsed),
-                   None if context is None else _context_of(context))
+                   None if context is None else _context_of(context),
+                   bool(_field(message, "expected", bool, optional=True)))
 
 
 def cancel_message(call_id: int, reason: str) -> dict:
