@@ -291,19 +291,38 @@ def _http_server(base: Path, db: str, extra: dict | None = None) -> tuple[subpro
     raise RuntimeError(log.read_text(errors="replace"))
 
 
-def _initialize(url: str, token: str | None = None, timeout: float = 10) -> int:
-    import httpx2
-
+def _headers(token: str | None, session: str | None = None) -> dict:
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
     if token:
         headers["authorization"] = f"Bearer {token}"
+    if session:
+        headers |= {"mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+    return headers
+
+
+def _open(url: str, token: str | None = None, timeout: float = 10) -> tuple:
+    """(HTTP status or the exception's name, the session id)."""
+    import httpx2
+
     try:
-        return httpx2.post(url, timeout=timeout, headers=headers, json={
+        response = httpx2.post(url, timeout=timeout, headers=_headers(token), json={
             "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "f", "version": "1"}}}
-        ).status_code
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "f", "version": "1"}}})
+        return response.status_code, response.headers.get("mcp-session-id")
     except Exception as exc:  # noqa: BLE001 - a refused or dropped connection is the result
-        return type(exc).__name__
+        return type(exc).__name__, None
+
+
+def _initialize(url: str, token: str | None = None, timeout: float = 10):
+    return _open(url, token, timeout)[0]
+
+
+def _alive(url: str, token: str | None, session: str) -> bool:
+    import httpx2
+
+    response = httpx2.post(url, timeout=10, headers=_headers(token, session),
+                           json={"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    return response.status_code == 200
 
 
 def _token(db: str, base: Path, principal: str) -> str:
@@ -318,14 +337,18 @@ def session_flood(base: Path, sessions: int) -> None:
     flooder, other = _token(db, base, "flooder"), _token(db, base, "other")
     proc, url, _ = _http_server(base, db, {"DATALOG_MEMORY_HTTP_MAX_SESSIONS": str(sessions)})
     try:
-        opened = [_initialize(url, flooder) for _ in range(sessions + 20)]
+        status, early = _open(url, other)  # another principal's session, opened before the flood
+        opened = [_open(url, flooder) for _ in range(sessions + 20)]
         answer = _initialize(url, other)
+        kept = sum(_alive(url, flooder, sid) for code, sid in opened if sid)
+        early_alive = bool(early) and _alive(url, other, early)
     finally:
         proc.terminate()
         proc.wait(20)
-    row("session flood", opened.count(200), "-", len(opened) - opened.count(200),
-        f"one token opened {opened.count(200)} of {len(opened)} (global cap {sessions}); another caller's "
-        f"initialize: {answer}")
+    granted = [code for code, _ in opened].count(200)
+    row("session flood", granted, kept, len(opened) - granted,
+        f"one token: {granted} of {len(opened)} opened, {kept} still open (global cap {sessions}); another "
+        f"caller's earlier session alive: {early_alive}, its new initialize: {answer}")
 
 
 def connection_flood(base: Path, connections: int) -> None:
