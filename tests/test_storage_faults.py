@@ -96,6 +96,7 @@ def test_a_removed_folder_refuses_writes_reports_degraded_and_acknowledges_nothi
         status = wire.result(wire.call("get_persistence_status", {}))
         assert status["structuredContent"]["status"] == "degraded"
         assert "removed" in status["structuredContent"]["problem"]
+        assert status["structuredContent"]["reason"] == "database_removed"
         # An evaluating call (in a worker) does not answer from an empty memory either.
         query = wire.result(wire.call("query_logic", {"goal": "g(X)"}))
         assert query.get("isError") and query["_meta"]["datalog-memory/error"]["reason"] == "database_removed"
@@ -176,6 +177,8 @@ def test_a_full_disk_is_storage_error_everywhere_and_the_status_says_degraded(tm
         status = run_call(m, "get_persistence_status", {})
         assert status.kind == "ok", status.result.text  # was InternalError: FullError
         assert status.result.structured["status"] == "degraded" and "full" in status.result.structured["problem"]
+        assert status.result.structured["reason"] == "disk_full"
+        assert status.result.structured["last_failure"]["reason"] == "disk_full"
         assert run_call(m, "query_logic", {"goal": "big(0, _)"}).result.text == "[{}]"
         m.close()
         assert _count(db, "big(%") == acknowledged  # every acknowledged write is on disk, nothing more
@@ -217,6 +220,8 @@ def _check_read_only(db: str) -> None:
         status = run_call(m, "get_persistence_status", {})
         assert status.kind == "ok" and status.result.structured["status"] == "degraded"
         assert "read-only" in status.result.structured["problem"]
+        assert status.result.structured["reason"] == "read_only" and status.result.structured["read_only"] is True
+        assert status.result.structured["last_failure"]["reason"] == "read_only"
     finally:
         m.close()
 

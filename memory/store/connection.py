@@ -306,33 +306,52 @@ class Store:
     def writable(self) -> str | None:
         """Why a write cannot succeed here now (None when it can): checked on the file system, not assumed (a
         lost database, a read-only file or file system, a full disk)."""
+        return self.health()[1]
+
+    def health(self) -> tuple[str | None, str | None]:
+        """(reason, problem): why a write cannot succeed here now, as a stable code (`database_removed`,
+        `read_only`, `disk_full`, `cannot_create`) and in words; (None, None) when it can."""
         if self.path == IN_MEMORY:
-            return None
+            return None, None
         lost = self.lost()
         if lost is not None:
-            return lost
+            return "database_removed", lost
         target = Path(self.path)
         if target.exists():
+            if not target.is_file():
+                return "cannot_create", f"{target} is not a file"
             read_only = read_only_reason(self.path)
             if read_only is not None:
-                return f"the database is open read-only: {read_only}"
+                return "read_only", f"the database is open read-only: {read_only}"
             full = _full(target.parent)
             if full is not None:
-                return full
-            if not target.is_file():
-                return f"{target} is not a file"
+                return "disk_full", full
             if not os.access(target, os.W_OK) or not os.access(target.parent, os.W_OK | os.X_OK):
-                return f"{target} or its folder is not writable"
-            return None
+                return "read_only", f"{target} or its folder is not writable"
+            return None, None
         folder = target.parent
         while not folder.exists():  # the folders a first write would create
             folder = folder.parent
         if not folder.is_dir():
-            return f"{folder} is a file where the database's folder should be"
+            return "cannot_create", f"{folder} is a file where the database's folder should be"
         if not os.access(folder, os.W_OK | os.X_OK):
-            return f"{folder} is not writable"
-        return _unable_to_store(folder)
+            return "cannot_create", f"{folder} is not writable"
+        problem = _unable_to_store(folder)
+        return ("cannot_create" if problem else None), problem
 
+    def storage_state(self) -> dict:
+        """What a health report adds about the storage, only what applies: `reason` (the stable code of why it is
+        degraded, see `health`), `read_only` (true when the database is open read-only), `last_failure` (the last
+        write the storage refused, while no write has succeeded since: {"reason", "message"})."""
+        reason, _ = self.health()
+        state: dict = {}
+        if reason is not None:
+            state["reason"] = reason
+        if self._conn is not None and not self._placeholder and self._conn.read_only is not None:
+            state["read_only"] = True
+        if self.last_failure is not None:
+            state["last_failure"] = dict(self.last_failure)
+        return state
 
     def startup_warning(self) -> str | None:
         """What a server starting on this store must say out loud: that it starts an empty memory (no file
@@ -386,11 +405,12 @@ class Store:
                 self._conn = None
                 conn = self._connection(for_write=True)
             else:
-                raise StorageError(f"cannot write to {self.path}: {reason}. The database is open read-only: reads, "
-                                   "queries, proofs and exports work, writes are refused", reason="read_only",
-                                   path=self.path)
+                raise self._failed(StorageError(
+                    f"cannot write to {self.path}: {reason}. The database is open read-only: reads, queries, proofs "
+                    "and exports work, writes are refused", reason="read_only", path=self.path))
         if conn.read_only is not None:
-            raise StorageError(f"cannot write to {self.path}: {conn.read_only}", reason="read_only", path=self.path)
+            raise self._failed(StorageError(f"cannot write to {self.path}: {conn.read_only}", reason="read_only",
+                                            path=self.path))
         return conn
 
     def _failed(self, error: StorageError) -> StorageError:
