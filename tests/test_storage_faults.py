@@ -271,3 +271,27 @@ def test_a_read_only_copy_with_unmerged_commits_is_refused_not_answered_without_
             with Memory(str(view / "memory.db")) as m:
                 m.query_logic("late(X)")
         assert raised.value.details["reason"] == "read_only" and "-wal" in raised.value.message
+
+
+def test_over_http_a_removed_folder_refuses_writes_and_the_status_says_why(tmp_path):
+    from surfaces import HttpServer, run_http_client
+
+    folder = tmp_path / "data"
+    server = HttpServer(str(folder / "memory.db"))
+
+    async def scenario(client):
+        first = await client.call_tool("remember_fact", {"fact": "h(1)"})
+        shutil.rmtree(folder)
+        later = [await client.call_tool("remember_fact", {"fact": f"h({i})"}) for i in range(2, 6)]
+        status = await client.call_tool("get_persistence_status", {})
+        return first, later, status
+
+    try:
+        first, later, status = run_http_client(server.url, "legacy", scenario)
+    finally:
+        server.stop()
+    assert not first.is_error
+    assert all(r.is_error and r.meta["datalog-memory/error"]["reason"] == "database_removed" for r in later)
+    assert status.structured_content["status"] == "degraded"
+    assert status.structured_content["reason"] == "database_removed"
+    assert not folder.exists()
