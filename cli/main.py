@@ -22,6 +22,7 @@ from rich.markup import escape
 
 from memory import Memory, __version__
 from memory.errors import DatalogMemoryError, InternalError, InvalidConfiguration
+from memory.store.connection import storage_error, storage_reason
 from memory.store import plain_ddl, schema_sql_path
 from memory.tools import REGISTRY, ArgumentsRejected, Tool, call_tool, error_result
 from memory.tools.registry import GROUPS, error_text
@@ -31,6 +32,7 @@ try:  # recent typer carries its own copy of click, whose exceptions are these
 except ImportError:  # pragma: no cover - typer on top of click
     from click import exceptions as parser_errors  # type: ignore[no-redef]
 
+from .backup import backup, wal_findings
 from .bulk import count_lines, read_csv, read_jsonl, read_observations, read_text
 
 if TYPE_CHECKING:
@@ -459,21 +461,25 @@ def check(
 ) -> None:
     """Find rows written around the tools (facts without supports, supports without facts, a broken observation
     hash chain, stale materializations, ...); exit 1 when there are any. The check is recorded in the audit log."""
+    lost = wal_findings(ctx)  # read before the database is opened: opening it recovers what it can, silently
     try:
         report = _memory(ctx).check_invariants()
     except DatalogMemoryError as exc:
         _fail(exc, as_json)
     if as_json:
-        out.print_json(json.dumps(report.to_dict(), ensure_ascii=False))
+        out.print_json(json.dumps({**report.to_dict(), "wal": lost}, ensure_ascii=False))
     else:
+        for warning in lost:
+            out.print(f"problem: wal: {warning}", markup=False, highlight=False)
         for finding in report.problems + report.notes:
             label = "problem" if finding in report.problems else "note"
             out.print(f"{label}: {finding.check}: {finding.count} {finding.description}", markup=False, highlight=False)
             for example in finding.examples:
                 out.print(f"  {example}", markup=False, highlight=False)
-        out.print("ok: no invariant is broken" if report.ok else f"{report.problem_count} problem(s) found",
+        found = report.problem_count + len(lost)
+        out.print("ok: no invariant is broken" if report.ok and not lost else f"{found} problem(s) found",
                   markup=False, highlight=False)
-    if not report.ok:
+    if not report.ok or lost:
         raise typer.Exit(EXIT_FAILED)
 
 
@@ -675,6 +681,8 @@ def _json_argument(name: str, value: str) -> Any:
 for _spec in REGISTRY.values():
     _register_tool(_spec)
 
+app.command(rich_help_panel=ADMIN)(backup)  # cli/backup.py
+
 # The help lists panels in the order their first command appears: the families in the registry's order.
 _PANELS = [panel(group) for group in GROUPS]
 app.registered_commands.sort(key=lambda command: _PANELS.index(command.rich_help_panel)
@@ -708,6 +716,10 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # a bug: worded as the server words it, never a bare traceback
         if debug:
             raise
+        if storage_reason(exc) is not None:  # the disk, not the code (a full disk, a read-only file, I/O)
+            failure = storage_error(exc, "the database could not be used")
+            _error_line(error_text(failure))
+            sys.exit(_status_of(failure))
         _error_line(f"{error_text(InternalError(f'{type(exc).__name__}: {exc}'))} (run with --debug for the traceback)")
         status = EXIT_FAILED
     sys.exit(status if isinstance(status, int) else 0)

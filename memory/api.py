@@ -188,7 +188,11 @@ class Memory:
         return programs.save_snapshot(self.require_for("import_snapshot", memory), name, memory, content)
 
     def get_persistence_status(self, check_integrity: bool = False) -> dict:
-        return programs.persistence_status(self.knowledge, check_integrity)
+        status = programs.persistence_status(self.knowledge, check_integrity)
+        # The storage's own account (store/connection.py `storage_state`): why it is degraded as a stable code,
+        # whether it is open read-only, the last write the storage refused. Only what applies.
+        state = getattr(self.store, "storage_state", None)
+        return {**status, **(state() if state is not None else {})}
 
     def check_invariants(self, record: bool = True) -> integrity.CheckReport:
         """Rows that bypass the tools' invariants (see `datalog-memory check`); recorded in the audit log.

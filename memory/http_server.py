@@ -17,12 +17,15 @@ has its own session. Once a token is required, it is required of every request (
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import logging
+import os
 import re
 import socket
 import sys
+import time
 
 import anyio
 import anyio.to_thread
@@ -30,13 +33,15 @@ import uvicorn
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types.jsonrpc import PARSE_ERROR
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import __version__
 from .api import Memory
 from .http_connections import GuardedH11Protocol
-from .mcp_server import build_server, configure_logging
+from .settings import positive
+from .mcp_server import Arrivals, announce_storage, build_server, configure_logging, read_message, taking
 from .sources.context import CallerContext
 from .sources.tokens import caller_of, is_loopback, verify
 from .store import Store, absolute
@@ -57,6 +62,10 @@ MAX_BODY_BYTES = 16 << 20
 # from real clients) may carry at most this much, so open sessions cannot hold the server's memory.
 OPENING_BODY_BYTES = 64 << 10
 MAX_SESSIONS = 1000  # open handshake-era sessions, all callers together (each idle one ends after 30 minutes)
+SESSIONS_ENV = "DATALOG_MEMORY_HTTP_MAX_SESSIONS"
+SESSIONS_PER_CALLER_ENV = "DATALOG_MEMORY_HTTP_MAX_SESSIONS_PER_CALLER"
+SESSION_SHARE = 10  # by default one caller may hold a tenth of the sessions
+SESSION_IDLE_S = 1800.0  # the SDK's idle lifetime of a session: a record idle this long is of an expired session
 # A body over LARGE_BODY_BYTES (or of unknown length) waits for the one large request being served: parsing a
 # 16 MiB body of tiny JSON values takes about 350 MB for a moment, and several at once could take gigabytes.
 LARGE_BODY_BYTES = 1 << 20
@@ -65,23 +74,120 @@ ORIGIN = re.compile(r"http://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?")
 SHUTDOWN_GRACE_S = 3  # at a signal, how long open requests and streams get before the server stops
 
 
+@dataclasses.dataclass(eq=False)
+class _Session:
+    """An open handshake-era session as the gate sees it: whose it is, the opening request's scope (to close it
+    through the SDK's own DELETE), the requests in flight on it, and when it was last used."""
+
+    owner: str
+    scope: dict
+    busy: int = 0
+    last_used: float = 0.0
+
+
+class SessionShares:
+    """Fair shares of the session table (issue 34): at most `per_caller` sessions per principal, and when a new one
+    would pass a cap, the oldest idle session (no request in flight, no open stream) goes first: the caller's own
+    at its share, else at the global cap one of the caller holding the most. A caller is refused only when every
+    session it could take is busy. Without it, one read-only token could open every session there is and leave
+    the other principals `503` for the sessions' 30-minute idle lifetime."""
+
+    def __init__(self, total: int, per_caller: int) -> None:
+        self.total = total
+        self.per_caller = per_caller
+        self.open: dict[str, _Session] = {}  # by session id, oldest first
+        self.opening: collections.Counter = collections.Counter()  # openings in flight, per owner
+        self.lock = anyio.Lock()
+
+    def _prune(self, now: float) -> None:
+        for sid in [sid for sid, s in self.open.items() if not s.busy and now - s.last_used > SESSION_IDLE_S]:
+            del self.open[sid]  # the SDK ended it meanwhile
+
+    def _oldest_idle(self, owner: str | None) -> str | None:
+        idle = [(s.last_used, sid) for sid, s in self.open.items() if not s.busy and (owner is None or s.owner == owner)]
+        return min(idle)[1] if idle else None
+
+    def _victim(self, owner: str) -> tuple[str | None, str | None]:
+        """The session to close so that `owner` may open one: (its id or None, why none can be when None)."""
+        held = sum(s.owner == owner for s in self.open.values()) + self.opening[owner]
+        if held >= self.per_caller:
+            victim = self._oldest_idle(owner)
+            if victim is None:
+                return None, f"this caller has {held} sessions open and in use (at most {self.per_caller} each)"
+            return victim, None
+        if len(self.open) + sum(self.opening.values()) >= self.total:
+            holders = collections.Counter(s.owner for s in self.open.values())
+            for other, _ in holders.most_common():
+                victim = self._oldest_idle(other)
+                if victim is not None:
+                    return victim, None
+            return None, f"all {self.total} sessions are open and in use"
+        return None, None
+
+
+def _owner(scope: Scope) -> str:
+    """Whose a request is, for the session shares: its token's principal, or the process's caller."""
+    row = scope.get(TOKEN_ROW)
+    return f"principal:{row.principal}" if row is not None else "local"
+
+
 class TokenGate:
     """ASGI middleware: authenticates each HTTP request by its bearer token before anything else runs, and holds
     every request to the limits that keep one caller from taking the server from the others (see the
     constants above): one Authorization and one Origin header, an exact Origin on loopback, a small opening
     request, one large body parsed at a time."""
 
-    def __init__(self, app: ASGIApp, repository: Repository, required: bool, origins: frozenset[str] | None) -> None:
+    def __init__(self, app: ASGIApp, repository: Repository, required: bool, origins: frozenset[str] | None,
+                 shares: SessionShares | None = None) -> None:
         self.app = app
+        self.shares = shares or SessionShares(MAX_SESSIONS, max(1, MAX_SESSIONS // SESSION_SHARE))
         self.repository = repository
         self.required = required
         self.origins = origins  # the hosts an Origin header may name, on loopback; None: any
         self.large = anyio.CapacityLimiter(LARGE_AT_ONCE)
+        # Each session's requests not answered yet, in arrival order (a caller reads its own writes, see
+        # mcp_server.Turn); a session's entry lives while it has one.
+        self.sessions: dict[tuple, Arrivals] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # the lifespan
             await self.app(scope, receive, send)
             return
+        named = _headers(scope).get(SESSION_HEADER.encode(), [None])[0]
+        record = self.shares.open.get(named) if named is not None else None
+        if record is not None:  # in use while this request (or stream) lasts
+            record.busy += 1
+        try:
+            await self._ordered(scope, receive, send, named if scope["method"] == "POST" else None)
+        finally:
+            if record is not None:
+                record.busy -= 1
+                record.last_used = time.monotonic()
+                if scope["method"] == "DELETE":  # the client ended it
+                    self.shares.open.pop(named, None)
+
+    async def _ordered(self, scope: Scope, receive: Receive, send: Send, session: str | None) -> None:
+        if session is None:  # no session (opening one, a stateless request, a stream): nothing to order against
+            await self._gated(scope, receive, send)
+            return
+        # Keyed by the credential too: a request naming another caller's session id cannot hold that caller back.
+        key = (_headers(scope).get(b"authorization", [None])[0], session)
+        arrivals = self.sessions.setdefault(key, Arrivals())
+        turn = arrivals.arrive()
+        try:
+            with taking(turn):  # the handler the SDK starts for this request takes its place in the order
+                await self._gated(scope, receive, send)
+        finally:
+            turn.finish()
+            if arrivals.idle and self.sessions.get(key) is arrivals:
+                del self.sessions[key]
+
+    async def _gated(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] == "POST":
+            receive, send = _answered_as_on_stdio(receive, send)
+        await self._checked(scope, receive, send)
+
+    async def _checked(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = _headers(scope)
         refused = _refusal(headers, self.origins)
         if refused is not None:
@@ -110,7 +216,7 @@ class TokenGate:
             if body is None:
                 await _plain(send, 413, f"a request opening a session may carry at most {OPENING_BODY_BYTES} bytes")
                 return
-            await self.app(scope, _replay(body, receive), send)
+            await self._open_session(scope, _replay(body, receive), send)
             return
         length = headers.get(b"content-length", [None])[0]
         if scope["method"] == "POST" and (length is None or not length.isdigit() or int(length) > LARGE_BODY_BYTES):
@@ -118,6 +224,118 @@ class TokenGate:
                 await self.app(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+
+    async def _open_session(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A request that opens a session: room is made in the caller's share first (closing the oldest idle
+        session that must go), or it is refused with 503 saying why; the session it opens is recorded."""
+        shares, owner = self.shares, _owner(scope)
+        async with shares.lock:
+            now = time.monotonic()
+            shares._prune(now)
+            while True:
+                victim, refusal = shares._victim(owner)
+                if victim is None:
+                    break
+                await self._close_session(shares.open.pop(victim), victim)
+            if refusal is not None:
+                log.warning("refusing a new session for %s: %s", owner, refusal)
+                await _respond(send, 503, {"jsonrpc": "2.0", "id": None, "error": {
+                    "code": -32603, "message": f"Too many open sessions: {refusal}"}})
+                return
+            shares.opening[owner] += 1
+        opened: list[str] = []
+
+        async def noting(message: Message) -> None:
+            if message["type"] == "http.response.start" and message.get("status") == 200:
+                found = [v.decode("latin-1") for k, v in message.get("headers", []) if k.lower() == SESSION_HEADER.encode()]
+                opened.extend(found[:1])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, noting)
+        finally:
+            shares.opening[owner] -= 1
+            if shares.opening[owner] <= 0:
+                del shares.opening[owner]
+            if opened:
+                shares.open[opened[0]] = _Session(owner, {k: v for k, v in scope.items() if k != "state"},
+                                                  last_used=time.monotonic())
+
+    async def _close_session(self, session: _Session, session_id: str) -> None:
+        """End a session through the SDK's own DELETE, as its owner would (the SDK checks the credential)."""
+        log.info("closing the idle session %s of %s to make room", session_id[:12], session.owner)
+        headers = [(k, v) for k, v in session.scope["headers"]
+                   if k not in (b"content-length", b"content-type", SESSION_HEADER.encode(), b"mcp-protocol-version")]
+        scope = {**session.scope, "method": "DELETE",
+                 "headers": [*headers, (SESSION_HEADER.encode(), session_id.encode()),
+                             (b"mcp-protocol-version", HANDSHAKE_PROTOCOL_VERSIONS[-1].encode())]}
+        sent = False
+
+        async def receive() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": b"", "more_body": False}
+            await anyio.sleep_forever()
+
+        async def discard(message: Message) -> None:
+            pass
+
+        try:
+            with anyio.fail_after(5):
+                await self.app(scope, receive, discard)
+        except Exception:  # noqa: BLE001 - the session is forgotten here whatever the SDK made of it
+            log.warning("could not close session %s", session_id[:12], exc_info=True)
+
+
+def _answered_as_on_stdio(receive: Receive, send: Send) -> tuple[Receive, Send]:
+    """The SDK's HTTP transport parses a body with a stricter parser than the stdio loop: well-formed JSON that
+    nests deeper than it descends or holds an unpaired surrogate escape gets `-32700 Parse error` with id
+    null there, and the client waits on its id for ever. Such a response is replaced by the stdio loop's
+    answer to the same text (`read_message`: -32600 on the request's own id, saying why). The body is kept
+    only while its request is served (it is at most MAX_BODY_BYTES, and the SDK holds it too)."""
+    chunks: list[bytes] = []
+    held: list[Message] = []
+
+    async def recording() -> Message:
+        message = await receive()
+        if message["type"] == "http.request":
+            chunks.append(message.get("body", b""))
+        return message
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start" and message.get("status") == 400:
+            held.append(message)  # an error: seen whole before it is sent
+            return
+        if held and message["type"] == "http.response.body":
+            start = held.pop()
+            replaced = _stdio_answer(b"".join(chunks), message.get("body", b"")) if not message.get("more_body") \
+                else None
+            if replaced is not None:
+                headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
+                await send({**start, "headers": [*headers, (b"content-length", str(len(replaced)).encode())]})
+                await send({"type": "http.response.body", "body": replaced})
+                return
+            await send(start)
+        await send(message)
+
+    return recording, sending
+
+
+def _stdio_answer(request: bytes, response: bytes) -> bytes | None:
+    """The stdio loop's error reply to `request`, when the SDK answered it with a parse error but stdio reads
+    it as well-formed JSON; None otherwise (the SDK's answer stands)."""
+    try:
+        sent = json.loads(response)
+    except ValueError:
+        return None
+    if not isinstance(sent, dict) or not isinstance(sent.get("error"), dict) or sent["error"].get("code") != PARSE_ERROR:
+        return None
+    answer = read_message(request.decode("utf-8", "replace"))
+    if not isinstance(answer, tuple) or answer[0].message.error.code == PARSE_ERROR:
+        return None
+    return answer[0].message.model_dump_json(by_alias=True, exclude_none=True).encode()
 
 
 def _headers(scope: Scope) -> dict[bytes, list[str]]:
@@ -235,14 +453,24 @@ def _security(host: str) -> TransportSecuritySettings | None:
                                      allowed_origins=[f"http://{h}:*" for h in sorted(named)])
 
 
+def session_shares(environ=None) -> SessionShares:
+    """The session caps from the operator's environment (SESSIONS_ENV, SESSIONS_PER_CALLER_ENV): a fair share per
+    caller never above the whole."""
+    env = os.environ if environ is None else environ
+    total = positive(env, SESSIONS_ENV, int, MAX_SESSIONS)
+    per_caller = positive(env, SESSIONS_PER_CALLER_ENV, int, max(1, total // SESSION_SHARE))
+    return SessionShares(total, min(per_caller, total))
+
+
 def build_app(memory: Memory, workers: WorkerPool | None, host: str, required: bool) -> ASGIApp:
+    shares = session_shares()
     server = build_server(memory, workers, identify(memory.context))
     app = server.streamable_http_app(streamable_http_path=PATH, host=host, transport_security=_security(host),
-                                     max_request_body_size=MAX_BODY_BYTES, max_sessions=MAX_SESSIONS)
+                                     max_request_body_size=MAX_BODY_BYTES, max_sessions=shares.total)
     # Its own connection: checking a token never waits behind a call on the server's Memory.
     tokens = Repository(Store(memory.path, clock=memory.clock))
     origins = frozenset(h.lower() for h in _local_names(host)) if is_loopback(host) else None
-    return TokenGate(app, tokens, required, origins)
+    return TokenGate(app, tokens, required, origins, shares)
 
 
 def serve_http(memory: Memory, sock: socket.socket, required: bool, level: str | None = None,
@@ -258,6 +486,7 @@ def serve_http(memory: Memory, sock: socket.socket, required: bool, level: str |
           f"http://{shown}:{port}{PATH} (" + ("a bearer token is required" if required else
                                              f"no token: local callers act as {memory.context.principal}") + ")",
           file=sys.stderr, flush=True)
+    announce_storage(memory)
     if workers is not None and not workers.wait_ready():
         log.error("the evaluation process did not start; evaluating calls will fail (see the log above)")
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", http=GuardedH11Protocol,

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import logging
 import os
+import re
 import signal
 import stat
 import sys
@@ -145,6 +147,105 @@ RESOURCE_NOT_FOUND = -32002
 Identify = typing.Callable[[typing.Any], "CallerContext | None"]
 
 
+class Turn:
+    """One request's place in the arrival order of its connection (stdio) or session (HTTP).
+
+    A caller reads its own writes: a request that writes starts once every request that arrived before it
+    has ended; one that only reads starts once every earlier request that writes has ended (earlier reads
+    may still run: independent reads run side by side). Whether a request writes is known when it is
+    classified (at arrival over stdio; when its handler starts over HTTP, whose gate sees no body): until
+    then the requests after it treat it as a write. A turn that ends unclassified (a ping, a request the SDK
+    answered itself, one cancelled before it started) holds nobody back."""
+
+    __slots__ = ("before", "writes", "classified", "done", "entered")
+
+    def __init__(self, before: list["Turn"]) -> None:
+        self.before = before
+        self.writes: bool | None = None
+        self.classified = anyio.Event()
+        self.done = anyio.Event()
+        self.entered = False
+
+    def classify(self, writes: bool) -> None:
+        if self.writes is None:
+            self.writes = writes
+            self.classified.set()
+
+    async def wait(self) -> None:
+        """Until the requests this one must follow have ended (classify it first)."""
+        self.entered = True
+        for earlier in self.before:
+            if not self.writes:
+                await earlier.classified.wait()
+                if not earlier.writes:
+                    continue
+            await earlier.done.wait()
+        self.before = []
+
+    def finish(self) -> None:
+        """It has ended (or will never run): the requests after it may go. Idempotent."""
+        self.classify(False)
+        self.done.set()
+        self.before = []
+
+
+class Arrivals:
+    """The requests of one connection or session that have not ended, in arrival order."""
+
+    def __init__(self) -> None:
+        self.live: list[Turn] = []
+
+    def arrive(self) -> Turn:
+        self.live = [t for t in self.live if not t.done.is_set()]
+        turn = Turn(list(self.live))
+        self.live.append(turn)
+        return turn
+
+    @property
+    def idle(self) -> bool:
+        return all(t.done.is_set() for t in self.live)
+
+
+CURRENT_TURN: contextvars.ContextVar[Turn | None] = contextvars.ContextVar("datalog_memory_turn", default=None)
+
+
+@contextlib.contextmanager
+def taking(turn: Turn | None):
+    """Handlers started from within this block (in a copy of this context) take `turn`."""
+    reset = CURRENT_TURN.set(turn)
+    try:
+        yield turn
+    finally:
+        CURRENT_TURN.reset(reset)
+
+
+def writes(method: str, params) -> bool:
+    """Whether a request may change what a later request of its caller reads: a tool call unless the tool is
+    read-only (an unknown tool changes nothing); resources and everything else only read."""
+    if method != "tools/call":
+        return False
+    name = params.get("name") if isinstance(params, dict) else getattr(params, "name", None)
+    try:
+        return not get_tool(name).annotations.read_only if isinstance(name, str) else False
+    except UnknownTool:
+        return False
+
+
+@contextlib.asynccontextmanager
+async def in_turn(writing: bool):
+    """The body runs in the current request's turn (none outside a connection's order: nothing to wait for)."""
+    turn = CURRENT_TURN.get()
+    if turn is None:
+        yield
+        return
+    try:
+        turn.classify(writing)
+        await turn.wait()
+        yield
+    finally:
+        turn.finish()
+
+
 def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Identify | None = None,
                  toolsets: typing.Collection[str] | None = None) -> Server:
     """The MCP server over `memory`. With `workers`, the calls of tools that evaluate (the registry's
@@ -217,12 +318,13 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
                 "this request belongs to no lasting connection (a stateless HTTP request), so nothing can be "
                 f"enabled for it: start the server with {ENVIRONMENT}=default,<toolsets> or serve --toolsets")))
         context = caller(ctx)
-        if workers is not None and spec.evaluates:
-            # In a worker process: an evaluation can neither hold this process nor leave its memory here.
-            outcome = await _in_thread(workers.call, params.name, params.arguments, None, context)
-        else:
-            # A thread keeps the protocol loop answering meanwhile.
-            outcome = await _in_thread(run_call, memories.of(context), params.name, params.arguments)
+        async with in_turn(not spec.annotations.read_only):  # after the caller's earlier writes (and reads)
+            if workers is not None and spec.evaluates:
+                # In a worker process: an evaluation can neither hold this process nor leave its memory here.
+                outcome = await _in_thread(workers.call, params.name, params.arguments, None, context)
+            else:
+                # A thread keeps the protocol loop answering meanwhile.
+                outcome = await _in_thread(run_call, memories.of(context), params.name, params.arguments)
         if outcome.kind != OK:
             level = "error" if outcome.kind == INTERNAL else "info"
             await notify(ctx, level, {"tool": params.name, "error": outcome.code, "message": outcome.result.text[:500]})
@@ -239,7 +341,9 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
     async def list_resources(ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         cursor = params.cursor if params is not None else None
         try:
-            page, after = await anyio.to_thread.run_sync(resources.list_resources, memories.of(caller(ctx)), cursor)
+            async with in_turn(False):
+                page, after = await anyio.to_thread.run_sync(resources.list_resources, memories.of(caller(ctx)),
+                                                             cursor)
         except DatalogMemoryError as exc:
             raise MCPError(INVALID_PARAMS, exc.message, exc.to_dict()) from None
         return types.ListResourcesResult(next_cursor=after, resources=[
@@ -254,7 +358,8 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
     async def read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = str(params.uri)
         try:
-            text, mime = await anyio.to_thread.run_sync(resources.read_resource, memories.of(caller(ctx)), uri)
+            async with in_turn(False):
+                text, mime = await anyio.to_thread.run_sync(resources.read_resource, memories.of(caller(ctx)), uri)
         except (NotFound, InvalidArguments):  # one answer for unknown and invisible: no existence oracle
             raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri[:200]}", {"uri": uri[:200]}) from None
         except DatalogMemoryError as exc:
@@ -333,12 +438,77 @@ def _integer(text: str):
         return _TooLong()
 
 
+class _TooDeep:
+    """Well-formed JSON nested deeper than a parser here descends; `members` are its top-level scalars."""
+
+    def __init__(self, members: dict) -> None:
+        self.members = members
+
+
 def _raw(line: str):
-    """The line as plain JSON (numbers of any length tolerated), or None when it is not JSON."""
+    """The line as plain JSON (numbers of any length tolerated), None when it is not JSON, or a `_TooDeep`
+    with what its top level says when it nests deeper than the parser's recursion allows."""
     try:
         return json.loads(line, parse_int=_integer)
-    except (ValueError, RecursionError):
+    except RecursionError:
+        members = _shallow_members(line)
+        return None if members is None else _TooDeep(members)
+    except ValueError:
         return None
+
+
+SHALLOW_SCAN_CHARS = 1 << 20  # how far a message too deep to parse is read for its id and method
+_SCALAR = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null")
+
+
+def _shallow_members(text: str) -> dict | None:
+    """The scalar members of a JSON object's top level (a request's id and method), read without descending
+    into nested values (each string is decoded on its own): what a message too deep to parse still tells."""
+    decoder = json.JSONDecoder()
+    start = len(text) - len(text.lstrip())
+    if not text.startswith("{", start):
+        return None
+    members: dict = {}
+    depth, i, key, expecting_key = 1, start + 1, None, True
+    end = min(len(text), start + SHALLOW_SCAN_CHARS)  # a bounded look: this runs on the protocol loop
+    try:
+        while i < end and depth and not ("id" in members and "method" in members):
+            c = text[i]
+            if c == '"':
+                value, i = decoder.raw_decode(text, i)
+                if depth == 1:
+                    if expecting_key:
+                        key, expecting_key = value, False
+                    elif key is not None:
+                        members.setdefault(key, value)
+                        key = None
+                continue
+            if depth == 1 and key is not None and (found := _SCALAR.match(text, i)):
+                literal = found.group()
+                members.setdefault(key, _integer(literal) if literal.lstrip("-").isdigit() else json.loads(literal))
+                key, i = None, found.end()
+                continue
+            if c in "{[":
+                key = None if depth == 1 else key
+                depth += 1
+            elif c in "}]":
+                depth -= 1
+            elif c == "," and depth == 1:
+                key, expecting_key = None, True
+            i += 1
+    except ValueError:
+        return None
+    return members if depth == 0 or i >= end or ("id" in members and "method" in members) else None
+
+
+def _unreadable(exc: Exception) -> str:
+    """Why the SDK's parser refused well-formed JSON, in words a client can act on."""
+    text = str(exc)
+    if "hex escape" in text or "surrogate" in text:
+        return "a string holds an unpaired surrogate escape (\\ud800-\\udfff), which is not Unicode text"
+    if "recursion limit" in text:
+        return "the message is nested too deeply to be read"
+    return text.splitlines()[0][:200] if text else type(exc).__name__
 
 
 def _jsonrpc_error(request_id, code: int, message: str, detail: str) -> SessionMessage:
@@ -354,6 +524,11 @@ def read_message(line: str) -> SessionMessage | tuple[SessionMessage]:
     forever. A request the SDK cannot read otherwise is answered with its own id when it has a
     valid one (the client waits on that id), else with id null."""
     raw = _raw(line)
+    if isinstance(raw, _TooDeep):  # well-formed, but nested past what any parser here descends
+        top = raw.members
+        answerable = "method" in top and type(top.get("id")) in (str, int)
+        return (_jsonrpc_error(top["id"] if answerable else None, INVALID_REQUEST, "Invalid Request",
+                               "the message is nested too deeply to be read"),)
     is_request = isinstance(raw, dict) and "method" in raw and "id" in raw
     if is_request and not (type(raw["id"]) is str or type(raw["id"]) is int):
         shown = raw["id"] if isinstance(raw["id"], _TooLong) else json.dumps(raw["id"], default=repr)[:40]
@@ -367,8 +542,7 @@ def read_message(line: str) -> SessionMessage | tuple[SessionMessage]:
         answerable = isinstance(raw, dict) and "id" in raw and type(raw["id"]) in (str, int) \
             and "result" not in raw and "error" not in raw
         if is_request or answerable:
-            detail = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-            return (_jsonrpc_error(raw["id"], INVALID_REQUEST, "Invalid Request", detail),)
+            return (_jsonrpc_error(raw["id"], INVALID_REQUEST, "Invalid Request", _unreadable(exc)),)
         return (_unparsable(exc),)
 
 
@@ -386,18 +560,27 @@ class Requests:
 
     def __init__(self) -> None:
         self.open: dict = {}
+        self.turns: dict = {}  # each open request's place in the connection's order
+        self.arrivals = Arrivals()
         self._idle = anyio.Event()
         self._idle.set()
 
-    def opened(self, request_id) -> Cancellation:
+    def opened(self, request_id, writing: bool = False) -> tuple[Cancellation, Turn]:
         token = self.open[_key(request_id)] = Cancellation()
+        turn = self.turns[_key(request_id)] = self.arrivals.arrive()
+        turn.classify(writing)  # over stdio the line is read here: known at arrival
         self._idle = anyio.Event() if self._idle.is_set() else self._idle
-        return token
+        return token, turn
 
     def closed(self, request_id, reason: str | None = None) -> None:
         token = self.open.pop(_key(request_id), None)
+        turn = self.turns.pop(_key(request_id), None)
         if token is not None and reason:
             token.cancel(reason)
+        # Answered, or cancelled before its handler started (it never will): it holds nobody back. One cancelled
+        # while it runs ends its turn itself, once it has stopped.
+        if turn is not None and (not reason or not turn.entered):
+            turn.finish()
         if not self.open:
             self._idle.set()
 
@@ -472,7 +655,8 @@ async def _serve_with(memory: Memory, workers: WorkerPool | None, interactive: b
                     message = item.message
                     if isinstance(message, JSONRPCRequest):
                         # The handler runs in a copy of this context: its evaluations see the token.
-                        with cancellable(requests.opened(message.id)):
+                        token, turn = requests.opened(message.id, writes(message.method, message.params))
+                        with cancellable(token), taking(turn):
                             await forward.send(item)
                         continue
                     if isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
@@ -590,6 +774,27 @@ def configure_logging(level: str | None) -> None:
     log.setLevel(chosen)
 
 
+STORAGE_CHECK_S = 5.0  # how often a serving process looks whether its database file is still there
+
+
+def announce_storage(memory: Memory) -> None:
+    """A server never starts an empty or read-only memory silently: it says so on stderr, whatever the log level.
+    Then, every STORAGE_CHECK_S, a daemon thread looks whether the database file is still the one it opened
+    (one stat): a removed folder is logged, and the status says degraded, before the next write finds it."""
+    warn = getattr(memory.store, "startup_warning", None)
+    note = warn() if warn is not None else None
+    if note is not None:
+        log.warning("%s", note)
+        if log.getEffectiveLevel() > logging.WARNING:
+            print(f"datalog-memory: {note}", file=sys.stderr, flush=True)
+    lost = getattr(memory.store, "lost", None)
+    if lost is not None:
+        def watch() -> None:
+            while lost() is None:  # logs the loss once, when it is found
+                time.sleep(STORAGE_CHECK_S)
+        threading.Thread(target=watch, name="storage-watch", daemon=True).start()
+
+
 def serve(memory: Memory, level: str | None = None, workers: WorkerPool | None = None) -> None:
     """Serve MCP over stdin/stdout until stdin closes or a signal. Logs go to stderr only.
 
@@ -600,6 +805,7 @@ def serve(memory: Memory, level: str | None = None, workers: WorkerPool | None =
     log.info("datalog-memory %s serving %s (MCP %s by handshake; %s stateless)", __version__,
              shown(absolute(memory.path)),
              ", ".join(HANDSHAKE_PROTOCOL_VERSIONS), ", ".join(MODERN_PROTOCOL_VERSIONS))
+    announce_storage(memory)
     if interactive:
         print(f"datalog-memory {__version__}: an MCP server on stdin/stdout, meant to be started by an MCP "
               "client (see README). Press Ctrl-C to stop it.", file=sys.stderr, flush=True)

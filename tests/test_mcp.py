@@ -164,8 +164,11 @@ def test_handshake_era_raw(db_path):
     assert ok["result"]["content"][0]["text"] == "Asserted: p(a)"
     assert ok["result"]["structuredContent"]["created"] is True
     assert server.close() == 0  # EOF on stdin exits 0
-    stderr = server.proc.stderr.read().splitlines()  # the start-up line only
-    assert len(stderr) == 1 and " INFO datalog-memory " in stderr[0] and " serving " in stderr[0]
+    stderr = server.proc.stderr.read().splitlines()
+    # The start-up line, and (a new database) that it starts an empty memory and which file it created.
+    assert len(stderr) == 3 and " INFO datalog-memory " in stderr[0] and " serving " in stderr[0], stderr
+    assert f"WARNING no database at {db_path}: starting with an empty memory" in stderr[1]
+    assert stderr[2].endswith(f"INFO created a new, empty database at {db_path}")
 
 
 def test_older_requested_version_is_echoed_and_unknown_ones_countered(db_path):

@@ -1,9 +1,17 @@
-"""The apsw connection: pragmas, lazy creation, and the transaction helper every write uses."""
+"""The apsw connection: pragmas, lazy creation, and the transaction helper every write uses.
+
+Storage that fails under a running process is named, never hidden: a database file removed or replaced
+while it is open refuses every later read and write (`database_removed`: a commit into a file that is gone
+is not acknowledged); a full disk, a read-only file or file system and I/O failures are `storage_error`
+with a `reason` (`disk_full`, `read_only`, `io_error`); an existing database on a read-only file or file
+system opens read-only (reads, queries, proofs and exports work; writes are refused, saying why)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
+import urllib.parse
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -13,9 +21,32 @@ import apsw
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import StorageError
 from .location import IN_MEMORY, is_url
-from .migrations import migrate
+from .migrations import current_version, load_migrations, migrate
 
 BUSY_TIMEOUT_MS = 10_000
+log = logging.getLogger("datalog-memory")
+
+# What a failure of the storage itself is called (`StorageError.details["reason"]`), by apsw's error class.
+REASONS = (("FullError", "disk_full"), ("ReadOnlyError", "read_only"), ("IOError", "io_error"),
+           ("CantOpenError", "cannot_open"), ("CorruptError", "corrupt"), ("NotADBError", "corrupt"),
+           ("BusyError", "busy"), ("LockedError", "busy"))
+
+
+def storage_reason(exc: BaseException) -> str | None:
+    """The storage failure an apsw error reports (None for one that is not about storage: SQL, constraints)."""
+    for name, reason in REASONS:
+        kind = getattr(apsw, name, None)
+        if kind is not None and isinstance(exc, kind):
+            return reason
+    return None
+
+
+def storage_error(exc: BaseException, what: str) -> StorageError:
+    """`exc` (an apsw error) as the typed error every surface reports: `what` failed, and why."""
+    reason = storage_reason(exc)
+    hint = {"disk_full": " (free space on that disk; nothing of this call was stored)",
+            "read_only": " (the database or its folder cannot be written now; nothing of this call was stored)"}
+    return StorageError(f"{what}: {exc}{hint.get(reason, '')}", reason=reason or "database_error")
 
 
 class Connection(apsw.Connection):
@@ -24,6 +55,7 @@ class Connection(apsw.Connection):
 
     clock: Clock = SYSTEM_CLOCK
     dialect = "sqlite"  # which SQL the statements run as (memory/store/dialect.py)
+    read_only: str | None = None  # why it was opened read-only (None: it can write)
 
     def quick_check(self, limit: int = 20) -> list[str]:
         """SQLite's own consistency check: ['ok'], or up to `limit` problems."""
@@ -33,9 +65,80 @@ class Connection(apsw.Connection):
         return self.execute("PRAGMA page_size").fetchone()[0]
 
 
+def read_only_reason(path: str) -> str | None:
+    """Why an existing database file can only be read by this process, or None when it can be written: its
+    file system is mounted read-only, the file is not writable, or its folder (where SQLite keeps the -wal
+    and -shm files beside it) cannot take them."""
+    if path == IN_MEMORY:
+        return None
+    target = Path(path)
+    try:
+        info = os.statvfs(target.parent)
+    except OSError:
+        return None  # its folder is gone: the open says so
+    if info.f_flag & os.ST_RDONLY:
+        return f"{target.parent} is on a read-only file system"
+    if target.exists() and not os.access(target, os.W_OK):
+        return f"{target} is read-only"
+    sidecars = [Path(f"{path}-wal"), Path(f"{path}-shm")]
+    if not os.access(target.parent, os.W_OK | os.X_OK) and not all(
+            p.exists() and os.access(p, os.R_OK | os.W_OK) for p in sidecars):
+        return f"its folder {target.parent} is not writable (SQLite keeps {target.name}-wal and -shm there)"
+    return None
+
+
+def _open_read_only(path: str, reason: str, busy_timeout_ms: int, clock: Clock) -> Connection:
+    """An existing database that cannot be written, opened to read. In WAL mode a reader needs the -shm
+    index: where it cannot be created, the file is read as immutable, which is exact only when no -wal holds
+    commits that are not in the file yet; then the open is refused rather than answering without them."""
+    uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
+    flags = apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
+    conn = None
+    try:
+        conn = Connection(uri, flags=flags)
+        conn.setbusytimeout(busy_timeout_ms)
+        conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+    except apsw.NotADBError as exc:
+        conn.close()
+        raise StorageError(f"{path} is not a datalog-memory database (not an SQLite file)", reason="corrupt") from exc
+    except apsw.Error:
+        if conn is not None:
+            conn.close()
+        wal = Path(f"{path}-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise StorageError(
+                f"cannot read {path}: {reason}, and its write-ahead log {wal.name} holds commits that are not in "
+                f"the file yet, which SQLite can read only with a {Path(path).name}-shm file it cannot create "
+                "there; open it once where it can be written (or copy the folder somewhere writable)",
+                reason="read_only", path=path) from None
+        try:
+            conn = Connection(uri + "&immutable=1", flags=flags)
+            conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+        except apsw.Error as exc:
+            raise StorageError(f"cannot open database {path} to read ({reason}): {exc}", reason="read_only",
+                               path=path) from exc
+    conn.clock = clock
+    conn.read_only = reason
+    conn.execute("PRAGMA foreign_keys=ON")
+    latest = load_migrations()[-1].version
+    found = current_version(conn)
+    if found < latest:
+        conn.close()
+        raise StorageError(f"{path} has schema version {found} and needs migrating to {latest}, which cannot be "
+                           f"done while it is read-only ({reason})", reason="read_only", path=path)
+    migrate(conn)  # refuses a newer schema; an up-to-date one is only read
+    log.info("%s opened read-only: %s (reads, queries, proofs and exports work; writes are refused)", path, reason)
+    return conn
+
+
 def open_connection(path: str, *, create: bool = True, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
                     clock: Clock = SYSTEM_CLOCK) -> Connection:
-    """Open (and migrate) a database with the pragmas every connection needs."""
+    """Open (and migrate) a database with the pragmas every connection needs; an existing one that this
+    process cannot write opens read-only (`Connection.read_only` says why)."""
+    if path != IN_MEMORY and os.path.isfile(path):
+        reason = read_only_reason(path)
+        if reason is not None:
+            return _open_read_only(path, reason, busy_timeout_ms, clock)
     flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
     try:
         if path != IN_MEMORY and create:
@@ -61,7 +164,11 @@ def open_connection(path: str, *, create: bool = True, busy_timeout_ms: int = BU
     conn.execute("PRAGMA foreign_keys=ON")
     # Deleted content is overwritten with zeros, so an erased memory leaves no bytes in free space.
     conn.execute("PRAGMA secure_delete=ON")
-    migrate(conn)
+    try:
+        migrate(conn)
+    except apsw.Error as exc:
+        conn.close()
+        raise storage_error(exc, f"cannot bring {path} up to the current schema") from exc
     return conn
 
 
@@ -76,6 +183,17 @@ def _unable_to_store(folder: Path) -> str | None:
         return f"{folder} is on a read-only file system"
     if info.f_blocks == 0:
         return f"{folder} is on a pseudo file system that stores no files"
+    return None
+
+
+def _full(folder: Path) -> str | None:
+    """Why the file system of `folder` cannot take one more page: no space left for this process."""
+    try:
+        info = os.statvfs(folder)
+    except OSError:
+        return None
+    if info.f_blocks and info.f_bavail * info.f_frsize < 64 * 1024:
+        return f"the file system holding {folder} is full ({info.f_bavail * info.f_frsize} bytes free)"
     return None
 
 
@@ -101,6 +219,14 @@ class Store:
         self._conn: Connection | None = None
         self._placeholder = False
         self._depth = 0
+        # The file the connection has open (st_dev, st_ino), checked before and after every write and before
+        # every read: a database removed or replaced under a running process is found, not written into.
+        self._identity: tuple[int, int] | None = None
+        # Whether a database is known to live at `path` (this process opened it, or its server says so): if it
+        # is missing later, that is a loss to report, never an empty memory to start silently.
+        self.expected = False
+        self._lost: str | None = None  # why the database is gone (then every read and write is refused)
+        self.last_failure: dict | None = None  # the last write refused by the storage: {"reason", "message"}
 
     @property
     def exists(self) -> bool:
@@ -112,6 +238,8 @@ class Store:
         return self.path
 
     def _connection(self, for_write: bool, status: bool = False) -> Connection:
+        if not status:
+            self._refuse_if_lost()
         if self._placeholder and not for_write and not status:
             self._refuse_if_uncreatable()
         if self._conn is not None and not (for_write and self._placeholder):
@@ -120,15 +248,51 @@ class Store:
             self._conn.close()
             self._conn = None  # never keep a closed connection: a failed open below is retried on the next call
         if for_write or self.exists:
+            created = not self.exists
             self._conn = open_connection(self.path, create=True, busy_timeout_ms=self.busy_timeout_ms,
                                          clock=self.clock)
             self._placeholder = False
+            self._identity = self._file_identity()
+            self.expected = True
+            if created and self.path != IN_MEMORY:
+                log.info("created a new, empty database at %s", self.path)
         else:
             if not status:
                 self._refuse_if_uncreatable()
             self._conn = open_connection(IN_MEMORY, clock=self.clock)
             self._placeholder = True
         return self._conn
+
+    def _file_identity(self) -> tuple[int, int] | None:
+        if self.path == IN_MEMORY:
+            return None
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            return None
+        return info.st_dev, info.st_ino
+
+    def lost(self) -> str | None:
+        """Why the database this store had open, or was told to expect, is gone from its path (removed, or
+        replaced by another file), or None. Once lost it stays lost: a restart opens whatever is there then."""
+        if self._lost is None and self.path != IN_MEMORY and (self._identity is not None or self.expected):
+            now = self._file_identity()
+            if now is None:
+                folder = Path(self.path).parent
+                gone = f"its folder {folder} was removed" if not folder.exists() else "the file was removed"
+                self._lost = (f"the database {self.path} is gone ({gone}) while this process was using it; "
+                              "restart once the database is back (nothing was written since)")
+            elif self._identity is not None and now != self._identity:
+                self._lost = (f"the database {self.path} was replaced by another file while this process was using "
+                              "it; restart to use the new file (nothing was written to either since)")
+            if self._lost is not None:
+                log.error("%s", self._lost)
+        return self._lost
+
+    def _refuse_if_lost(self) -> None:
+        problem = self.lost()
+        if problem is not None:
+            raise StorageError(f"refused: {problem}", reason="database_removed", path=self.path)
 
     def _refuse_if_uncreatable(self) -> None:
         """A database not created yet reads as empty only where a first write could create it: a path that can
@@ -140,25 +304,67 @@ class Store:
                                path=self.path)
 
     def writable(self) -> str | None:
-        """Why a write cannot succeed here now (None when it can): checked on the file system, not assumed."""
+        """Why a write cannot succeed here now (None when it can): checked on the file system, not assumed (a
+        lost database, a read-only file or file system, a full disk)."""
+        return self.health()[1]
+
+    def health(self) -> tuple[str | None, str | None]:
+        """(reason, problem): why a write cannot succeed here now, as a stable code (`database_removed`,
+        `read_only`, `disk_full`, `cannot_create`) and in words; (None, None) when it can."""
         if self.path == IN_MEMORY:
-            return None
+            return None, None
+        lost = self.lost()
+        if lost is not None:
+            return "database_removed", lost
         target = Path(self.path)
         if target.exists():
             if not target.is_file():
-                return f"{target} is not a file"
+                return "cannot_create", f"{target} is not a file"
+            read_only = read_only_reason(self.path)
+            if read_only is not None:
+                return "read_only", f"the database is open read-only: {read_only}"
+            full = _full(target.parent)
+            if full is not None:
+                return "disk_full", full
             if not os.access(target, os.W_OK) or not os.access(target.parent, os.W_OK | os.X_OK):
-                return f"{target} or its folder is not writable"
-            return None
+                return "read_only", f"{target} or its folder is not writable"
+            return None, None
         folder = target.parent
         while not folder.exists():  # the folders a first write would create
             folder = folder.parent
         if not folder.is_dir():
-            return f"{folder} is a file where the database's folder should be"
+            return "cannot_create", f"{folder} is a file where the database's folder should be"
         if not os.access(folder, os.W_OK | os.X_OK):
-            return f"{folder} is not writable"
-        return _unable_to_store(folder)
+            return "cannot_create", f"{folder} is not writable"
+        problem = _unable_to_store(folder)
+        return ("cannot_create" if problem else None), problem
 
+    def storage_state(self) -> dict:
+        """What a health report adds about the storage, only what applies: `reason` (the stable code of why it is
+        degraded, see `health`), `read_only` (true when the database is open read-only), `last_failure` (the last
+        write the storage refused, while no write has succeeded since: {"reason", "message"})."""
+        reason, _ = self.health()
+        state: dict = {}
+        if reason is not None:
+            state["reason"] = reason
+        if self._conn is not None and not self._placeholder and self._conn.read_only is not None:
+            state["read_only"] = True
+        if self.last_failure is not None:
+            state["last_failure"] = dict(self.last_failure)
+        return state
+
+    def startup_warning(self) -> str | None:
+        """What a server starting on this store must say out loud: that it starts an empty memory (no file
+        yet: created at the first write), or that it can only read the file; None when neither."""
+        if self.path == IN_MEMORY:
+            return None
+        if not self.exists:
+            return (f"no database at {self.path}: starting with an empty memory, created there at the first write "
+                    "(if a database was expected there, stop and restore it from a backup: README, Durability)")
+        reason = read_only_reason(self.path)
+        if reason is not None:
+            return f"{self.path} can only be read ({reason}): serving it read-only, writes are refused"
+        return None
 
     def ensure_created(self) -> None:
         with self._lock:
@@ -177,7 +383,10 @@ class Store:
                 self._conn = None
                 self._placeholder = False
             conn = self._connection(for_write=False, status=status)
-            conn.execute("BEGIN")
+            try:
+                conn.execute("BEGIN")
+            except apsw.Error as exc:
+                raise storage_error(exc, f"cannot read {self.path}") from exc
             self._depth += 1
             try:
                 yield conn
@@ -185,43 +394,95 @@ class Store:
                 self._depth -= 1
                 conn.execute("COMMIT")
 
+    def _writer(self) -> Connection:
+        """The connection to write with: refused when the database was lost or can only be read now (one
+        opened read-only whose file became writable again is reopened)."""
+        conn = self._connection(for_write=True)
+        if conn.read_only is not None and self._depth == 0:
+            reason = read_only_reason(self.path)
+            if reason is None:  # writable again (remounted, permissions restored): write through a new connection
+                conn.close()
+                self._conn = None
+                conn = self._connection(for_write=True)
+            else:
+                raise self._failed(StorageError(
+                    f"cannot write to {self.path}: {reason}. The database is open read-only: reads, queries, proofs "
+                    "and exports work, writes are refused", reason="read_only", path=self.path))
+        if conn.read_only is not None:
+            raise self._failed(StorageError(f"cannot write to {self.path}: {conn.read_only}", reason="read_only",
+                                            path=self.path))
+        return conn
+
+    def _failed(self, error: StorageError) -> StorageError:
+        self.last_failure = {"reason": error.details.get("reason"), "message": error.message}
+        return error
+
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        """All-or-nothing: the outermost block is `BEGIN IMMEDIATE … COMMIT`, inner ones savepoints."""
+        """All-or-nothing: the outermost block is `BEGIN IMMEDIATE … COMMIT`, inner ones savepoints. The outermost
+        commit is acknowledged only once the file it went to is still the database at `path`."""
         with self._lock:
-            conn = self._connection(for_write=True)
+            conn = self._writer()
             depth = self._depth
             try:
                 conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT sp{depth}")
             except apsw.Error as exc:  # e.g. still locked by another writer after the busy timeout
-                raise StorageError(f"cannot start a write transaction on {self.path}: {exc}") from exc
+                raise self._failed(storage_error(exc, f"cannot start a write transaction on {self.path}")) from exc
             self._depth += 1
             try:
                 yield conn
             except BaseException as exc:
                 self._depth -= 1
-                if depth == 0:
-                    conn.execute("ROLLBACK")
-                else:
-                    conn.execute(f"ROLLBACK TO sp{depth}")
-                    conn.execute(f"RELEASE sp{depth}")
+                try:
+                    if depth == 0:
+                        if conn.in_transaction:  # SQLite rolls back by itself on some failures (a full disk)
+                            conn.execute("ROLLBACK")
+                    else:
+                        conn.execute(f"ROLLBACK TO sp{depth}")
+                        conn.execute(f"RELEASE sp{depth}")
+                except apsw.Error as rollback:
+                    log.warning("rolling back on %s failed too: %s", self.path, rollback)
+                    if not isinstance(exc, apsw.Error):
+                        raise self._failed(storage_error(rollback, f"could not roll back on {self.path}")) from exc
                 if isinstance(exc, apsw.Error):
-                    raise StorageError(f"database error in {self.path}: {exc}") from exc
+                    if storage_reason(exc) is not None:
+                        raise self._failed(storage_error(exc, f"could not write to {self.path}")) from exc
+                    raise StorageError(f"database error in {self.path}: {exc}", reason="database_error") from exc
                 raise
             self._depth -= 1
             try:
                 conn.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
             except apsw.Error as exc:
-                raise StorageError(f"could not commit to {self.path}: {exc}") from exc
+                if depth == 0 and conn.in_transaction:
+                    try:
+                        conn.execute("ROLLBACK")
+                    except apsw.Error:
+                        pass
+                raise self._failed(storage_error(exc, f"could not commit to {self.path}")) from exc
+            if depth == 0:
+                lost = self.lost()  # removed while it was written: the commit went to a file nobody will open
+                if lost is not None:
+                    raise self._failed(StorageError(f"this write was not stored: {lost}", reason="database_removed",
+                                                    path=self.path))
+                self.last_failure = None
 
     def checkpoint(self) -> tuple[int, int, int] | None:
         """A passive WAL checkpoint (copies what it can without waiting on readers):
         (busy, frames in the WAL, frames checkpointed); None for an in-memory or not yet created file."""
         with self._lock:
-            if self.path == IN_MEMORY or not self.exists or self._depth:
+            if self.path == IN_MEMORY or not self.exists or self._depth or self.lost() is not None:
                 return None
-            busy, log, done = self._connection(for_write=False).execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-            return busy, log, done
+            conn = self._connection(for_write=False)
+            if conn.read_only is not None:
+                return None  # nothing can be copied into a file that cannot be written
+            try:
+                busy, frames, done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            except apsw.Error as exc:  # a full disk: the status reports the disk, the checkpoint waits for space
+                if storage_reason(exc) is None:
+                    raise storage_error(exc, f"could not checkpoint {self.path}") from exc
+                self.last_failure = {"reason": storage_reason(exc), "message": f"checkpoint: {exc}"}
+                return None
+            return busy, frames, done
 
     def scrub(self) -> bool | None:
         """After an erase: rebuild the file once if it predates secure_delete (see the `maintenance` table),

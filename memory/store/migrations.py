@@ -142,6 +142,7 @@ def migrate(conn: apsw.Connection, migrations: list[Migration] | None = None) ->
             )
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite rolls back by itself on some failures (a full disk): the cause stands
+                conn.execute("ROLLBACK")
             raise
     return latest

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DatalogMemoryError, InternalError
+from ..store.connection import storage_error, storage_reason
 from ..tools import ToolResult, call_tool, error_result
 
 log = logging.getLogger("datalog-memory")
@@ -42,5 +43,8 @@ def run_call(memory, name: str, arguments: Any) -> Outcome:
     except DatalogMemoryError as exc:  # arguments that fail the input schema included: the model can fix them
         return Outcome.failed(exc)
     except Exception as exc:  # a bug: report it, keep serving
+        if storage_reason(exc) is not None:  # the disk, not the code: a full disk, a read-only file, an I/O error
+            log.warning("tool %s: storage failure: %s", name, exc)
+            return Outcome.failed(storage_error(exc, f"{name} could not use the database"))
         log.exception("tool %s failed", name)
         return Outcome(INTERNAL, error_result(InternalError(f"{type(exc).__name__}: {exc}", tool=name)))

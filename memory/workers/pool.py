@@ -180,8 +180,9 @@ class _Worker:
 class WorkerPool:
     """Evaluating tool calls, each run in one of at most `settings.workers` worker processes."""
 
-    def __init__(self, start: Start, settings: WorkerSettings | None = None) -> None:
+    def __init__(self, start: Start, settings: WorkerSettings | None = None, store=None) -> None:
         self.start_message = start
+        self._store = store  # the server's own store: each call tells its worker whether a database is expected
         self.settings = settings or WorkerSettings()
         if self.settings.workers < 1:
             raise ValueError("a worker pool needs at least one worker")
@@ -201,7 +202,7 @@ class WorkerPool:
         settings = settings or WorkerSettings.from_env()
         if settings.workers == 0 or memory.path == IN_MEMORY:
             return None
-        return cls(Start.of(memory), settings)
+        return cls(Start.of(memory), settings, memory.store)
 
     # --- life cycle ---------------------------------------------------------------------------
     @property
@@ -331,7 +332,9 @@ class WorkerPool:
         idle, not yet noticed): nothing of the call ran, so it is sent to another."""
         hard = self._deadline(started)
         call_id = next(self._ids)
-        sent = worker.send(Call(call_id, name, arguments, max(0.0, time.monotonic() - started), context).to_message())
+        expected = bool(getattr(self._store, "expected", False))  # the server's store knows a database at the path
+        sent = worker.send(Call(call_id, name, arguments, max(0.0, time.monotonic() - started), context,
+                                expected).to_message())
         taken = False
         cancel_sent: float | None = None
         while True:

@@ -76,18 +76,23 @@ class Start:
     global_path: str
     context: CallerContext
     budget: Budget
+    # A database lives at `path` (it did when the server started): a worker that finds none there reports it
+    # lost instead of answering from an empty memory.
+    expected: bool = False
 
     @classmethod
     def of(cls, memory) -> "Start":
         from ..store import absolute
 
+        store = memory.store
+        expected = store.dialect == "sqlite" and (store.expected or store.path != ":memory:" and store.exists)
         return cls(absolute(memory.path), absolute(memory.global_path), memory.context,
-                   memory.knowledge.budget.copy())
+                   memory.knowledge.budget.copy(), expected)
 
     def to_message(self) -> dict:
         b = self.budget
         return {"type": "start", "path": self.path, "global_path": self.global_path,
-                "context": _context_message(self.context),
+                "context": _context_message(self.context), "expected": self.expected,
                 "budget": {"timeout_s": b.timeout_s, "max_tuples": b.max_tuples, "max_rows": b.max_rows,
                            "max_memory_mb": b.max_memory_mb}}
 
@@ -102,7 +107,7 @@ class Start:
             raise ProtocolError("start: every budget limit must be positive")
         return cls(
             _field(message, "path", str), _field(message, "global_path", str), _context_of(context),
-            Budget(float(limits[0]), *limits[1:]))
+            Budget(float(limits[0]), *limits[1:]), bool(_field(message, "expected", bool, optional=True)))
 
 
 @dataclass(frozen=True)
@@ -112,12 +117,15 @@ class Call:
     arguments: Any
     elapsed: float  # seconds the call has already run (since it arrived at the server): its budget counts them
     context: CallerContext | None = None  # who calls, when not the start message's caller (HTTP: per caller)
+    expected: bool = False  # the server knows a database at the path (opened or created it since its start)
 
     def to_message(self) -> dict:
         message = {"type": "call", "id": self.id, "tool": self.tool, "arguments": self.arguments,
                    "elapsed": self.elapsed}
         if self.context is not None:
             message["context"] = _context_message(self.context)
+        if self.expected:
+            message["expected"] = True
         return message
 
     @classmethod
@@ -127,7 +135,8 @@ class Call:
             raise ProtocolError("call: elapsed must be a duration")
         context = _field(message, "context", dict, optional=True)
         return cls(_field(message, "id", int), _field(message, "tool", str), message.get("arguments"), float(elapsed),
-                   None if context is None else _context_of(context))
+                   None if context is None else _context_of(context),
+                   bool(_field(message, "expected", bool, optional=True)))
 
 
 def cancel_message(call_id: int, reason: str) -> dict:

@@ -55,8 +55,11 @@ class Worker:
                 self.running = (call.id, token)
             self.send({"type": "started", "id": call.id})  # from here on, the call may have run
             try:
+                memory = memories.of(call.context)
+                if call.expected and memory.store.dialect == "sqlite":
+                    memory.store.expected = True  # missing now: lost, never an empty memory
                 with cancellable(token):
-                    outcome: Outcome = run_call(memories.of(call.context), call.tool, call.arguments)
+                    outcome: Outcome = run_call(memory, call.tool, call.arguments)
             except BaseException as exc:  # run_call catches every Exception: this is the process ending
                 outcome = Outcome.failed(InternalError(f"{type(exc).__name__}: {exc}", tool=call.tool))
             with self.lock:
@@ -111,6 +114,8 @@ def main() -> int:
             _ = spec.validator  # built now, not at the first call
 
     memory = Memory(start.path, budget=start.budget, global_path=start.global_path, context=start.context)
+    if start.expected and memory.store.dialect == "sqlite":
+        memory.store.expected = True  # missing later: lost, never an empty memory
     # The server retires a worker whose memory stays up after a failed evaluation (a process exit gives
     # everything back at once), so a failure here is answered before any collection or trimming.
     budgets.RETURN_MEMORY_AFTER_FAILURE = False
