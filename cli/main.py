@@ -646,9 +646,13 @@ def _register_tool(spec: Tool) -> None:
             return
         from .render import render, warn
 
-        for warning in result.structured.get("warnings") or []:
+        warnings = result.structured.get("warnings") or []
+        for warning in warnings:
             warn(err.console, warning)
-        render(out.console, result.text, result.structured)
+        # Warnings go to stderr here: the text's own % warning lines would say them twice.
+        text = "\n".join(line for line in result.text.split("\n") if not line.startswith("% warning: ")) \
+            if warnings else result.text
+        render(out.console, text, result.structured)
 
     run.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     run.__annotations__ = annotations

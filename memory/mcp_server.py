@@ -309,29 +309,30 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
             spec = get_tool(params.name)
         except UnknownTool as exc:
             raise MCPError(INVALID_PARAMS, exc.message, {"code": exc.code, "tool": params.name}) from None
-        if spec.name not in enabled(ctx):
-            raise MCPError(INVALID_PARAMS, f"Unknown tool: {spec.name} (it is in the {spec.group} toolset: "
-                           f'call enable_toolsets {{"enable": ["{spec.group}"]}} first)',
-                           {"code": UnknownTool.code, "tool": spec.name, "toolset": spec.group})
         if spec.name == "enable_toolsets" and (params.arguments or {}).get("enable") and _own_state(ctx) is None:
             return _error(error_result(InvalidArguments(
                 "this request belongs to no lasting connection (a stateless HTTP request), so nothing can be "
                 f"enabled for it: start the server with {ENVIRONMENT}=default,<toolsets> or serve --toolsets")))
         context = caller(ctx)
         async with in_turn(not spec.annotations.read_only):  # after the caller's earlier writes (and reads)
+            # In the turn: a call sent right after enable_toolsets sees what it enabled (enabling is a write).
+            if spec.name not in enabled(ctx):
+                raise MCPError(INVALID_PARAMS, f"Unknown tool: {spec.name} (it is in the {spec.group} toolset: "
+                               f'call enable_toolsets {{"enable": ["{spec.group}"]}} first)',
+                               {"code": UnknownTool.code, "tool": spec.name, "toolset": spec.group})
             if workers is not None and spec.evaluates:
                 # In a worker process: an evaluation can neither hold this process nor leave its memory here.
                 outcome = await _in_thread(workers.call, params.name, params.arguments, None, context)
             else:
                 # A thread keeps the protocol loop answering meanwhile.
                 outcome = await _in_thread(run_call, memories.of(context), params.name, params.arguments)
+            if outcome.kind == OK and spec.name == "enable_toolsets":
+                await enable(ctx, outcome.result.structured.get("tools", []))
         if outcome.kind != OK:
             level = "error" if outcome.kind == INTERNAL else "info"
             await notify(ctx, level, {"tool": params.name, "error": outcome.code, "message": outcome.result.text[:500]})
             return _error(outcome.result)
         await notify(ctx, "debug", {"tool": params.name, "ms": round((time.perf_counter() - started) * 1000, 3)})
-        if spec.name == "enable_toolsets":
-            await enable(ctx, outcome.result.structured.get("tools", []))
         return _result(outcome.result)
 
     async def set_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:

@@ -343,6 +343,7 @@ EXAMPLES = {
     "define_rule": [({"head": "q(X)", "body": "person(X)"}, [])],
     "forget_fact": [({"fact": "person(dave)"}, [])],
     "forget_rule": [({"rule": "rich(X) :- salary(X, S), S > 100"}, [])],
+    "enable_toolsets": [({}, []), ({"enable": ["beliefs"]}, [])],
     "query_logic": [({"goal": "person(X)"}, [])],
     "explain_why": [({"fact": "person(carol)"}, [])],
     "list_facts": [({}, [])],
@@ -428,6 +429,8 @@ def test_capability_matrix(stocked, tmp_path, name, index):
 # Values each argument is drawn from; a new argument name fails test_the_law_knows_every_argument until it is here.
 VOCABULARY = {
     "message": ["hi"],
+    "rule": ["rich(X) :- salary(X, S), S > 100", "path(X, Y) :- depends_on(X, Y)"],
+    "enable": [["beliefs"], ["all"]],
     "fact": ["salary(carol, 250000)", "salary(dave, 10)", "person(carol)", "salary(frank, 7)", "salary(carol, 6)",
              "pay(carol, 250000)", "rich(carol)", "salary(erin, 300)", "integrity_violation(carol)"],
     "old_fact": ["salary(carol, 250000)", "salary(dave, 10)", "person(carol)", "salary(erin, 300)"],

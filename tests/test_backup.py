@@ -113,7 +113,7 @@ def test_restoring_a_backup_is_a_copy_over_the_database_with_the_servers_stopped
     assert cli(db, "check").returncode == 0
     with Memory(db) as m:
         assert run_call(m, "query_logic", {"goal": "kept(X)"}).result.text == '[{"X":1},{"X":2}]'
-        assert run_call(m, "query_logic", {"goal": "later(X)"}).result.text == "[]"
+        assert run_call(m, "query_logic", {"goal": "later(X)"}).result.structured["total"] == 0
 
 
 def test_a_backup_refuses_to_replace_a_file_or_itself_unless_told(tmp_path):

@@ -442,7 +442,8 @@ def test_official_conformance_suite(store_file, tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     expected = {line.strip()[2:] for line in (CONFORMANCE / "expected-failures.yml").read_text().splitlines()
                 if line.strip().startswith("- ")}
-    fixture = re.compile(r"Unknown tool: test_|-32601: Method not found|-32002: Resource not found: test://")
+    fixture = re.compile(r"Unknown tool: test_|Unknown prompt: test_|-32601: Method not found|"
+                         r"-32002: Resource not found: test://")
     passed = set()
     for folder in out.iterdir():
         scenario = re.sub(r"^server-|-\d{4}-\d\d-\d\dT.*$", "", folder.name)

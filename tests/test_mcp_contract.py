@@ -50,7 +50,8 @@ def test_optional_outputs_are_left_out_and_results_match_their_schemas(store_fil
                 await client.call_tool("get_persistence_status", {}),
                 await client.call_tool("define_rule", {"head": "h(X)", "body": "p(X)"}))
     unproven, status, rule = _in_process(memory, era, scenario)
-    assert unproven.content[0].text == '{"fact":"p(a)","proven":false,"proof_tree":null}'
+    # the reference's text, then our note (p/1 has no facts or rules)
+    assert unproven.content[0].text.split("\n")[0] == '{"fact":"p(a)","proven":false,"proof_tree":null}'
     assert "proof_tree" not in unproven.structured_content and "detailed_tree" not in unproven.structured_content
     assert "name" not in rule.structured_content
     for name, result in (("explain_why", unproven), ("get_persistence_status", status), ("define_rule", rule)):
@@ -94,7 +95,7 @@ def test_resources_list_and_read_only_what_the_caller_may_read(store_file, era):
 
     sqlite = memory.store.dialect == "sqlite"  # only an SQLite store has a schema text (PostgreSQL: psql's \d)
     schema = ["datalog-memory://schema"] if sqlite else []
-
+    GUIDES = ["datalog-memory://guide/conventions", "datalog-memory://guide/tools"]  # noqa: N806
     async def scenario(client):
         listed = await client.list_resources()
         templates = await client.list_resource_templates()
@@ -112,7 +113,7 @@ def test_resources_list_and_read_only_what_the_caller_may_read(store_file, era):
         return listed, templates, texts, refused
     listed, templates, texts, refused = _in_process(memory, era, scenario)
     uris = [str(r.uri) for r in listed.resources]
-    assert uris == [*schema, "datalog-memory://segment/default", f"datalog-memory://memory/{ident}"]
+    assert uris == [*GUIDES, *schema, "datalog-memory://segment/default", f"datalog-memory://memory/{ident}"]
     assert listed.next_cursor is None
     assert {t.uri_template for t in templates.resource_templates} == {
         "datalog-memory://segment/{name}", "datalog-memory://memory/{id}"}

@@ -102,7 +102,8 @@ def test_typescript_sdk_client_accepts_every_result(tmp_path):
             assert got["structured"] is None and got["meta"]["datalog-memory/error"]["code"]
     assert out["calls"][1]["meta"]["datalog-memory/error"]["code"] == "syntax_error"
     ident = out["calls"][11]["structured"]["id"]
-    assert out["resources"][:2] == ["datalog-memory://schema", "datalog-memory://segment/default"]
+    assert out["resources"][:4] == ["datalog-memory://guide/conventions", "datalog-memory://guide/tools",
+                                    "datalog-memory://schema", "datalog-memory://segment/default"]
     assert f"datalog-memory://memory/{ident}" in out["resources"]
     assert out["read"]["datalog-memory://segment/default"].splitlines()[1:] == [
         "human(socrates).", ":- assume(sunny(today), forecast)."]
@@ -119,4 +120,5 @@ def test_python_sdk_client_accepts_every_result(tmp_path, era):
     extra = _home(tmp_path)
     results, listed = run_client(extra["DATALOG_MEMORY_DB"], era, scenario, extra)
     assert_answers_to_calls(results)
-    assert str(listed.resources[0].uri) == "datalog-memory://schema"
+    assert [str(r.uri) for r in listed.resources[:3]] == [
+        "datalog-memory://guide/conventions", "datalog-memory://guide/tools", "datalog-memory://schema"]

@@ -41,6 +41,16 @@ EVALUATING_CALLS = [
     ("verify", {"answer": "sensor alarm", "query": "sensor"}),
     ("memory_recall", {"predicate": "owner"}),
     ("materialize", {}),
+    # removals that change nothing here, so they answer alike twice
+    ("forget_rule", {"name": "no_such_rule"}),
+    ("retract_assumptions", {"pattern": "zz*"}),
+]
+# Changes that say which conclusions they withdrew: they evaluate what rests on what they remove.
+WITHDRAWING_CALLS = [
+    ("forget_rule", {"rule": "path(X, Y) :- edge(X, Y)"}),
+    ("retract_assumption", {"assumption": "guess"}),
+    ("retract_assumptions", {"pattern": "gu*"}),
+    ("memory_forget", {"query": "Ada"}),
 ]
 # ... and calls that fail, each in its own way.
 FAILING_CALLS = [
@@ -88,7 +98,8 @@ def test_every_call_answers_the_same_in_a_worker_as_in_process(session):
     for name, arguments in EVALUATING_CALLS + FAILING_CALLS:
         in_process, in_worker = run_call(memory, name, arguments), pool.call(name, arguments)
         assert comparable(in_worker) == comparable(in_process), (name, arguments)
-    assert {name for name, _ in EVALUATING_CALLS} == {n for n, t in REGISTRY.items() if t.evaluates}
+    assert {name for name, _ in EVALUATING_CALLS + WITHDRAWING_CALLS} == {n for n, t in REGISTRY.items()
+                                                                          if t.evaluates}
     assert [run_call(memory, n, a).kind for n, a in FAILING_CALLS] == ["error"] * len(FAILING_CALLS)
 
 
@@ -138,8 +149,10 @@ def test_every_flagged_tool_does_run_the_engine(store_file, monkeypatch):
     memory = Memory(store_file)
     fill(memory)
     monkeypatch.setattr(Budget, "_start_clock", _refuse)
-    for name, arguments in EVALUATING_CALLS:
-        with pytest.raises(Evaluated):
+    for name, arguments in EVALUATING_CALLS + WITHDRAWING_CALLS:
+        if arguments in ({"name": "no_such_rule"}, {"pattern": "zz*"}):
+            continue  # nothing to remove: nothing to evaluate
+        with pytest.raises(Evaluated):  # stopped at the evaluation before the change: nothing changes
             run_call(memory, name, arguments)
 
 

@@ -108,13 +108,16 @@ class StatusOutput(ToolOutput):
     integrity: dict[str, Any] | None = None
     invariants: dict[str, Any] | None = None
     problem: str | None = None
+    reason: str | None = None  # why degraded: database_removed, read_only, disk_full or cannot_create
+    read_only: bool | None = None  # the database is open read-only (a read-only file or filesystem)
+    last_failure: dict[str, Any] | None = None  # the last write the storage refused: reason and message
 
 
 @tool(
     "get_persistence_status",
     title="Persistence status",
     group="admin",
-    description="Database health: active or degraded (with the problem), path, journal, WAL size, schema version, last snapshot and checks; check_integrity runs one now.",
+    description="Database health: active or degraded (the file removed or replaced, the disk full, read-only storage: with the reason), path, journal, WAL size, schema version, last snapshot and checks; check_integrity runs one now.",
     details=(
         "Health of the database: status (active, or degraded when the file or its folder cannot be written now, "
         "with the problem), path, journal "
@@ -132,7 +135,11 @@ def get_persistence_status(api: Memory, args: StatusInput) -> Reply[StatusOutput
     text = (f"status: {result.status}\ndir: {result.directory}\nlast_snapshot: {last}\n"
             f"journal_size: {result.wal_bytes} bytes")
     if result.problem:
-        text += f"\nproblem: {result.problem}"
+        text += f"\nproblem: {result.problem}" + (f" ({result.reason})" if result.reason else "")
+    if result.read_only:
+        text += "\nread_only: true (reads, queries and proofs work; writes are refused)"
+    if result.last_failure:
+        text += f"\nlast_failure: {result.last_failure.get('message', '')}"
     if result.invariants:
         check = result.invariants
         text += f"\nlast_check: {check['at']} ({check['problems']} problem(s))"

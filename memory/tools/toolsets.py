@@ -95,7 +95,9 @@ class EnableOutput(ToolOutput):
         "detect), admin. Without enable, only lists them."
     ),
     capability=None,
-    annotations=Annotations(read_only=True),
+    capability_note="none: it changes only this connection's tool list",
+    # not read-only: it changes what this connection may call (a call sent after it must see that)
+    annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def enable_toolsets(api: Memory, args: EnableInput) -> Reply[EnableOutput]:
     requested = list(dict.fromkeys(args.enable or []))
