@@ -32,10 +32,17 @@ COUNTED = ("facts", "supports", "rules", "segments", "observations", "source_mem
 
 def _counts(conn: apsw.Connection) -> dict:
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")}
-    counts = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in COUNTED if t in tables}
+    counts = {t: _one(conn, f"SELECT count(*) FROM {t}") for t in COUNTED if t in tables}
     if "audit_log" in tables:
-        counts["last_audit_id"] = conn.execute("SELECT coalesce(max(id), 0) FROM audit_log").fetchone()[0]
+        counts["last_audit_id"] = _one(conn, "SELECT coalesce(max(id), 0) FROM audit_log")
     return counts
+
+
+def _one(conn: apsw.Connection, sql: str) -> int:
+    """The single value of an aggregate query (always one row)."""
+    row = conn.execute(sql).fetchone()
+    assert row is not None
+    return row[0]
 
 
 def backup(source: str, destination: str, *, overwrite: bool = False) -> dict:
