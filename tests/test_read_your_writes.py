@@ -51,7 +51,7 @@ def test_a_query_sent_before_a_write_does_not_see_it(wire):
     before = wire.call("query_logic", {"goal": "late(X)"})
     wire.call("remember_fact", {"fact": "late(1)"})
     after = wire.call("query_logic", {"goal": "late(X)"})
-    assert _text(wire.wait(before)[1]) == "[]"
+    assert _text(wire.wait(before)[1]).split("\n")[0] == "[]"  # then a % note: late/1 had no facts yet
     assert "1" in _text(wire.wait(after)[1])
 
 

@@ -23,6 +23,7 @@ import apsw
 from ..errors import SQLiteOnly, StorageError
 from .connection import storage_error
 from .location import IN_MEMORY, is_url
+from .repository.audit import Audit
 
 WAL_HEADER = 32
 FRAME_HEADER = 24
@@ -34,7 +35,7 @@ def _counts(conn: apsw.Connection) -> dict:
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")}
     counts = {t: _one(conn, f"SELECT count(*) FROM {t}") for t in COUNTED if t in tables}
     if "audit_log" in tables:
-        counts["last_audit_id"] = _one(conn, "SELECT coalesce(max(id), 0) FROM audit_log")
+        counts["last_audit_id"] = Audit(conn).newest_id()
     return counts
 
 

@@ -26,6 +26,10 @@ class Audit:
                            (utc_now(self._conn.clock), actor, operation, segment, _dump(payload)))
         return self._conn.last_insert_rowid()
 
+    def newest_id(self) -> int:
+        """The id of the newest row (0 for an empty log): a copy that has it has every event before it."""
+        return self._conn.execute("SELECT coalesce(max(id), 0) FROM audit_log").fetchone()[0]
+
     def last(self, operation: str) -> AuditRow | None:
         """The newest row of an operation."""
         row = self._conn.execute("SELECT at, payload FROM audit_log WHERE operation = ? ORDER BY id DESC LIMIT 1",

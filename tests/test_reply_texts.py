@@ -1,0 +1,99 @@
+"""Replies a model can act on from their text alone: one test per case the agent trial found answered only in
+structuredContent. Every assertion here reads the text content and nothing else."""
+
+import pytest
+
+from memory.tools import call_tool
+
+NOW = 1_780_000_000
+
+
+def text(memory, tool, arguments) -> str:
+    return call_tool(memory, tool, arguments).text
+
+
+def test_a_query_of_a_misspelled_predicate_says_so(mem):
+    mem.remember_fact("depends_on(api, auth_service)")
+    assert text(mem, "query_logic", {"goal": "depend_on(X, auth_service)"}).splitlines() == [
+        "[]", "% warning: unknown procedure depend_on/2; did you mean depends_on/2"]
+
+
+def test_a_cut_query_says_how_many_and_where_the_next_page_starts(mem):
+    mem.add_facts([f"k({i})" for i in range(1225)])
+    lines = text(mem, "query_logic", {"goal": "k(X)"}).splitlines()
+    assert lines[-1] == "% 1000 of 1225 answers shown (offset 0); next page: offset 1000"
+    assert text(mem, "query_logic", {"goal": "k(X)", "offset": 1000}).count('"X"') == 225  # the last page: no note
+    assert "%" not in text(mem, "query_logic", {"goal": "k(X)", "offset": 1000})
+
+
+@pytest.fixture
+def observed(mem):
+    mem.remember(["account:admin", "host:db01"], NOW - 3600, 0.9, "failed_login")
+    mem.remember(["account:admin", "host:db02"], NOW - 1800, 1.0, "")
+    return mem
+
+
+def test_recall_names_unknown_entities_and_words_it_did_not_understand(observed):
+    lines = text(observed, "recall", {"query": "host:db09 failed logins last week", "now": NOW}).splitlines()
+    assert lines[0].startswith("% unknown: host:db09 (no observation names them")
+    assert lines[1] == "% not understood (ignored): failed, logins"
+    assert lines[2].startswith("% window: 2026-05-21T")
+
+
+def test_recall_shows_each_label_and_an_iso_time(observed):
+    lines = text(observed, "recall", {"query": "account:admin", "now": NOW}).splitlines()
+    assert "HEDGE-1 AUTH_EVENT/failed_login 2026-05-28T19:26:40Z w=0.9: account:admin, host:db01" in lines
+    assert "HEDGE-2 AUTH_EVENT 2026-05-28T19:56:40Z w=1: account:admin, host:db02" in lines
+
+
+def test_remember_shows_the_label_given(mem):
+    assert text(mem, "remember", {"members": ["ip:10.0.0.1", "host:db01"], "event_ts": NOW,
+                                  "formation": "NETWORK_FLOW"}).startswith(
+        "Stored observation HEDGE-1 (NETWORK_EVENT/NETWORK_FLOW) at 1780000000 (2026-05-28T20:26:40Z)")
+
+
+def test_prove_gives_the_step_and_rule_tags_verify_accepts(mem):
+    mem.remember(["drone:a", "sector:s1"], NOW - 300)
+    mem.remember(["drone:b", "sector:s1"], NOW - 200)
+    mem.define_rule("converge(A, B, S)", "hedge(E1, 'DRONE_EVENT', _, _), member(E1, A), entity_type(A, drone), "
+                    "member(E1, S), entity_type(S, sector), hedge(E2, 'DRONE_EVENT', _, _), member(E2, B), "
+                    "entity_type(B, drone), member(E2, S), A @< B", name="converge")
+    line = text(mem, "prove", {"query": "drones", "now": NOW})
+    assert line.endswith("converge('drone:a', 'drone:b', 'sector:s1') STEP-1 (RULE-1 rule:converge) "
+                         "<- HEDGE-1, HEDGE-2")
+
+
+def test_verify_says_why_each_sentence_was_stripped(observed):
+    reply = text(observed, "verify", {"answer": "- account:admin logged in to host:db01 [HEDGE-1].\n"
+                                                "- The attacker is in Moscow.", "query": "admin", "now": NOW})
+    answer, notes = reply.split("\n\n")
+    assert answer == "- account:admin logged in to host:db01 [HEDGE-1]."
+    lines = notes.splitlines()
+    assert lines[0] == "% outcome: stripped (1 of 2 sentence(s) kept)"
+    assert lines[1].startswith('% stripped: "- The attacker is in Moscow.": ')
+    assert lines[2].startswith("% tags you may cite: HEDGE-1")
+
+
+def test_a_supported_answer_is_the_answer_alone(observed):
+    answer = "account:admin logged in to host:db01 [HEDGE-1]."
+    assert text(observed, "verify", {"answer": answer, "query": "admin", "now": NOW}) == answer
+
+
+def test_retraction_and_forgetting_name_the_conclusions_that_fell(mem):
+    mem.assume_fact("healthy(db)", "infra_ok")
+    mem.remember_fact("uses(api, db)")
+    mem.define_rule("up(S)", "uses(S, D), healthy(D)")
+    assert text(mem, "retract_assumption", {"assumption": "infra_ok"}).splitlines()[1:] == [
+        "% removed (1): healthy(db)", "% no longer hold (1): up(api)"]
+    receipt = mem.memory_remember("Ada owns the lab", projections=[
+        {"predicate": "owns", "arguments": ["ada", "lab"], "statement": "Ada owns the lab"}])
+    mem.define_rule("owner(X)", "owns(X, _)")
+    assert text(mem, "memory_forget", {"ids": [receipt["id"]]}).splitlines()[1:] == [
+        "% facts removed (1): owns(ada, lab)", "% no longer hold (1): owner(ada)"]
+
+
+def test_memory_remember_says_where_the_text_landed_and_what_it_made(mem):
+    reply = text(mem, "memory_remember", {"memory": "We chose Redis", "projections": [
+        {"predicate": "decision", "arguments": ["caching", "redis"], "statement": "caching: redis"}]})
+    assert reply.startswith("Stored memory mem_") and " in session:" in reply
+    assert reply.endswith("; facts: decision(caching, redis)")
