@@ -83,8 +83,10 @@ def conventions(memory) -> str:
     lines = ["# Conventions", "", "## Observations (remember)", "",
              "A member is type:id (host:db01, account:admin, ip:203.0.113.7); its type is the part before the "
              "colon. The structural formation is the first rule that matches the members' types; rules see it "
-             "as hedge(E, Formation, Ts, Weight), with member(E, Entity) and entity_type(Entity, Type). Your "
-             "own formation label is kept and shown with the observation.", "",
+             "as hedge(E, Formation, Ts, Weight), with member(E, Entity) and entity_type(Entity, Type), every "
+             "name a quoted atom: hedge(E, 'AUTH_EVENT', T, _), member(E, 'host:db01'), entity_type(A, account). "
+             "Your own formation label is kept, shown by recall and accepted by verify as words, but rules do "
+             "not see it: to reason over an outcome, make it a member (outcome:failed).", "",
              "| formation | member types | meaning |", "| --- | --- | --- |"]
     lines += [f"| {f} | {' + '.join(types)} | {meaning} |" for f, types, meaning in memory.observations.formation_rules()]
     lines += [f"| {DEFAULT_FORMATION} | anything else | no rule matched |", "", "## verify's words", "",

@@ -64,7 +64,8 @@ def test_reference_session(store_file, era):
     out = run(store_file, era, scenario)
     assert out["echo"][0][0] == "Hello, world!"
     assert out["remember_fact"][0][0] == "Asserted: untested(deploy_v3)"
-    assert out["define_rule"][0][0] == "Asserted rule: risky(X) :- untested(X), in_production(X)"
+    assert out["define_rule"][0][0].split("\n") == ["Asserted rule: risky(X) :- untested(X), in_production(X)",
+                                                    "% rule_id 1"]
     assert [t for t, _ in out["query_logic"]] == ['[{"X":"deploy_v3"}]', "[{}]", "[]"]
     assert out["query_logic"][0][1]["total"] == 1 and out["query_logic"][0][1]["truncated"] is False
     assert out["explain_why"][0][0] == (

@@ -74,9 +74,26 @@ def test_verify_says_why_each_sentence_was_stripped(observed):
     assert lines[2].startswith("% tags you may cite: HEDGE-1")
 
 
-def test_a_supported_answer_is_the_answer_alone(observed):
+def test_a_supported_answer_is_the_answer_then_its_outcome(observed):
     answer = "account:admin logged in to host:db01 [HEDGE-1]."
-    assert text(observed, "verify", {"answer": answer, "query": "admin", "now": NOW}) == answer
+    assert text(observed, "verify", {"answer": answer, "query": "admin", "now": NOW}) == (
+        f"{answer}\n\n% outcome: supported (1 of 1 sentence(s) kept)")
+
+
+def test_a_rule_over_an_undefined_predicate_says_so_and_gives_its_id(mem):
+    mem.remember_fact("depends_on(a, b)")
+    assert text(mem, "define_rule", {"head": "dep(X, Y)", "body": "depnds_on(X, Y)", "name": "dep"}).split("\n") == [
+        "Asserted rule: dep(X, Y) :- depnds_on(X, Y)", "% rule_id 1, name dep",
+        "% warning: unknown procedure depnds_on/2; did you mean depends_on/2"]
+
+
+def test_a_search_that_only_forgotten_memories_match_says_where_to_look(mem):
+    receipt = mem.memory_remember("hedged requests cut the tail")
+    mem.memory_forget(ids=[receipt["id"]])
+    assert text(mem, "memory_search", {"query": "hedged"}).split("\n") == [
+        "No memory matches 'hedged'",
+        "% forgotten, expired or superseded memories match: search again with history: true"]
+    assert "%" not in text(mem, "memory_search", {"query": "nothing like it"})
 
 
 def test_retraction_and_forgetting_name_the_conclusions_that_fell(mem):

@@ -304,9 +304,9 @@ class VerifyOutput(ToolOutput):
 def verify(api: Memory, args: VerifyInput) -> Reply[VerifyOutput]:
     result = VerifyOutput.model_validate(api.verify(args.answer, args.query or "", bool(args.require_proof),
                                                     args.goal_pred, args.top_k, args.memory, args.now))
-    if result.outcome == "supported":
-        return Reply(result.answer, result)
     kept, checked = result.supported_count, result.supported_count + result.stripped_count
+    if result.outcome == "supported":
+        return Reply(f"{result.answer}\n\n% outcome: supported ({kept} of {checked} sentence(s) kept)", result)
     lines = [f"% outcome: {result.outcome} ({kept} of {checked} sentence(s) kept)"]
     lines += [f"% stripped: {_quoted(s['sentence'])}: {s['reason']}" for s in result.stripped]
     if result.allowed_tags:
@@ -364,4 +364,10 @@ def detect(api: Memory, args: DetectInput) -> Reply[DetectOutput]:
     lines = [f"{f['pattern']} {f['score']:g}: {', '.join(f['nodes']) or '(all)'} [{', '.join(f['hedge_tags'][:5])}"
              f"{', …' if f['edge_count'] > 5 else ''}]" for f in result.findings]
     lines.append(f"risk_score {result.summary.risk_score:g} ({len(result.findings)} finding(s))")
+    scheduled = result.model_dump().get("scheduled") or []
+    lines += [f"% scheduled, not a finding: {', '.join(s['nodes'])} every {s['interval_s']} s ({s['events']} times)"
+              for s in scheduled[:10]]
+    if not result.findings:
+        lines.append("% thresholds (summary.thresholds): each pattern's minimum size and z; small stores rarely "
+                     "reach them")
     return Reply("\n".join(lines), result)

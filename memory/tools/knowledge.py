@@ -96,7 +96,10 @@ class DefineRuleOutput(ToolOutput):
 )
 def define_rule(api: Memory, args: DefineRuleInput) -> Reply[DefineRuleOutput]:
     change = api.define_rule(args.head, args.body, args.memory, args.name, args.confidence)
-    return Reply(f"Asserted rule: {args.head.strip()} :- {args.body.strip()}", DefineRuleOutput(
+    text = with_notes(f"Asserted rule: {args.head.strip()} :- {args.body.strip()}",
+                      [f"% rule_id {change.rule_id}" + (f", name {change.name}" if change.name else "")
+                       + ("" if change.created else " (already defined)"), *warning_lines(change.warnings)])
+    return Reply(text, DefineRuleOutput(
         rule=change.rule, memory=change.memory, created=change.created, rule_id=change.rule_id,
         name=change.name, confidence=change.confidence, warnings=change.warnings or None))
 

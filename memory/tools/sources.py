@@ -192,7 +192,11 @@ def memory_search(api: Memory, args: SearchInput) -> Reply[SearchOutput]:
         args.query, args.scope or "all_visible", bool(args.history), args.limit, args.kind, args.as_of,
         args.mode or "auto"))
     if not found.results:
-        return Reply(f"No memory matches {args.query!r}", found)
+        message = f"No memory matches {args.query!r}"
+        if not args.history and api.memory_search(args.query, args.scope or "all_visible", True, 1, args.kind,
+                                                  args.as_of, args.mode or "auto")["total"]:
+            message += "\n% forgotten, expired or superseded memories match: search again with history: true"
+        return Reply(message, found)
     lines = [f"{i}. [{r['id']}] ({r['scope']}, {r['status']}) {_preview(r['memory'])} — {'; '.join(r['why'])}"
              for i, r in enumerate(found.results, 1)]
     if found.truncated:
