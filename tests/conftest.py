@@ -61,9 +61,25 @@ def postgresql_server():
     return _POSTGRESQL[0]
 
 
+# The inner loop's subset (`pytest -m fast`): in-process tests of the engine, the terms and the tool layer, which
+# start no server, browser or PostgreSQL and finish in about a minute; the whole suite stays the gate.
+FAST_FILES = {
+    "test_terms.py", "test_engine.py", "test_builtin_table.py", "test_dialect_agreement.py", "test_proofs.py",
+    "test_tool_models.py", "test_reply_texts.py", "test_forget_rule.py", "test_withdrawn_conclusions.py",
+    "test_strict_parsing.py", "test_verify_counts.py", "test_query_answers.py", "test_layering.py",
+}
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "sqlite_only(reason): a test about the SQLite file itself (the sqlite3 face, "
                                        "PRAGMAs, WAL, file permissions); its postgresql case is skipped with the reason")
+    config.addinivalue_line("markers", "fast: the inner loop's in-process subset (tests/conftest.py FAST_FILES)")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in FAST_FILES and "postgresql" not in item.name:
+            item.add_marker(pytest.mark.fast)
 
 
 def _sqlite_only(request) -> None:
