@@ -170,7 +170,8 @@ def _component_rounds(preds: set, rules: list[Rule], recursive: bool, rels: Rela
     """`work` names the big containers of the round in progress, for `release` after a failure."""
     for pred in preds:
         rels.writable(pred)
-    exit_rules, recursive_rules = [], []
+    exit_rules: list = []
+    recursive_rules: list = []
     for rule in rules:
         recursive_rule = any(isinstance(lit, Lit) and lit.pred in preds for lit in rule.body)
         (recursive_rules if recursive_rule else exit_rules).append(rule)

@@ -113,7 +113,7 @@ class _Steps:
                     doomed.setdefault(pred, {}).update((t, c) for t, c in rels.rel.get(pred, {}).items() if c)
                 continue
             below = {p for p, tuples in doomed.items() if tuples and p not in preds}
-            delta = {pred: {} for pred in preds}
+            delta: dict = {pred: {} for pred in preds}
             variants = self.variants(rules, below) + _gone_together(rules, now_gone, rels, self.index_of, self.budget)
             _over_delete(variants, doomed, doomed, delta, rels, self.budget)
             for pred in preds:

@@ -38,7 +38,7 @@ class ProofNode:
         return map_tree(self, ProofNode._plain)
 
     def _plain(self) -> dict:
-        out = {"goal": self.goal, "rule_applied": self.rule_applied, "children": []}
+        out: dict = {"goal": self.goal, "rule_applied": self.rule_applied, "children": []}
         if self.truncated:
             out["truncated"] = True
         return out

@@ -46,7 +46,7 @@ def _larger_than(term: Term, limit: int) -> bool:
         if seen > limit:
             return True
         if type(node) is Compound:
-            stack.extend(node.args)  # type: ignore[union-attr]
+            stack.extend(node.args)
     return False
 
 

@@ -198,7 +198,9 @@ class Observations:
         names = list(dict.fromkeys(n for o in observations for n in o.members))  # first appearance: stable ids
         ids = self._entity_ids(conn, names)
         recorded = utc_now(conn.clock)
-        edges, edge_rows, member_rows = [], [], []
+        edges: list[Edge] = []
+        edge_rows: list[tuple] = []
+        member_rows: list[tuple] = []
         next_id = (conn.execute("SELECT max(id) FROM hyperedges").fetchone()[0] or 0) + 1
         for o in observations:
             formation = infer_formation(rules, {entity_type(m) for m in o.members})

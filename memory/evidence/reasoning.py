@@ -124,7 +124,7 @@ def _propagate(reasoning: Reasoning, model: Model, deadline: float | None) -> bo
                 seen += 1
                 if seen % 1000 == 0 and deadline is not None and time.perf_counter() > deadline or seen > MAX_MATCHES:
                     return False
-                rules_product, edges = weight, frozenset()
+                rules_product, edges = weight, frozenset[int]()
                 for kind, lit, found in premises:
                     if kind == "lit":
                         r, e = reasoning.premise(lit.pred, found)

@@ -72,7 +72,7 @@ def plain_ddl(sql: str) -> str:
         else:
             out.append(c)
             i += 1
-    lines = []
+    lines: list[str] = []
     for line in "".join(out).splitlines():
         if line.strip() == "\0":
             continue
@@ -107,7 +107,9 @@ def current_version(conn: apsw.Connection) -> int:
     ).fetchone()
     if not exists:
         return 0
-    return conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0]
+    row = conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()
+    assert row is not None  # an aggregate always has its row
+    return row[0]
 
 
 def migrate(conn: apsw.Connection, migrations: list[Migration] | None = None) -> int:

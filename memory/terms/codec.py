@@ -101,7 +101,7 @@ DECODE_RUN = 20_000  # argument lists parsed in one call of the JSON parser
 def decode_many(texts: list[str]) -> list[tuple]:
     """`decode_args` of each text: runs of them parsed as one JSON array (one parser call instead of one per
     row: about 40 % less time to load a relation)."""
-    out = []
+    out: list[Any] = []
     for start in range(0, len(texts), DECODE_RUN):
         out += map(_args, json.loads("[" + ",".join(texts[start:start + DECODE_RUN]) + "]"))
     return out

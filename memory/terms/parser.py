@@ -124,7 +124,7 @@ class Parser:
         token = self.advance()
         kind = token.kind
         if kind == "int":
-            return token.value, 0  # type: ignore[return-value]
+            return token.value, 0
         if kind == "float":
             return Float(token.value), 0  # type: ignore[arg-type]
         if kind == "var":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .records import Visibility
 
-EVERYTHING = ("TRUE", [])  # the condition of a caller that sees every support
+EVERYTHING: tuple[str, list] = ("TRUE", [])  # the condition of a caller that sees every support
 
 
 def seen(visibility: Visibility | None) -> tuple[str, list]:

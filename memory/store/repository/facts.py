@@ -59,6 +59,7 @@ class Facts:
         starts with it and goes on with `, ` (`edge(5` finds `edge(5, X)`): read through the (segment, text)
         index, so a bound lookup costs what it finds, not what the predicate holds."""
         condition, params = visible(visibility)
+        texts: tuple[str, ...]
         if prefix:
             where, texts = "text >= ? AND text < ?", continued_range(text)
         else:

@@ -56,7 +56,8 @@ class Supports:
             "WHERE f.segment_id = ? AND s.kind = ? AND s.ref = ? ORDER BY f.id", (segment_id, kind, ref)).fetchall()
         self._conn.execute("DELETE FROM supports WHERE kind = ? AND ref = ? AND fact_id IN "
                            "(SELECT id FROM facts WHERE segment_id = ?)", (kind, ref, segment_id))
-        removed, kept = [], []
+        removed: list[str] = []
+        kept: list[str] = []
         for fact_id, text in affected:
             (kept if release(self._conn, fact_id, visibility) else removed).append(text)
         return removed, kept
