@@ -32,7 +32,10 @@ class AssumeOutput(ToolOutput):
     "assume_fact",
     title="Assume fact",
     group="beliefs",
-    description="Believe a fact under a named assumption (e.g. infra_healthy), so retract_assumption can withdraw it later with everything that rested only on it.",
+    description=(
+        "Believe a fact under a named assumption (e.g. infra_healthy), so retract_assumption can withdraw it "
+        "later with everything that rested only on it."
+    ),
     details=(
         "Believe a fact under a named assumption (lowercase letter, then letters, digits, _). Assuming the "
         "same fact under the same assumption again changes nothing. Retracting the assumption later removes "
@@ -161,7 +164,10 @@ class RetractInput(ToolInput):
     "retract_assumption",
     title="Retract assumption",
     group="beliefs",
-    description="Withdraw an assumption: the facts only it supported go, and the reply lists them and the conclusions that stopped holding; facts supported otherwise stay.",
+    description=(
+        "Withdraw an assumption: the facts only it supported go, and the reply lists them and the conclusions "
+        "that stopped holding; facts supported otherwise stay."
+    ),
     details=(
         "Withdraw an assumption: its supports go, every fact left without support goes (no cap), facts "
         "also asserted or assumed otherwise stay, and conclusions resting on removed facts stop holding."
@@ -190,7 +196,10 @@ class RetractPatternOutput(RetractionOutput):
     "retract_assumptions",
     title="Retract assumptions by pattern",
     group="beliefs",
-    description="Retract every assumption whose name matches a glob (* any run, ? one character), as retract_assumption does.",
+    description=(
+        "Retract every assumption whose name matches a glob (* any run, ? one character), as retract_assumption "
+        "does."
+    ),
     details="Retract every assumption whose name matches a glob (* any run, ? one character), as retract_assumption.",
     capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),

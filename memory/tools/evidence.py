@@ -53,7 +53,11 @@ class RememberOutput(ToolOutput):
     "remember",
     title="Remember observation",
     group="evidence",
-    description="Record a time-stamped observation linking entities (type:id, e.g. host:db01, account:admin) at event_ts with a weight. Its formation is inferred from member types (see the conventions resource); your formation label is kept and shown. Cite it as HEDGE-<id>.",
+    description=(
+        "Record a time-stamped observation linking entities (type:id, e.g. host:db01, account:admin) at event_ts "
+        "with a weight. Its formation is inferred from member types (see the conventions resource); your "
+        "formation label is kept and shown. Cite it as HEDGE-<id>."
+    ),
     details=(
         "Store one observation: a hyperedge linking members (entity names; the type:id prefix gives each its "
         "type) at event_ts (epoch seconds, default now) with a weight in (0, 1]. The structural formation "
@@ -91,7 +95,10 @@ class ForgetOutput(ToolOutput):
     "forget_observation",
     title="Retract observations",
     group="evidence",
-    description="Retract observations by tag (HEDGE-<id>): they stay in the audit chain but no longer count for recall, reason, prove, verify or detect.",
+    description=(
+        "Retract observations by tag (HEDGE-<id>): they stay in the audit chain but no longer count for recall, "
+        "reason, prove, verify or detect."
+    ),
     details=(
         "Retract observations by their tags (HEDGE-<id>) with an optional reason: they stay stored, audited and "
         "in the hash chain, but recall, reason, prove, verify and detect no longer use them, so conclusions "
@@ -132,7 +139,11 @@ class RecallOutput(ToolOutput):
     "recall",
     title="Recall observations",
     group="evidence",
-    description="The observations most relevant to a query: entities (type:id or names) and a time window ('last 3 days', 'since 2026-01-01') are parsed out; the text says what was not understood and which entities are unknown.",
+    description=(
+        "The observations most relevant to a query: entities (type:id or names) and a time window ('last 3 days', "
+        "'since 2026-01-01') are parsed out; the text says what was not understood and which entities are "
+        "unknown."
+    ),
     details=(
         "Deterministically retrieve the observations most relevant to a query, without any model: entities "
         "(type:id tokens, known names, type words like 'drones') and a time window ('last 3 days', 'since "
@@ -194,7 +205,10 @@ class ReasonOutput(ToolOutput):
     "reason",
     title="Reason over observations",
     group="evidence",
-    description="Forward-chain the segment's rules over the observations a query recalls and the stored facts; each conclusion with its confidence and rule.",
+    description=(
+        "Forward-chain the segment's rules over the observations a query recalls and the stored facts; each "
+        "conclusion with its confidence and rule."
+    ),
     details=(
         "Stratified forward chaining of the segment's rules over the observations relevant to query (top_k) "
         "and the stored facts, without any model. Each derived fact has a confidence (the product of its "
@@ -231,7 +245,10 @@ class ProveOutput(ToolOutput):
     "prove",
     title="Prove conclusions",
     group="evidence",
-    description="The proof of each conclusion the rules derive from recalled observations: evidence HEDGE-<id>, rule RULE-<id>, step STEP-<n>. Cite these tags in an answer you check with verify.",
+    description=(
+        "The proof of each conclusion the rules derive from recalled observations: evidence HEDGE-<id>, rule "
+        "RULE-<id>, step STEP-<n>. Cite these tags in an answer you check with verify."
+    ),
     details=(
         "Reason, then return the proof of each conclusion (or only those of goal_pred): nodes of kind "
         "evidence (a stored observation, with its hedge_tag), fact (a stored fact) and conclusion (with "
@@ -286,7 +303,10 @@ class VerifyOutput(ToolOutput):
     "verify",
     title="Verify an answer",
     group="evidence",
-    description="Check a written answer against evidence before giving it: keeps each sentence whose citations (HEDGE-, RULE-, STEP- tags) carry what it says, strips the rest, and says why for each sentence stripped.",
+    description=(
+        "Check a written answer against evidence before giving it: keeps each sentence whose citations (HEDGE-, "
+        "RULE-, STEP- tags) carry what it says, strips the rest, and says why for each sentence stripped."
+    ),
     details=(
         "Gate an answer against evidence: split it into sentences and list items; keep a sentence that makes "
         "no claim at all, and keep a factual one only if it cites an allowed tag (HEDGE-n, RULE-n, STEP-n from "
@@ -347,7 +367,10 @@ class DetectOutput(ToolOutput):
     "detect",
     title="Detect patterns",
     group="evidence",
-    description="Scan observations for hubs, bursts, dense clusters, fan-out, convergence and outliers; full_scan adds lateral movement and beaconing. Each finding with its score and tags.",
+    description=(
+        "Scan observations for hubs, bursts, dense clusters, fan-out, convergence and outliers; full_scan adds "
+        "lateral movement and beaconing. Each finding with its score and tags."
+    ),
     details=(
         "Scan all observations for hubs, bursts, dense clusters, fan-out, convergence on a quiet entity and "
         "spectral outliers against per-type baselines that hold on heavy-tailed (Zipf-like) activity; full_scan "

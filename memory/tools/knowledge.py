@@ -49,7 +49,10 @@ class RememberFactOutput(ToolOutput):
     "remember_fact",
     title="Remember fact",
     group="knowledge",
-    description="Store a ground fact such as depends_on(api, db) (a stable truth; for exact text use memory_remember, for a time-stamped event remember). Storing it again changes nothing.",
+    description=(
+        "Store a ground fact such as depends_on(api, db) (a stable truth; for exact text use memory_remember, for "
+        "a time-stamped event remember). Storing it again changes nothing."
+    ),
     details=(
         "Assert a ground Prolog fact, e.g. human(socrates). Facts are stored durably; remembering a fact "
         "that is already believed changes nothing but adds the 'asserted' support if it was missing."
@@ -85,7 +88,11 @@ class DefineRuleOutput(ToolOutput):
     "define_rule",
     title="Define rule",
     group="knowledge",
-    description="Add a Datalog rule Head :- Body (Prolog syntax: , ; \\+ comparisons, X is Expr, aggregate_all). Refused, with the reason, unless every head variable is bound by a positive literal and negation does not go through recursion.",
+    description=(
+        "Add a Datalog rule Head :- Body (Prolog syntax: , ; \\+ comparisons, X is Expr, aggregate_all). Refused, "
+        "with the reason, unless every head variable is bound by a positive literal and negation does not go "
+        "through recursion."
+    ),
     details=(
         "Add a Datalog rule Head :- Body. Head and body are parsed separately and the whole program is "
         "checked before anything is stored: every head variable must be bound by a positive body literal, "
@@ -126,7 +133,10 @@ class ForgetRuleOutput(ToolOutput):
     "forget_rule",
     title="Forget rule",
     group="knowledge",
-    description="Remove a rule, named by its text, rule_id or name (exactly one). The reply lists the conclusions that stopped holding. To replace a rule, forget it, then define_rule the new one.",
+    description=(
+        "Remove a rule, named by its text, rule_id or name (exactly one). The reply lists the conclusions that "
+        "stopped holding. To replace a rule, forget it, then define_rule the new one."
+    ),
     capability=WRITE_KNOWLEDGE,
     annotations=Annotations(read_only=False, destructive=True, idempotent=False),
     evaluates=True,  # the conclusions resting on the rule are evaluated before and after, to say which fell
@@ -154,7 +164,10 @@ class ForgetFactOutput(ToolOutput):
     "forget_fact",
     title="Forget fact",
     group="knowledge",
-    description="Withdraw a fact you asserted. It stays believed while an assumption or a source memory still supports it (the reply says which); conclusions resting on it stop holding.",
+    description=(
+        "Withdraw a fact you asserted. It stays believed while an assumption or a source memory still supports it "
+        "(the reply says which); conclusions resting on it stop holding."
+    ),
     details=(
         "Remove the 'asserted' support of a fact. The fact goes when no support is left; a fact also "
         "supported by an assumption or a source memory stays believed, and the result says why."
@@ -195,7 +208,11 @@ class QueryOutput(ToolOutput):
     "query_logic",
     title="Query",
     group="knowledge",
-    description="Answer a goal (any rule body) from facts and rules: the bindings as JSON, [{}] when it holds without variables, [] when it does not. At most limit answers (default 1,000); the text says when it was cut and warns of unknown predicates.",
+    description=(
+        "Answer a goal (any rule body) from facts and rules: the bindings as JSON, [{}] when it holds without "
+        "variables, [] when it does not. At most limit answers (default 1,000); the text says when it was cut and "
+        "warns of unknown predicates."
+    ),
     details=(
         "Evaluate a goal (any rule body: conjunction, disjunction, negation, comparisons, arithmetic, "
         "aggregate_all) and return all variable bindings as JSON, in the standard order of terms. "
@@ -243,7 +260,10 @@ class ExplainOutput(ToolOutput):
     "explain_why",
     title="Explain why",
     group="knowledge",
-    description="The proof of a ground fact: each step, the rule used and, at the leaves, the stored facts with their supports (asserted, assumption:<name>, source:<memory id>). proven is false when no proof exists.",
+    description=(
+        "The proof of a ground fact: each step, the rule used and, at the leaves, the stored facts with their "
+        "supports (asserted, assumption:<name>, source:<memory id>). proven is false when no proof exists."
+    ),
     details=(
         "Return the proof tree of a ground fact: each node has goal, rule_applied (\"fact\" for stored "
         "facts, the rule text for derived ones, or builtin/negation/aggregate) and children. Proofs end "
@@ -354,7 +374,10 @@ class MaterializeOutput(ToolOutput):
     "materialize",
     title="Materialize conclusions",
     group="knowledge",
-    description="Write every conclusion of a segment, with the rule and premises that first derived it, to the SQLite tables derived and proof_edges, for readers using sqlite3.",
+    description=(
+        "Write every conclusion of a segment, with the rule and premises that first derived it, to the SQLite "
+        "tables derived and proof_edges, for readers using sqlite3."
+    ),
     details=(
         "Evaluate every rule of a memory segment and write the derived facts, each with the rule that first "
         "derived it, into the SQLite table `derived`, and the premises of that derivation into `proof_edges`, "
@@ -409,7 +432,10 @@ class ClearContextOutput(ToolOutput):
     "clear_context",
     title="Clear matching facts",
     group="knowledge",
-    description="Withdraw every asserted fact matching a pattern such as project(beta, _) (variables match anything). Facts also supported otherwise stay believed.",
+    description=(
+        "Withdraw every asserted fact matching a pattern such as project(beta, _) (variables match anything). "
+        "Facts also supported otherwise stay believed."
+    ),
     details=(
         "Remove every fact matching a pattern with wildcards, e.g. project(beta, _) (variables match anything; "
         "a repeated variable must match equal values). Succeeds when nothing matches. Like forget_fact it "
@@ -444,7 +470,10 @@ class UpdateFactOutput(ToolOutput):
     "update_fact",
     title="Update fact",
     group="knowledge",
-    description="Replace one stored fact with another in one transaction (the old fact's asserted support goes). Fails, changing nothing, when old_fact is not stored.",
+    description=(
+        "Replace one stored fact with another in one transaction (the old fact's asserted support goes). Fails, "
+        "changing nothing, when old_fact is not stored."
+    ),
     details=(
         "Atomically replace a stored fact with another in one transaction: like forget_fact, it removes the "
         "old fact's asserted support (a fact also believed through an assumption or a source memory stays "
@@ -479,7 +508,10 @@ class UpsertFactOutput(ToolOutput):
     "upsert_fact",
     title="Upsert fact",
     group="knowledge",
-    description="Assert a fact and withdraw the asserted facts with the same predicate and first argument: for state such as status(task1, done).",
+    description=(
+        "Assert a fact and withdraw the asserted facts with the same predicate and first argument: for state such "
+        "as status(task1, done)."
+    ),
     details=(
         "Assert a fact and remove the asserted facts with the same predicate and the same first argument "
         "(the key is read from the parsed term, so lists, strings and nested terms are handled). "
@@ -511,7 +543,10 @@ class TraceOutput(ToolOutput):
     "trace_dependency",
     title="Trace dependencies",
     group="knowledge",
-    description="Every X with path(start_node, X), in standard order (define path/2 first). For the reverse, query_logic path(Y, X).",
+    description=(
+        "Every X with path(start_node, X), in standard order (define path/2 first). For the reverse, query_logic "
+        "path(Y, X)."
+    ),
     details=(
         "List every node reachable from start_node through path/2, i.e. all X with path(start_node, X), "
         "in standard order. Cycles are fine. Define path/2 first, for example "

@@ -28,7 +28,10 @@ class SaveSnapshotOutput(ToolOutput):
     "save_snapshot",
     title="Save snapshot",
     group="snapshots",
-    description="Save the segment's facts, rules and assumptions under a name (replacing one of that name, which the reply says). Facts projected from source memories are not included.",
+    description=(
+        "Save the segment's facts, rules and assumptions under a name (replacing one of that name, which the "
+        "reply says). Facts projected from source memories are not included."
+    ),
     details=(
         "Store the segment's facts, rules and assumptions under a name, in the database (names are atoms: "
         "lowercase letter, then letters, digits, _). Saving an existing name replaces it, and says so."
@@ -59,7 +62,10 @@ class RestoreOutput(ToolOutput):
     "restore_snapshot",
     title="Restore snapshot",
     group="snapshots",
-    description="Replace the segment's facts, rules and assumptions with a snapshot's, in one transaction; conclusions follow.",
+    description=(
+        "Replace the segment's facts, rules and assumptions with a snapshot's, in one transaction; conclusions "
+        "follow."
+    ),
     details=(
         "Replace the segment's facts, rules and assumptions with a snapshot's, in one audited transaction "
         "that survives a restart. Conclusions follow from the restored knowledge."
@@ -117,7 +123,11 @@ class StatusOutput(ToolOutput):
     "get_persistence_status",
     title="Persistence status",
     group="admin",
-    description="Database health: active or degraded (the file removed or replaced, the disk full, read-only storage: with the reason), path, journal, WAL size, schema version, last snapshot and checks; check_integrity runs one now.",
+    description=(
+        "Database health: active or degraded (the file removed or replaced, the disk full, read-only storage: "
+        "with the reason), path, journal, WAL size, schema version, last snapshot and checks; check_integrity "
+        "runs one now."
+    ),
     details=(
         "Health of the database: status (active, or degraded when the file or its folder cannot be written now, "
         "with the problem), path, journal "

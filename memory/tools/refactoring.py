@@ -60,7 +60,10 @@ class OverviewOutput(ToolOutput):
     "get_kb_overview",
     title="Knowledge base overview",
     group="knowledge",
-    description="One call's overview of the default segment: predicates with counts and sample clauses, assumptions, snapshots, mounts and database health (at most 64 KiB; truncated says when cut).",
+    description=(
+        "One call's overview of the default segment: predicates with counts and sample clauses, assumptions, "
+        "snapshots, mounts and database health (at most 64 KiB; truncated says when cut)."
+    ),
     details=(
         "One call for the default memory: predicates with kind, count and sample clauses, assumptions, "
         "snapshots, persistence health and mounted segments. The JSON never exceeds 64 KiB: samples are "
@@ -96,7 +99,10 @@ class ReferencesOutput(ToolOutput):
     "find_predicate_references",
     title="Find predicate references",
     group="knowledge",
-    description="Where a predicate is used: rules that call it, its fact count, assumptions supporting its facts, and seg:pred references from other segments. Use before rename_predicate.",
+    description=(
+        "Where a predicate is used: rules that call it, its fact count, assumptions supporting its facts, and "
+        "seg:pred references from other segments. Use before rename_predicate."
+    ),
     details=(
         "Locate every rule whose body calls a predicate (through conjunction, disjunction, negation and "
         "aggregates), the number of its facts, the assumptions that support its facts, and qualified "
@@ -144,7 +150,10 @@ class RenameOutput(ToolOutput):
     "rename_predicate",
     title="Rename predicate",
     group="knowledge",
-    description="Rename a predicate everywhere in one transaction: facts (supports kept), rule heads and rule bodies, arity-aware; dry_run shows the impact and writes nothing.",
+    description=(
+        "Rename a predicate everywhere in one transaction: facts (supports kept), rule heads and rule bodies, "
+        "arity-aware; dry_run shows the impact and writes nothing."
+    ),
     details=(
         "Rename a predicate everywhere in one transaction: its facts (keeping their supports), rule heads, "
         "and every rule body that calls it, on the parsed rules (aware of arity, never by text "

@@ -21,7 +21,8 @@ class Toolset:
     description: str
 
 
-# The toolsets (each tool is in exactly one: its family, `group`), in the order surfaces list them (the CLI's help panels, the tool docs, enable_toolsets).
+# The toolsets (each tool is in exactly one: its family, `group`), in the order surfaces list them (the CLI's
+# help panels, the tool docs, enable_toolsets). Which tools a server lists is chosen in toolsets.py.
 TOOLSETS: tuple[Toolset, ...] = (
     Toolset("knowledge", "facts and rules: store, query, explain, list, edit in bulk, rename, materialize"),
     Toolset("beliefs", "assumptions: believe facts under a named assumption, ask why, retract it"),

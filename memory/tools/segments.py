@@ -28,7 +28,10 @@ class SegmentOutput(ToolOutput):
     "create_memory",
     title="Create memory segment",
     group="segments",
-    description="Create a named segment: scope project (this database, default) or global (shared by every project). Mount it before use.",
+    description=(
+        "Create a named segment: scope project (this database, default) or global (shared by every project). "
+        "Mount it before use."
+    ),
     details=(
         "Create a named memory segment: scope project (in this project's database, the default) or global "
         "(in the global database under $XDG_DATA_HOME/datalog-memory/, visible from every project). "
@@ -60,7 +63,10 @@ class MountOutput(ToolOutput):
     "mount_memory",
     title="Mount memory segment",
     group="segments",
-    description="Mount a segment read-write or read-only, so tools can target it with memory and rules can read it as seg:pred(...).",
+    description=(
+        "Mount a segment read-write or read-only, so tools can target it with memory and rules can read it as "
+        "seg:pred(...)."
+    ),
     details=(
         "Mount a segment so the tools can target it with the memory argument, read-write or read-only. "
         "Mounts persist for the project; mounting again with the other mode switches the mode. A read-only "

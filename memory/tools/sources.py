@@ -83,7 +83,11 @@ class RememberOutput(ToolOutput):
     "memory_remember",
     title="Remember source text",
     group="memories",
-    description="Keep exact text (a quote, a decision and its reasons) byte for byte and get a stable id (mem_...). Optional projections become facts that rules and queries use, supported by this memory. Lands in the project namespace when the host names one, else the session's.",
+    description=(
+        "Keep exact text (a quote, a decision and its reasons) byte for byte and get a stable id (mem_...). "
+        "Optional projections become facts that rules and queries use, supported by this memory. Lands in the "
+        "project namespace when the host names one, else the session's."
+    ),
     details=(
         "Durably preserve exact source text (byte for byte, with its sha256) in the caller's authorized "
         "namespace and return a stable id (mem_…). scope auto writes to the project when the host names one, "
@@ -139,7 +143,10 @@ class GetOutput(MemorySummary):
     "memory_get",
     title="Get memory",
     group="memories",
-    description="The exact text of a memory by id, with its namespace, history and projections; as_of answers as it stood then.",
+    description=(
+        "The exact text of a memory by id, with its namespace, history and projections; as_of answers as it stood "
+        "then."
+    ),
     details=(
         "Fetch one memory by id: its exact source text (the text content is exactly the source), namespace, "
         "provenance, lifecycle history and projections. An id the caller may not read is reported exactly "
@@ -178,7 +185,10 @@ class SearchOutput(ToolOutput):
     "memory_search",
     title="Search memories",
     group="memories",
-    description="Search the text of every memory you may read (its words and its projections); ranked, each result with why it matched. For facts use query_logic; for events recall.",
+    description=(
+        "Search the text of every memory you may read (its words and its projections); ranked, each result with "
+        "why it matched. For facts use query_logic; for events recall."
+    ),
     details=(
         "Full-text (SQLite FTS5) plus symbolic search over every memory the caller may read: words in the "
         "source text or projection statements, and projections whose predicate or arguments are query words. "
@@ -234,7 +244,10 @@ class RecallOutput(ToolOutput):
     "memory_recall",
     title="Recall memories",
     group="memories",
-    description="Memories whose projections match predicate(arguments), null matching anything, nearest namespace first; with rules, also the conclusions they derive from your memories.",
+    description=(
+        "Memories whose projections match predicate(arguments), null matching anything, nearest namespace first; "
+        "with rules, also the conclusions they derive from your memories."
+    ),
     details=(
         "Symbolic-first recall: current memories whose projections match predicate(arguments…), null "
         "matching anything, nearest namespace first (session, project, global). When rules define the "
@@ -280,7 +293,10 @@ class ForgetOutput(ToolOutput):
     "memory_forget",
     title="Forget memories",
     group="memories",
-    description="Forget memories by ids, or by a search resolved to ids first (dry_run shows them). Their projections stop supporting facts; the reply lists the facts removed.",
+    description=(
+        "Forget memories by ids, or by a search resolved to ids first (dry_run shows them). Their projections "
+        "stop supporting facts; the reply lists the facts removed."
+    ),
     details=(
         "Forget memories by ids, or by a query resolved to concrete ids first (dry_run shows them without "
         "changing anything). Actions: expire (default), supersede, invalidate, archive, delete; erase (with "
