@@ -37,7 +37,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
 
+from http_requests import mcp_headers as _headers  # noqa: E402
 from memory import Memory  # noqa: E402
 from memory.workers.calls import run_call  # noqa: E402
 
@@ -291,13 +293,6 @@ def _http_server(base: Path, db: str, extra: dict | None = None) -> tuple[subpro
     raise RuntimeError(log.read_text(errors="replace"))
 
 
-def _headers(token: str | None, session: str | None = None) -> dict:
-    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-    if token:
-        headers["authorization"] = f"Bearer {token}"
-    if session:
-        headers |= {"mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
-    return headers
 
 
 def _open(url: str, token: str | None = None, timeout: float = 10) -> tuple:

@@ -18,6 +18,7 @@ import pytest
 from memory.errors import InvalidConfiguration
 from memory.http_server import session_shares
 from surfaces import COMMAND, HttpServer, env
+from http_requests import mcp_headers as _headers
 
 
 def _token(db: str, principal: str) -> str:
@@ -26,13 +27,6 @@ def _token(db: str, principal: str) -> str:
     return json.loads(ran.stdout)["token"]
 
 
-def _headers(token: str | None, session: str | None = None) -> dict:
-    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-    if token:
-        headers["authorization"] = f"Bearer {token}"
-    if session:
-        headers |= {"mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
-    return headers
 
 
 def _open(url: str, token: str | None) -> tuple[int, str | None]:
