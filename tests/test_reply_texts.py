@@ -114,3 +114,15 @@ def test_memory_remember_says_where_the_text_landed_and_what_it_made(mem):
         {"predicate": "decision", "arguments": ["caching", "redis"], "statement": "caching: redis"}]})
     assert reply.startswith("Stored memory mem_") and " in session:" in reply
     assert reply.endswith("; facts: decision(caching, redis)")
+
+
+def test_an_empty_answer_resting_on_a_rule_over_an_undefined_predicate_says_so(mem):
+    mem.remember_fact("depends_on(a, b)")
+    mem.define_rule("direct_dep(X, Y)", "depnds_on(X, Y)")
+    mem.define_rule("affected(X)", "direct_dep(X, _)")
+    assert text(mem, "query_logic", {"goal": "affected(X)"}).split("\n") == [
+        "[]", "% warning: unknown procedure depnds_on/2; did you mean depends_on/2 (called by the rule "
+              "direct_dep(X, Y) :- depnds_on(X, Y))"]
+    assert text(mem, "query_logic", {"goal": "depends_on(z, Y)"}) == "[]"  # facts only: an honest no
+    mem.define_rule("direct_dep(X, Y)", "depends_on(X, Y)")
+    assert text(mem, "query_logic", {"goal": "affected(X)"}) == '[{"X":"a"}]'  # answers: no note

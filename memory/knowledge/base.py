@@ -20,6 +20,7 @@ from .parsing import parse_fact, parse_goal, parse_rule
 from .collaborators import ComputedRelations, GlobalSource, ProjectionGuard, SupportVisibility
 from .proof_edges import model_conclusions, proof_conclusions, record_proof, write_conclusions
 from .segments import DEFAULT, Segment, bump_generation, resolve
+from .goals import goals
 from .undefined import undefined_warnings
 from .memo import AnswerMemo
 from .warm import Input, WarmRelations
@@ -373,10 +374,39 @@ class KnowledgeBase:
                 release(everything.rows)  # not kept: many answers freed a slice at a time, not in one stall
         else:
             answers = everything.page(limit, offset)
+        if not answers.total and not warnings:
+            # No answer and the goal's own calls are all defined: say so if a rule it reaches calls nothing.
+            with self.repository.read() as tx:
+                warnings = self.undefined_in_rules(tx, segment, term)
         answers.warnings = warnings
         answers.memory = segment.name
         answers.goal = text
         return answers
+
+    def undefined_in_rules(self, tx: Transaction, segment: Segment, goal: Term) -> list[str]:
+        """Warnings for the rules a goal reaches (through other rules) that call a predicate nothing defines:
+        the reason a query can be empty though every name in it is spelled right."""
+        pending = [(ref.name, ref.arity) for ref in goals(goal) if ref.qualifier is None]
+        if not set(pending) & set(tx.rules.head_counts(segment.id)):
+            return []  # the goal reads stored facts only: nothing more to say (a point lookup stays one lookup)
+        by_head: dict[tuple, list[Term]] = {}
+        for _, text in tx.rules.texts(segment.id):
+            clause = parse_term(text)
+            if isinstance(clause, Compound) and clause.functor == ":-" and len(clause.args) == 2:
+                by_head.setdefault(indicator(clause.args[0]), []).append(clause)
+        seen: set = set()
+        found: list[str] = []
+        while pending:
+            head = pending.pop()
+            if head in seen:
+                continue
+            seen.add(head)
+            for clause in by_head.get(head, ()):
+                body = clause.args[1]
+                found += [f"{w} (called by the rule {format_term(clause)})"
+                          for w in self.undefined_calls(tx, segment, body, clause.args[0])]
+                pending += [(ref.name, ref.arity) for ref in goals(body) if ref.qualifier is None]
+        return list(dict.fromkeys(found))
 
     def _changes(self, tx: Transaction, segment: Segment, before: dict, inputs: dict) -> dict | None:
         """What changed in the stored predicates an evaluation read (`before`: where each stood, see `memo`), as
