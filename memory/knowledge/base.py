@@ -390,8 +390,8 @@ class KnowledgeBase:
         if not set(pending) & set(tx.rules.head_counts(segment.id)):
             return []  # the goal reads stored facts only: nothing more to say (a point lookup stays one lookup)
         by_head: dict[tuple, list[Term]] = {}
-        for _, text in tx.rules.texts(segment.id):
-            clause = parse_term(text)
+        for source in self.program(tx, segment).sources:  # the cached program's parsed clauses: no parsing here
+            clause = source.clause
             if isinstance(clause, Compound) and clause.functor == ":-" and len(clause.args) == 2:
                 by_head.setdefault(indicator(clause.args[0]), []).append(clause)
         seen: set = set()

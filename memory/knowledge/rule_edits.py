@@ -53,22 +53,19 @@ def forget_rule(kb: KnowledgeBase, memory: str | None, *, rule: str | None = Non
 
 
 def _find(tx: Transaction, segment: Segment, rule: str | None, rule_id: int | None, name: str | None) -> RuleRow:
-    rows = tx.rules.all(segment.id)
     if rule is not None:
-        clause = parse_rule(*_split(rule))
-        text = format_term(clause)
-        found = [r for r in rows if r.text == text]
-        described = f"rule {text}"
-    elif rule_id is not None:
-        found = [r for r in rows if r.id == rule_id]
-        described = f"rule id {rule_id}"
+        text = format_term(parse_rule(*_split(rule)))
+        found, described = tx.rules.by_text(segment.id, text), f"rule {text}"  # an index probe, as define_rule
     else:
-        found = [r for r in rows if r.name == name]
-        described = f"rule named {name}"
-    if not found:
+        rows = tx.rules.all(segment.id)
+        if rule_id is not None:
+            found, described = next((r for r in rows if r.id == rule_id), None), f"rule id {rule_id}"
+        else:
+            found, described = next((r for r in rows if r.name == name), None), f"rule named {name}"
+    if found is None:
         raise NotFound(f"No {described} in memory '{segment.name}' (list_rules shows its rules and their ids)",
                        memory=segment.name)
-    return found[0]
+    return found
 
 
 def _split(rule: str) -> tuple[str, str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 from types import UnionType
-from typing import Annotated, Any, ClassVar, Union, get_args, get_origin
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
@@ -35,8 +35,6 @@ class ToolOutput(BaseModel):
     Extra keys are kept, as the output schemas stay open to additions."""
 
     model_config = ConfigDict(extra="allow")
-    # Keys that are always present even when None would be left out (none today; kept explicit).
-    always: ClassVar[tuple[str, ...]] = ()
 
     def to_structured(self) -> dict[str, Any]:
         """The result as `structuredContent`: optional fields without a value left out."""
@@ -112,7 +110,7 @@ def input_schema(model: type[ToolInput]) -> dict[str, Any]:
 
 def output_required(model: type[ToolOutput]) -> list[str]:
     return [name for name, field in model.model_fields.items()
-            if field.is_required() or name in model.always]
+            if field.is_required()]
 
 
 def output_schema(model: type[ToolOutput]) -> dict[str, Any]:
@@ -156,10 +154,8 @@ def _clean(schema: dict[str, Any]) -> dict[str, Any]:
             del node["additionalProperties"]
         if node.get("items") == {}:
             del node["items"]
-        if node.get("type") == "object" and "properties" in node and node.get("additionalProperties") is False:
-            node["required"] = node.get("required", [])
-        if "properties" in node and node.get("type") == "object" and "additionalProperties" not in node:
-            node.setdefault("required", [])
+        if node.get("type") == "object" and "properties" in node:
+            node.setdefault("required", [])  # an object with properties always says which are required
         return _ordered(node)
 
     return walk(schema)
