@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextvars
 import gc
+import math
 import os
 import threading
 import time
@@ -157,8 +158,9 @@ class Budget:
     def memory_exceeded(self, used_mb: float) -> BudgetExceeded:
         """The error for an evaluating process found at `used_mb` resident, over the limit (to a tenth of a
         MiB, so what it reached is never shown equal to the limit it passed)."""
-        return self.exceeded("memory_mb", f"the evaluating process's resident memory reached {used_mb:.1f} MiB, "
-                             f"over {self.max_memory_mb} MiB", round(used_mb, 1))
+        shown = math.ceil(used_mb * 10) / 10  # rounded up: 120.03 over a 120 limit must not read as 120.0
+        return self.exceeded("memory_mb", f"the evaluating process's resident memory reached {shown:.1f} MiB, "
+                             f"over {self.max_memory_mb} MiB", shown)
 
     def exceeded(self, kind: str, message: str, reached) -> BudgetExceeded:
         limit = {"seconds": self.timeout_s, "tuples": self.max_tuples, "rows": self.max_rows,
