@@ -268,15 +268,18 @@ class Memory:
 
     def memory_recall(self, predicate: str, arguments: list | None = None, include_source: bool = False,
                       limit: int | None = None, as_of: str | None = None, scope: str = "all_visible") -> dict:
-        """Projections matching predicate(arguments…); when rules define the predicate (and no as_of is
-        given), also the conclusions they derive from the caller's memories, under `derived`."""
+        """Projections matching predicate(arguments…); when rules define the predicate, also the conclusions
+        they derive from the caller's memories (as they stood at `as_of`, if given), under `derived`."""
         result = recall(self.sources, predicate, arguments, include_source, limit, as_of, scope)
-        if as_of is None and scope == "all_visible":
+        if scope == "all_visible":
             derived = derived_recall(self.knowledge, self.sources, predicate, arguments, include_source,
-                                     result["limit"])
+                                     result["limit"], result["as_of"])
             result["derived"] = derived[:result["limit"]]
             result["truncated"] = result["truncated"] or len(derived) > result["limit"]
             result["content"] = render_recall(result["memories"], result["pattern"], result["derived"])
+            if result["as_of"] is not None and result["derived"]:
+                result["content"] += (f"\n\nDerived with the rules as they are now, over the memories current at "
+                                      f"{result['as_of']} and the facts that rest on no memory.")
         return result
 
     def memory_forget(self, ids: list | None = None, query: str | None = None, action: str = "expire",

@@ -252,7 +252,8 @@ class RecallOutput(ToolOutput):
         "Symbolic-first recall: current memories whose projections match predicate(arguments…), null "
         "matching anything, nearest namespace first (session, project, global). When rules define the "
         "predicate, also the conclusions they derive from your memories (under derived), each with the "
-        "memories its proof rests on. The exact source text is attached when a projection is lossy or needs "
+        "memories its proof rests on; with as_of, derived from the memories current then (rules as they are "
+        "now). The exact source text is attached when a projection is lossy or needs "
         "context, or when include_source is true. Returns Markdown plus the structured list."
     ),
     capability=READ,
