@@ -428,6 +428,37 @@ def test_sentences_split_past_abbreviations_initials_decimals_parentheses_and_qu
     assert split_units(text) == units
 
 
+def test_verify_keeps_the_answers_lines_headings_and_table_rows(m):
+    """What verify keeps is laid out in the answer's own lines: a heading, a paragraph break and each table
+    row stay on their own lines; a stripped line leaves no gap behind."""
+    tag = m.remember(["account:erin", "host:web02"], event_ts=START, formation="login")["hedge_tag"]
+    answer = (f"## Incident summary\naccount:erin logged in to host:web02 [{tag}]. The sky is green [{tag}].\n"
+              f"account:zed logged in to host:db09 [{tag}].\n\n| who | where |\n| --- | --- |\n"
+              f"| account:erin | host:web02 [{tag}] |")
+    out = m.verify(answer, now=START + 3600)
+    assert out["outcome"] == "stripped"
+    assert out["answer"] == (f"## Incident summary\naccount:erin logged in to host:web02 [{tag}].\n\n"
+                             f"| who | where |\n| --- | --- |\n| account:erin | host:web02 [{tag}] |")
+
+
+@given(st.lists(st.sampled_from(["a [HEDGE-1].", "b.", "", "- c", "| x | y |", "d. e."]), min_size=1, max_size=8),
+       st.data())
+def test_kept_lines_are_the_answers_lines_in_order(lines, data):
+    """Law: keeping every unit gives back the answer's non-blank lines (units of a line joined by one space),
+    in order, with at most one blank line between them; keeping none gives nothing."""
+    from memory.evidence.sentences import joined_lines, split_lines
+
+    answer = "\n".join(lines)
+    numbered = split_lines(answer)
+    whole = joined_lines(answer, numbered)
+    assert [line for line in whole.split("\n") if line] == [
+        " ".join(u for n, u in numbered if n == i) for i, line in enumerate(answer.splitlines()) if line.strip()]
+    assert "\n\n\n" not in whole and joined_lines(answer, []) == ""
+    some = [u for u in numbered if data.draw(st.booleans())]
+    assert [line for line in joined_lines(answer, some).split("\n") if line] == [
+        " ".join(u for n, u in some if n == i) for i in sorted({n for n, _ in some})]
+
+
 # --- detect ----------------------------------------------------------------------------------
 
 def test_detect_finds_every_planted_pattern(scenario):

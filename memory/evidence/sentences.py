@@ -65,8 +65,15 @@ def _split_line(line: str) -> list[str]:
 
 def split_units(answer: str) -> list[str]:
     """The answer's sentences and list items, each with the citation tags that belong to it."""
+    return [unit for _, unit in split_lines(answer)]
+
+
+def split_lines(answer: str) -> list[tuple[int, str]]:
+    """`split_units` with the number of the line each unit is on (its first line's, for a citation that
+    opened the next line), so what is kept can be laid out in the answer's own lines."""
     units: list[str] = []
-    for line in answer.splitlines():
+    lines: list[int] = []
+    for number, line in enumerate(answer.splitlines()):
         marker = _LIST_MARKER.match(line)
         parts = _split_line(line[marker.end():].strip()) if marker else _split_line(line.strip())
         if marker and parts:
@@ -78,7 +85,24 @@ def split_units(answer: str) -> list[str]:
                 part = part[leading.end():].strip()
             if part:
                 units.append(part)
-    return units
+                lines.append(number)
+    return list(zip(lines, units))
+
+
+def joined_lines(answer: str, kept: list[tuple[int, str]]) -> str:
+    """The kept units in the answer's layout: units of one line joined by a space, one output line per input
+    line that keeps something, and a blank line where the answer had one between kept lines (a heading, a
+    paragraph break and a table's rows stay on their own lines)."""
+    by_line: dict[int, list[str]] = {}
+    for number, unit in kept:
+        by_line.setdefault(number, []).append(unit)
+    out: list[str] = []
+    for number, line in enumerate(answer.splitlines()):
+        if number in by_line:
+            out.append(" ".join(by_line[number]))
+        elif not line.strip() and out and out[-1]:
+            out.append("")
+    return "\n".join(out).strip("\n")
 
 
 def strip_list_marker(unit: str) -> str:

@@ -59,7 +59,7 @@ from .limits import MAX_ANSWER_CHARS
 from .observations import entity_type
 from .reasoning import proofs_of, run
 from .recall import check_now
-from .sentences import TAG, split_units
+from .sentences import TAG, joined_lines, split_lines
 
 ABSTAIN_TEXT = "I cannot answer this from verified memory."
 KNOWN_STEMS = GENERIC_STEMS | PROOF_STEMS | RULE_VERB_STEMS | set().union(*RELATION_STEMS.values())
@@ -389,8 +389,9 @@ def verify(kb, answer: str, query: str = "", require_proof: bool = False, goal_p
         proved = proofs["count"] > 0
         allowed = sorted(tags, key=lambda t: (t.split("-")[0], int(t.split("-")[1])))
         sentences, kept, names = [], [], Names(conn)
-        units = split_units(answer)
-        for position, unit in enumerate(units):
+        numbered = split_lines(answer)
+        units = [unit for _, unit in numbered]
+        for position, (line, unit) in enumerate(numbered):
             claim = read_claim(names, unit, moment, types)
             words = plain_words(unit)
             following = units[position + 1] if position + 1 < len(units) else None
@@ -409,7 +410,7 @@ def verify(kb, answer: str, query: str = "", require_proof: bool = False, goal_p
             sentences.append({"text": unit, "factual": factual, "tags": cited, "kept": reason is None,
                               "reason": reason})
             if reason is None:
-                kept.append(unit)
+                kept.append((line, unit))
     factual = [s for s in sentences if s["factual"]]
     supported = [s for s in factual if s["kept"]]
     stripped = [{"sentence": s["text"], "reason": s["reason"]} for s in factual if not s["kept"]]
@@ -420,7 +421,7 @@ def verify(kb, answer: str, query: str = "", require_proof: bool = False, goal_p
         outcome, why = "abstained", "no factual sentence is supported"
     else:
         outcome, why = ("supported" if not stripped else "stripped"), None
-    text = ABSTAIN_TEXT if outcome == "abstained" else " ".join(kept)
+    text = ABSTAIN_TEXT if outcome == "abstained" else joined_lines(answer, kept)
     return {"outcome": outcome, "abstained": outcome == "abstained", "abstain_reason": why,
             "coverage": round(coverage, 6), "supported_count": len(supported), "stripped_count": len(stripped),
             "stripped": stripped, "answer": text, "allowed_tags": allowed, "proved": proved,
