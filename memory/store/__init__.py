@@ -1,7 +1,7 @@
 """Storage: connections, transactions, migrations, the clock; `repository` holds the SQL on core tables. SQLite by
 default; a `postgresql://` location gives the same interface on PostgreSQL (postgresql.py, dialect.py)."""
 
-from .audit import utc_now
+from ..clock import utc_now  # the clock lives in memory/clock.py; stored times are read through it
 from .connection import Store, open_connection
 from .location import (IN_MEMORY, DatabaseLocation, absolute, global_data_dir, global_db_path, resolve_db_path,
                        resolve_location, shown)

@@ -100,7 +100,7 @@ class Transaction:
 
 
 class Repository:
-    """The core tables of one SQLite file: segments, facts, supports, rules, the audit log, derived
+    """The core tables of one store (an SQLite file or a PostgreSQL database): segments, facts, supports, rules, the audit log, derived
     conclusions and snapshots. `read()` is a consistent snapshot; `write()` is all-or-nothing (nested
     writes are savepoints of the enclosing one)."""
 
