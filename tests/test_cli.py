@@ -367,11 +367,11 @@ def test_the_docs_command_checks_and_rewrites_the_tool_reference(tmp_path, monke
 
 def test_ci_runs_the_readme_test_command_verbatim_and_says_how_long_it_took():
     readme = (ROOT / "README.md").read_text()
-    blocks = readme.split("```sh\n")
-    quick_start = [b.split("\n```")[0].strip() for b in blocks[1:3]]
-    assert quick_start[0] == "python -m pip install . && datalog-memory serve"
+    development = readme[readme.index("\n## Development\n"):]
+    test_command = development.split("```sh\n")[1].split("\n```")[0].strip()
+    assert test_command == "python -m pip install '.[test]' && python -m pytest -q"
     ci = (ROOT / ".ci" / "run").read_text()
-    assert quick_start[1] in ci.splitlines()
+    assert test_command in ci.splitlines()
     assert "duration" in ci.lower()
 
 

@@ -1,9 +1,9 @@
-"""docs/tools.md, generated from the registry, and the README's tool x capability table.
+"""docs/tools.md, generated from the registry, and the tool x capability table of docs/authority.md.
 
     python -m memory.tools.docs --write          regenerate docs/tools.md in this checkout
     python -m memory.tools.docs --check          exit 1 when docs/tools.md is stale
     python -m memory.tools.docs                  print docs/tools.md
-    python -m memory.tools.docs --capabilities   print the README's capability table
+    python -m memory.tools.docs --capabilities   print the capability table of docs/authority.md
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def render_markdown() -> str:
         "Authority: the capability column is what a call needs, checked before the tool reads or writes",
         "anything (a refused call is `permission_denied` and writes nothing). Any write to a mounted global",
         "segment also needs `memory_write_global`. A call behaves as if data the caller may not read did not",
-        "exist (see README, Authority).",
+        "exist (see [Authority](authority.md)).",
         "",
         "| tool | CLI | capability | read-only | destructive | idempotent |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -97,7 +97,7 @@ def tool_guide() -> str:
 
 
 def capability_cell(t: Tool) -> str:
-    """The capabilities a tool needs, as README and docs/tools.md print them."""
+    """The capabilities a tool needs, as docs/authority.md and docs/tools.md print them."""
     parts = [f"`{t.capability}`"] if t.capability else []
     for argument, by_value in t.argument_capabilities.items():
         parts += [f"`{c}` with `{argument}: {json.dumps(v)}`" for v, c in by_value.items()]
@@ -107,7 +107,7 @@ def capability_cell(t: Tool) -> str:
 
 
 def capability_table() -> str:
-    """The tool x capability table of the README (a test checks the README holds exactly this)."""
+    """The tool x capability table of docs/authority.md (a test checks the page holds exactly this)."""
     lines = ["| tool | needs |", "| --- | --- |"]
     lines += [f"| `{t.name}` | {capability_cell(t)} |" for t in REGISTRY.values()]
     return "\n".join(lines) + "\n"
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--write", action="store_true", help=f"regenerate {TOOLS_MD}")
     what.add_argument("--check", action="store_true", help="exit 1 when docs/tools.md is stale")
-    what.add_argument("--capabilities", action="store_true", help="print the README's tool x capability table")
+    what.add_argument("--capabilities", action="store_true", help="print the tool x capability table of docs/authority.md")
     args = parser.parse_args(argv)
     if args.capabilities:
         print(capability_table(), end="")
