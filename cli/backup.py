@@ -1,6 +1,6 @@
 """`datalog-memory backup DEST`: a verified copy of the database that holds every acknowledged write, safe
-while servers write (memory/store/backup.py); restore is a copy back with the servers stopped (README,
-Durability)."""
+while servers write (memory/store/backup.py); restore is a copy back with the servers stopped
+(docs/durability.md)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def backup(
 ) -> None:
     """Copy the database to DEST with SQLite's online backup (every write acknowledged before it started,
     the ones still in the -wal included; servers keep writing meanwhile), as one self-contained file, checked
-    before it is put in place. Restore: stop the servers, then copy DEST over the database (see README)."""
+    before it is put in place. Restore: stop the servers, then copy DEST over the database (see docs/durability.md)."""
     source = resolve_location(ctx.find_root().obj.get("db")).path
     report = copy_database(source, destination, overwrite=force)
     if as_json:

@@ -302,9 +302,10 @@ def test_admin_commands_outside_the_registry_need_their_capabilities(db_path):
 
 # --- the capability table is generated from the registry -------------------------------------------------
 
-def test_readme_holds_the_generated_capability_table():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert capability_table() in readme, "README's capability table is stale: python -m memory.tools.docs --capabilities"
+def test_the_authority_page_holds_the_generated_capability_table():
+    page = (ROOT / "docs" / "authority.md").read_text(encoding="utf-8")
+    assert capability_table() in page, \
+        "docs/authority.md's capability table is stale: python -m memory.tools.docs --capabilities"
 
 
 def test_every_writing_tool_declares_a_capability():
@@ -482,7 +483,7 @@ VOLATILE = {"created_at", "recorded_at", "at", "valid_from", "valid_to", "source
             "database", "directory", "source_id", "projection_ids", "sha256", "now", "latest_at", "elapsed_ms"}
 UUID = re.compile(r"\b(mem|src|proj|project)_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 GENERATION = re.compile(r"generation \d+")
-JOURNAL = re.compile(r"journal_size: \d+ bytes")  # the WAL's size: write volume, shared by all (README)
+JOURNAL = re.compile(r"journal_size: \d+ bytes")  # the WAL's size: write volume, shared by all (docs/authority.md)
 DATABASE = re.compile(r"postgresql:///test_\d+_\d+")  # the copies are databases of their own
 INSTANT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
 

@@ -106,7 +106,7 @@ def test_restoring_a_backup_is_a_copy_over_the_database_with_the_servers_stopped
     backup(db, str(tmp_path / "backup.db"))
     with Memory(db) as m:
         m.add_facts(["later(1)"])
-    for suffix in ("-wal", "-shm"):  # the restore procedure of the README
+    for suffix in ("-wal", "-shm"):  # the restore procedure of docs/durability.md
         if os.path.exists(db + suffix):
             os.remove(db + suffix)
     shutil.copy(tmp_path / "backup.db", db)

@@ -19,7 +19,7 @@ from rich.console import Console
 from memory.cli import main as cli_main
 from memory.cli.render import render
 from memory.tools import REGISTRY
-from memory.tools.docs import render_markdown
+from memory.tools.docs import capability_table, render_markdown
 from memory.tools.registry import GROUPS
 from memory import Memory
 from surfaces import COMMAND, ROOT, cli, cli_json, cli_process, env, run_in_process
@@ -357,21 +357,32 @@ def test_the_docs_command_checks_and_rewrites_the_tool_reference(tmp_path, monke
     target = tmp_path / "docs" / "tools.md"
     target.parent.mkdir()
     target.write_text("# an old reference\n")
+    authority = target.parent / "authority.md"
+    authority.write_text("# Authority\n\nThe table:\n\n| tool | needs |\n| --- | --- |\n| `gone` | none |\n\nAfter it.\n")
     monkeypatch.setattr(docs, "TOOLS_MD", target)
-    assert docs.main(["--check"]) == 1 and "--write" in capsys.readouterr().err
+    assert docs.main(["--check"]) == 1
+    assert capsys.readouterr().err.count("stale: run python -m memory.tools.docs --write") == 2
     assert docs.main(["--write"]) == 0 and target.read_text() == render_markdown()
+    assert authority.read_text() == "# Authority\n\nThe table:\n\n" + capability_table() + "\nAfter it.\n"
     assert docs.main(["--check"]) == 0
+    capsys.readouterr()
+    target.write_text("# an old reference\n")  # tools.md alone stale: the table is left as it is
+    assert docs.main(["--check"]) == 1 and "authority.md" not in capsys.readouterr().err
+    authority.write_text("# Authority without its table\n")
+    before = target.read_text()
+    assert docs.main(["--write"]) == 2 and "| tool | needs |" in capsys.readouterr().err
+    assert target.read_text() == before  # refused whole: nothing written
     monkeypatch.setattr(docs, "TOOLS_MD", tmp_path / "nowhere" / "tools.md")  # an installed wheel: no docs folder
     assert docs.main(["--write"]) == 2 and not (tmp_path / "nowhere").exists()
 
 
 def test_ci_runs_the_readme_test_command_verbatim_and_says_how_long_it_took():
     readme = (ROOT / "README.md").read_text()
-    blocks = readme.split("```sh\n")
-    quick_start = [b.split("\n```")[0].strip() for b in blocks[1:3]]
-    assert quick_start[0] == "python -m pip install . && datalog-memory serve"
+    development = readme[readme.index("\n## Development\n"):]
+    test_command = development.split("```sh\n")[1].split("\n```")[0].strip()
+    assert test_command == "python -m pip install '.[test]' && python -m pytest -q"
     ci = (ROOT / ".ci" / "run").read_text()
-    assert quick_start[1] in ci.splitlines()
+    assert test_command in ci.splitlines()
     assert "duration" in ci.lower()
 
 

@@ -152,7 +152,7 @@ def test_reference_examples_in_order(store_file, era):
         assert not result.is_error, (name, args, text)
         if callable(expected):
             assert expected(text), (name, text)
-        else:  # the reference's text, then any notes of ours (`% warning: ...`, README: What differs)
+        else:  # the reference's text, then any notes of ours (`% warning: ...`, docs/differences.md)
             assert "\n".join(line for line in text.split("\n") if not line.startswith("% ")) == expected, \
                 (name, args, text)
         jsonschema.validate(result.structured_content, REGISTRY[name].output_schema)

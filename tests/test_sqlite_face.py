@@ -1,4 +1,4 @@
-"""The SQLite face: proof edges, the views, and the README's sqlite3 queries run as written."""
+"""The SQLite face: proof edges, the views, and the sqlite3 queries of docs/sqlite.md run as written."""
 
 import re
 from pathlib import Path
@@ -18,19 +18,18 @@ REMOTE = "https://github.com/example/alpha"
 NOV_30 = 1_764_460_800  # 2025-11-30T00:00:00Z
 
 
-def readme_section() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("## Inspect it with sqlite3")
-    return text[start:text.index("\n## ", start + 1)]
+def sqlite_page() -> str:
+    """The documentation page with the sqlite3 examples (it was the README's "Inspect it with sqlite3")."""
+    return (ROOT / "docs" / "sqlite.md").read_text(encoding="utf-8")
 
 
-def readme_blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", readme_section(), flags=re.S)
+def page_blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", sqlite_page(), flags=re.S)
 
 
-def readme_queries() -> list[str]:
+def page_queries() -> list[str]:
     """Every SQL statement of the section's ```sql blocks, in order."""
-    return [q.strip() + ";" for block in readme_blocks("sql") for q in block.split(";\n") if q.strip(" ;\n")]
+    return [q.strip() + ";" for block in page_blocks("sql") for q in block.split(";\n") if q.strip(" ;\n")]
 
 
 def opened(path: str) -> Memory:
@@ -38,7 +37,7 @@ def opened(path: str) -> Memory:
 
 
 def build_scenario(path: str) -> Memory:
-    """The README's store, through the API: two memories (one erased), an observation, facts, an assumption,
+    """The store of docs/sqlite.md, through the API: two memories (one erased), an observation, facts, an assumption,
     three rules, materialized last (so it is current)."""
     m = opened(path)
     m.memory_remember("The database server has not been patched since the November scan.")
@@ -74,7 +73,7 @@ WHY_ROWS = [
 
 
 def why_query() -> str:
-    return next(q for q in readme_queries() if q.startswith("WITH RECURSIVE why"))
+    return next(q for q in page_queries() if q.startswith("WITH RECURSIVE why"))
 
 
 def why(path: str) -> list[tuple]:
@@ -89,33 +88,33 @@ def scenario(tmp_path):
     m.close()
 
 
-def test_readme_has_the_queries_this_file_runs():
-    queries = readme_queries()
+def test_docs_has_the_queries_this_file_runs():
+    queries = page_queries()
     assert len(queries) == 5
     assert any("FROM facts_with_supports" in q for q in queries)
     assert any("FROM memory_texts" in q for q in queries) and any("FROM observations" in q for q in queries)
     assert any("FROM audit_events" in q for q in queries) and "proof_steps" in why_query()
 
 
-def test_readme_facts_query(scenario):
+def test_docs_facts_query(scenario):
     path, _ = scenario
-    query = next(q for q in readme_queries() if "facts_with_supports" in q)
+    query = next(q for q in page_queries() if "facts_with_supports" in q)
     assert run_sql(path, query) == [("default", "depends(api, db)", "asserted"),
                                     ("default", "depends(web, api)", "asserted"),
                                     ("default", "unpatched(db)", "assumption:scan_2026_11")]
 
 
-def test_readme_why_query_walks_the_proof_down_to_stored_facts_and_their_supports(scenario):
+def test_docs_why_query_walks_the_proof_down_to_stored_facts_and_their_supports(scenario):
     path, _ = scenario
     assert why(path) == WHY_ROWS
-    shown = readme_blocks("text")[0].splitlines()[2:]  # the README prints what the query answers
+    shown = page_blocks("text")[0].splitlines()[2:]  # the page prints what the query answers
     assert [re.split(r"\s{2,}", line.strip()) for line in shown] == [
         [str(d), step, kind, *([supports] if supports else []), rule] for d, step, kind, supports, rule in WHY_ROWS]
 
 
-def test_readme_memory_observation_and_audit_queries(scenario):
+def test_docs_memory_observation_and_audit_queries(scenario):
     path, m = scenario
-    memories, observations, audit = (run_sql(path, q) for q in readme_queries()
+    memories, observations, audit = (run_sql(path, q) for q in page_queries()
                                      if any(v in q for v in ("memory_texts", "FROM observations", "audit_events")))
     assert [(status, text) for _, _, status, text in memories] == [
         ("active", "The database server has not been patched since the November scan."),
@@ -227,7 +226,7 @@ def test_materialize_replaces_edges_and_marks_old_rows_stale(scenario):
     path, m = scenario
     m.forget_fact("depends(api, db)")
     assert {c for (c,) in run_sql(path, "SELECT DISTINCT current FROM proof_steps")} == {0}
-    assert why(path) == []  # the README query asks for current rows only
+    assert why(path) == []  # the page's query asks for current rows only
     m.materialize()
     assert run_sql(path, "SELECT count(*) FROM derived WHERE text = 'at_risk(web)'") == [(0,)]
     edges_law(path)
@@ -235,7 +234,7 @@ def test_materialize_replaces_edges_and_marks_old_rows_stale(scenario):
                          "WHERE d.id IS NULL") == [(0,)]
 
 
-def test_record_proof_writes_the_proof_the_readme_query_reads(tmp_path):
+def test_record_proof_writes_the_proof_the_documented_query_reads(tmp_path):
     path = str(tmp_path / "memory.db")
     m = build_scenario(path)
     m.remember_fact("depends(db, disk)")  # the materialization is now behind

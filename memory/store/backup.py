@@ -52,7 +52,7 @@ def backup(source: str, destination: str, *, overwrite: bool = False) -> dict:
     Returns what was copied: the path, bytes, pages, the verified row counts and the last audit event id
     (every write acknowledged before the backup began has its audit event at or below it)."""
     if source == IN_MEMORY or is_url(source):
-        raise SQLiteOnly(f"backup copies an SQLite file; {'a PostgreSQL store is backed up with pg_dump (see README, Durability)' if is_url(source) else 'an in-memory database has nothing to copy'}")
+        raise SQLiteOnly(f"backup copies an SQLite file; {'a PostgreSQL store is backed up with pg_dump (see docs/durability.md)' if is_url(source) else 'an in-memory database has nothing to copy'}")
     if not os.path.isfile(source):
         raise StorageError(f"no database at {source} to back up", reason="not_found", path=source)
     target = Path(destination)

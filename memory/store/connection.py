@@ -360,7 +360,7 @@ class Store:
             return None
         if not self.exists:
             return (f"no database at {self.path}: starting with an empty memory, created there at the first write "
-                    "(if a database was expected there, stop and restore it from a backup: README, Durability)")
+                    "(if a database was expected there, stop and restore it from a backup: docs/durability.md)")
         reason = read_only_reason(self.path)
         if reason is not None:
             return f"{self.path} can only be read ({reason}): serving it read-only, writes are refused"

@@ -441,7 +441,7 @@ class PostgresStore:
     def scrub(self) -> bool | None:
         """After an erase: rewrite the tables that held the erased content (VACUUM FULL), so no dead row version
         keeps its bytes in the database's files. The server's write-ahead log keeps them until it is recycled
-        (README, "Team setup"); False says so."""
+        (docs/team-setup.md); False says so."""
         with self._lock:
             if self._depth:
                 return None

@@ -1,9 +1,9 @@
-"""docs/tools.md, generated from the registry, and the README's tool x capability table.
+"""docs/tools.md, generated from the registry, and the tool x capability table of docs/authority.md.
 
-    python -m memory.tools.docs --write          regenerate docs/tools.md in this checkout
-    python -m memory.tools.docs --check          exit 1 when docs/tools.md is stale
+    python -m memory.tools.docs --write          regenerate docs/tools.md and docs/authority.md's table
+    python -m memory.tools.docs --check          exit 1 when either is stale
     python -m memory.tools.docs                  print docs/tools.md
-    python -m memory.tools.docs --capabilities   print the README's capability table
+    python -m memory.tools.docs --capabilities   print the capability table of docs/authority.md
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def render_markdown() -> str:
         "Authority: the capability column is what a call needs, checked before the tool reads or writes",
         "anything (a refused call is `permission_denied` and writes nothing). Any write to a mounted global",
         "segment also needs `memory_write_global`. A call behaves as if data the caller may not read did not",
-        "exist (see README, Authority).",
+        "exist (see [Authority](authority.md)).",
         "",
         "| tool | CLI | capability | read-only | destructive | idempotent |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -97,7 +97,7 @@ def tool_guide() -> str:
 
 
 def capability_cell(t: Tool) -> str:
-    """The capabilities a tool needs, as README and docs/tools.md print them."""
+    """The capabilities a tool needs, as docs/authority.md and docs/tools.md print them."""
     parts = [f"`{t.capability}`"] if t.capability else []
     for argument, by_value in t.argument_capabilities.items():
         parts += [f"`{c}` with `{argument}: {json.dumps(v)}`" for v, c in by_value.items()]
@@ -107,7 +107,7 @@ def capability_cell(t: Tool) -> str:
 
 
 def capability_table() -> str:
-    """The tool x capability table of the README (a test checks the README holds exactly this)."""
+    """The tool x capability table of docs/authority.md (a test checks the page holds exactly this)."""
     lines = ["| tool | needs |", "| --- | --- |"]
     lines += [f"| `{t.name}` | {capability_cell(t)} |" for t in REGISTRY.values()]
     return "\n".join(lines) + "\n"
@@ -117,37 +117,73 @@ def _yn(value: bool) -> str:
     return "yes" if value else "no"
 
 
-# docs/tools.md of the checkout this module runs from (an installed wheel has no docs folder).
+# docs/tools.md of the checkout this module runs from (an installed wheel has no docs folder); the page with the
+# capability table is beside it.
 TOOLS_MD = Path(__file__).resolve().parents[2] / "docs" / "tools.md"
+AUTHORITY_PAGE = "authority.md"
+CAPABILITY_HEADER = "| tool | needs |"
+
+
+class NoCapabilityTable(ValueError):
+    """The authority page has no table to replace: its header line is missing."""
+
+
+def with_capability_table(page: str) -> str:
+    """The page with its tool x capability table (the table lines from the `| tool | needs |` header on) replaced
+    by the current one; the text around it is kept as it is."""
+    lines = page.splitlines(keepends=True)
+    try:
+        start = next(i for i, line in enumerate(lines) if line.rstrip("\n") == CAPABILITY_HEADER)
+    except StopIteration:
+        raise NoCapabilityTable(f"no line {CAPABILITY_HEADER!r} to put the capability table at") from None
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    return "".join(lines[:start]) + capability_table() + "".join(lines[end:])
+
+
+def generated_pages() -> dict[Path, str]:
+    """Every generated file of the docs folder and what it should hold."""
+    authority = TOOLS_MD.parent / AUTHORITY_PAGE
+    page = authority.read_text(encoding="utf-8") if authority.exists() else ""
+    try:
+        return {TOOLS_MD: render_markdown(), authority: with_capability_table(page)}
+    except NoCapabilityTable as e:
+        raise NoCapabilityTable(f"{authority}: {e}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m memory.tools.docs",
                                      description="Tool docs generated from the registry.")
     what = parser.add_mutually_exclusive_group()
-    what.add_argument("--write", action="store_true", help=f"regenerate {TOOLS_MD}")
-    what.add_argument("--check", action="store_true", help="exit 1 when docs/tools.md is stale")
-    what.add_argument("--capabilities", action="store_true", help="print the README's tool x capability table")
+    what.add_argument("--write", action="store_true",
+                      help=f"regenerate {TOOLS_MD} and the capability table of {AUTHORITY_PAGE} beside it")
+    what.add_argument("--check", action="store_true", help="exit 1 when either is stale")
+    what.add_argument("--capabilities", action="store_true",
+                      help=f"print the tool x capability table of docs/{AUTHORITY_PAGE}")
     args = parser.parse_args(argv)
     if args.capabilities:
         print(capability_table(), end="")
         return 0
-    text = render_markdown()
     if not (args.write or args.check):
-        print(text, end="")
+        print(render_markdown(), end="")
         return 0
     if not TOOLS_MD.parent.is_dir():
         print(f"no docs folder at {TOOLS_MD.parent}: run this from a source checkout", file=sys.stderr)
         return 2
-    current = TOOLS_MD.read_text(encoding="utf-8") if TOOLS_MD.exists() else None
+    try:
+        pages = generated_pages()
+    except NoCapabilityTable as e:
+        print(e, file=sys.stderr)
+        return 2
+    stale = [path for path, text in pages.items()
+             if not path.exists() or path.read_text(encoding="utf-8") != text]
     if args.check:
-        if current != text:
-            print(f"{TOOLS_MD} is stale: run python -m memory.tools.docs --write", file=sys.stderr)
-            return 1
-        return 0
-    if current != text:
-        TOOLS_MD.write_text(text, encoding="utf-8")
-    print(f"{TOOLS_MD}: {'unchanged' if current == text else 'written'}", file=sys.stderr)
+        for path in stale:
+            print(f"{path} is stale: run python -m memory.tools.docs --write", file=sys.stderr)
+        return 1 if stale else 0
+    for path, text in pages.items():
+        if path in stale:
+            path.write_text(text, encoding="utf-8")
+        print(f"{path}: {'written' if path in stale else 'unchanged'}", file=sys.stderr)
     return 0
 
 
