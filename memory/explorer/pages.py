@@ -12,11 +12,12 @@ from typing import Any, Callable, Mapping
 
 from ..errors import DatalogMemoryError, InvalidArguments, NotFound
 from ..evidence.timeline import observation_timeline
+from ..knowledge.consequences import Consequences, Withdrawn
 from ..sources.audit_trail import AuditFilter, audit_events
-from ..terms import Compound, Var, format_term, is_ground, map_leaves, parse_term
+from ..terms import Compound, Var, format_term, indicator, is_ground, map_leaves, parse_term
 from ..tools import REGISTRY, call_tool
 from ..tools.registry import error_text
-from .graph import NOT_PREDICATES, dependency_svg
+from .graph import NOT_PREDICATES, dependency_svg, legend
 from .html import Markup, definitions, h, join, link, table, url
 
 PAGE_SIZE = 50
@@ -24,6 +25,8 @@ PAGE_SIZE = 50
 STATUS = {"invalid_arguments": 400, "syntax_error": 400, "invalid_program": 400, "not_found": 404,
           "permission_denied": 403, "budget_exceeded": 422, "evaluation_error": 422}
 MAX_RULES_DRAWN = 300
+MAX_WITHDRAWN = 500  # conclusions a dry run lists (the total counts them all)
+STORED_SCAN = 1000  # a predicate with rules and up to this many stored facts: its stored ones read in one list
 CONTROL = {(",", 2), (";", 2), ("->", 2), ("\\+", 1), ("not", 1)}
 
 
@@ -103,9 +106,12 @@ def form(path: str, fields: list[Markup], submit: str = "Show") -> Markup:
              h("button", {"type": "submit"}, submit))
 
 
-def field_input(label: str, name: str, value: object, placeholder: str = "", size: int = 20) -> Markup:
+def field_input(label: str, name: str, value: object, example: str = "", size: int = 20) -> Markup:
+    """A text field; `example` shows in an empty one as a placeholder, worded and styled as an example (grey,
+    italic, "e.g."), so an empty field never looks filled in."""
     return h("label", None, label, " ", h("input", {"type": "text", "name": name, "value": value or "",
-                                                    "placeholder": placeholder, "size": size}))
+                                                    "placeholder": f"e.g. {example}" if example else None,
+                                                    "size": size}))
 
 
 def field_select(label: str, name: str, value: str | None, options: list[str], any_label: str = "any") -> Markup:
@@ -154,7 +160,7 @@ def knowledge(view: View, params: Mapping[str, str]) -> Page:
         [[link(url("/facts", memory=memory, functor=p["name"], arity=p["arity"]), f"{p['name']}/{p['arity']}"),
           p["type"], p["count"]]
          for p in schema["predicates"]], class_="predicates")
-    graph = dependency_svg([r["rule"] for r in rules["items"]], "/facts")
+    graph = dependency_svg([r["rule"] for r in rules["items"]], "/facts", memory)
     rule_rows = table(["id", "rule", "name", "defined"],
                       [[h("span", {"id": f"rule-{r['id']}"}, r["id"]), code(r["rule"]), r.get("name") or "",
                         r["created_at"]] for r in rules["items"]], class_="rules")
@@ -169,8 +175,9 @@ def knowledge(view: View, params: Mapping[str, str]) -> Page:
           h("p", None, link(url("/facts", memory=memory), "All facts →"))),
         h("section", None, h("h2", None, f"Rules ({rules['total']})"),
           h("p", {"class": "hint"}, "Each arrow goes from a predicate a rule's body uses to the predicate it "
-                                    "defines; click a predicate to see its facts."),
-          h("div", {"class": "graph-box"}, graph) if graph else h("p", None, "No rules yet."),
+                                    "defines; click a predicate to see its stored facts or, for one rules define, "
+                                    "what it holds for."),
+          join([h("div", {"class": "graph-box"}, graph), legend()]) if graph else h("p", None, "No rules yet."),
           rule_rows if rules["items"] else "",
           h("p", {"class": "hint"}, f"The graph shows the first {MAX_RULES_DRAWN} rules.")
           if rules["truncated"] else ""),
@@ -180,19 +187,68 @@ def knowledge(view: View, params: Mapping[str, str]) -> Page:
 
 
 def facts(view: View, params: Mapping[str, str]) -> Page:
+    """A predicate's facts; for one rules define, its answers first (what holds, each with its proof), each
+    marked derived or stored, then the facts stored under its name, if any."""
     memory, functor = text(params, "memory", 128), text(params, "functor", 256)
     arity = number(params, "arity", None, 0, 1024)
     offset = number(params, "offset")
+    parts = [form("/facts", [segment_choice(view, memory), field_input("Predicate", "functor", functor, "risky"),
+                             field_input("Arity", "arity", params.get("arity"), "1", 4)], "Filter")]
+    kinds: dict[int, str] = {}
+    if functor:
+        kinds = {p["arity"]: p["type"] for p in view.tool("get_knowledge_schema", memory=memory)["predicates"]
+                 if p["name"] == functor and (arity is None or p["arity"] == arity)}
+    for n in sorted(a for a, kind in kinds.items() if kind in ("rule", "both")):
+        assert functor is not None
+        try:
+            parts.append(derived_answers(view, params, memory, functor, n, kinds[n], offset))
+        except DatalogMemoryError as exc:
+            shown, failed = failure(exc)
+            return Page("Facts", join([*parts, shown]), failed)
     page = view.tool("list_facts", memory=memory, functor=functor, arity=arity if functor else None,
                      limit=PAGE_SIZE, offset=offset)
     rows = [[why_link(f["fact"], memory), supports(f["supports"], memory), f["created_at"]] for f in page["items"]]
-    body = join([
-        form("/facts", [segment_choice(view, memory), field_input("Predicate", "functor", functor, "name"),
-                        field_input("Arity", "arity", params.get("arity"), "", 4)], "Filter"),
-        table(["fact", "supports", "stored"], rows, class_="facts") if rows else h("p", None, "No facts match."),
-        pager("/facts", params, offset, len(rows), page["total"]),
-    ])
-    return Page("Facts", body)
+    derived_only = bool(kinds) and all(kind == "rule" for kind in kinds.values())
+    if derived_only and not rows:
+        parts.append(h("p", {"class": "hint"}, "No stored facts: rules define this predicate (its answers are "
+                                                "above)."))
+    else:
+        parts += [h("h2", None, h("span", {"class": "kind stored"}, "stored"), " Stored facts") if kinds else "",
+                  table(["fact", "supports", "stored"], rows, class_="facts") if rows
+                  else h("p", None, "No facts match."),
+                  pager("/facts", params, offset, len(rows), page["total"])]
+    return Page("Facts", join(parts))
+
+
+def derived_answers(view: View, params: Mapping[str, str], memory: str | None, functor: str, arity: int,
+                    kind: str, offset: int) -> Markup:
+    """The answers of a rule-defined predicate, paged, each linked to its proof and marked derived or stored
+    (a predicate with both rules and stored facts answers with both)."""
+    goal = format_term(Compound(functor, tuple(Var(f"A{i}") for i in range(arity))) if arity else functor)
+    result = view.tool("query_logic", goal=goal, memory=memory, limit=PAGE_SIZE, offset=offset)
+    answers = []
+    for b in result["bindings"]:
+        values = tuple(parse_term(b[f"A{i}"]) for i in range(arity))
+        answers.append(format_term(Compound(functor, values)) if arity else functor)
+    stored: set[str] = set()
+    if kind == "both" and answers:
+        listed = view.tool("list_facts", memory=memory, functor=functor, arity=arity, limit=STORED_SCAN)
+        if listed["total"] <= STORED_SCAN:
+            stored = {f["fact"] for f in listed["items"]}
+        else:  # too many stored to list: ask about this page's answers one by one
+            stored = {a for a in answers if not view.tool("get_belief_status", fact=a, memory=memory)["derived"]}
+    rows = [[why_link(a, memory), h("span", {"class": "kind stored" if a in stored else "kind derived"},
+                                    "stored" if a in stored else "derived"),
+             why_link(a, memory, "why")] for a in answers]
+    return h("section", {"class": "derived-answers"},
+             h("h2", None, h("span", {"class": "kind derived"}, "derived"), f" What {functor}/{arity} holds for "
+                           f"({result['total']})"),
+             h("p", {"class": "hint"}, "Computed now from the rules that define it (and its stored facts, if any); "
+                                       "nothing here is stored. Each answer's proof is one click away."),
+             [h("p", {"class": "warning"}, w) for w in result.get("warnings", [])],
+             table(["answer", "", "proof"], rows, class_="derived") if rows
+             else h("p", None, "Nothing holds: no answer can be derived now."),
+             pager("/facts", params, offset, len(rows), result["total"]))
 
 
 # --- Query and why ------------------------------------------------------------------------------------------
@@ -326,18 +382,42 @@ def beliefs(view: View, params: Mapping[str, str]) -> Page:
             others = [s for s in view.tool("get_belief_status", fact=fact, memory=memory)["supports"]
                       if s != f"assumption:{chosen}"]
             (kept if others else gone).append((fact, others))
+        withdrawn = would_withdraw(view, memory, facts_of, [f for f, _ in gone])
         parts.append(h("section", {"id": "dry-run"},
             h("h2", None, "If ", code(chosen), " were retracted (dry run)"),
-            h("p", {"class": "hint"}, "Computed from each fact's supports; nothing is retracted. Conclusions "
-                                      "rules derive from a fact that would go are derived no more unless another "
-                                      "proof remains: ask Why on one to see what it rests on."),
-            h("h3", None, f"Would go ({len(gone)})"),
+            h("p", {"class": "hint"}, "Computed from each fact's supports and by evaluating again, with those facts "
+                                      "left out, every rule that reads them; nothing is retracted."),
+            h("h3", None, f"Stored facts that would go ({len(gone)})"),
             h("ul", {"class": "gone"}, [h("li", None, why_link(f, memory)) for f, _ in gone]) if gone
             else h("p", None, "Nothing: every fact it supports has another support."),
+            h("h3", None, "Conclusions that would stop holding (" +
+              (str(withdrawn.total) if withdrawn.total is not None else "not computed") + ")"),
+            withdrawn_list(withdrawn, memory),
             h("h3", None, f"Would stay, supported otherwise ({len(kept)})"),
             h("ul", {"class": "kept"}, [h("li", None, why_link(f, memory), " — ", supports(o, memory))
                                         for f, o in kept]) if kept else h("p", None, "None.")))
     return Page("Beliefs", join(parts))
+
+
+def would_withdraw(view: View, memory: str | None, supported: list[str], gone: list[str]) -> Withdrawn:
+    """The conclusions that would stop holding if `gone` (stored facts) went: the domain's consequence
+    computation (the one retract_assumption reports with), asked as a dry run. Read-only: it evaluates and
+    writes nothing."""
+    if not gone:
+        return Withdrawn()
+    predicates = {indicator(parse_term(f)) for f in supported}
+    return Consequences(view.memory._kb(memory), memory, predicates).if_gone(gone, MAX_WITHDRAWN)
+
+
+def withdrawn_list(withdrawn: Withdrawn, memory: str | None) -> Markup:
+    if withdrawn.total is None:
+        return h("p", {"class": "warning"}, f"Not computed: {withdrawn.note}.")
+    if not withdrawn.total:
+        return h("p", None, "None: no rule-derived conclusion rests on them alone.")
+    more = withdrawn.total - len(withdrawn.listed)
+    return join([h("ul", {"class": "withdrawn"}, [h("li", None, why_link(f, memory)) for f in withdrawn.listed]),
+                 h("p", {"class": "hint"}, f"The first {len(withdrawn.listed)} are listed; {more} more.")
+                 if more else ""])
 
 
 # --- Memories -----------------------------------------------------------------------------------------------
