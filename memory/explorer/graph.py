@@ -207,8 +207,8 @@ def layout(nodes: list[str], edges: list[Edge]) -> Layout:
     return Layout(boxes, paths, width, height)
 
 
-def _markers() -> Markup:
-    return h("defs", None, [h("marker", {"id": f"arrow-{kind}", "class": f"tip {kind}", "viewBox": "0 0 10 10",
+def _markers(prefix: str = "arrow") -> Markup:
+    return h("defs", None, [h("marker", {"id": f"{prefix}-{kind}", "class": f"tip {kind}", "viewBox": "0 0 10 10",
                                          "refX": 10, "refY": 5, "markerWidth": 7, "markerHeight": 7,
                                          "orient": "auto-start-reverse"},
                               h("path", {"d": "M 0 0 L 10 5 L 0 10 z"})) for kind in KINDS])
@@ -253,7 +253,8 @@ def legend() -> Markup:
     def sample(kind: str) -> Markup:
         return h("svg", {"class": "graph sample", "width": 46, "height": 12, "viewBox": "0 0 46 12",
                          "xmlns": "http://www.w3.org/2000/svg", "aria-hidden": "true"},
-                 _markers(), h("path", {"class": f"edge {kind}", "d": "M2,6 L40,6", "marker-end": f"url(#arrow-{kind})"}))
+                 _markers(f"legend-{kind}"),
+                 h("path", {"class": f"edge {kind}", "d": "M2,6 L40,6", "marker-end": f"url(#legend-{kind}-{kind})"}))
 
     def box(kind: str) -> Markup:
         return h("svg", {"class": "graph sample", "width": 30, "height": 14, "viewBox": "0 0 30 14",

@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from ..errors import DatalogMemoryError, InvalidArguments, NotFound
-from ..evidence.timeline import observation_timeline
+from ..evidence.timeline import MAX_PAGE, observation_timeline
 from ..knowledge.consequences import Consequences, Withdrawn
 from ..sources.audit_trail import AuditFilter, audit_events
 from ..terms import Compound, Var, format_term, indicator, is_ground, map_leaves, parse_term
 from ..tools import REGISTRY, call_tool
 from ..tools.registry import error_text
+from .charts import MAX_ENTITIES, activity_svg, entity_svg, finding_marks, thresholds_table
 from .graph import NOT_PREDICATES, dependency_svg, legend
 from .html import Markup, definitions, h, join, link, table, url
 
@@ -25,6 +26,7 @@ PAGE_SIZE = 50
 STATUS = {"invalid_arguments": 400, "syntax_error": 400, "invalid_program": 400, "not_found": 404,
           "permission_denied": 403, "budget_exceeded": 422, "evaluation_error": 422}
 MAX_RULES_DRAWN = 300
+MAX_DRAWN = 50_000  # observations the Observations page draws (the newest)
 MAX_WITHDRAWN = 500  # conclusions a dry run lists (the total counts them all)
 STORED_SCAN = 1000  # a predicate with rules and up to this many stored facts: its stored ones read in one list
 CONTROL = {(",", 2), (";", 2), ("->", 2), ("\\+", 1), ("not", 1)}
@@ -43,6 +45,7 @@ class View:
     def __init__(self, memory) -> None:
         self.memory = memory
         self._detected: tuple[int, dict] | None = None
+        self._observed: tuple[int, tuple[list[dict], int]] | None = None
 
     def detect(self) -> dict:
         """detect's findings over every observation, computed again only when the store changed since (the
@@ -51,6 +54,22 @@ class View:
         if self._detected is None or self._detected[0] != version:
             self._detected = (version, self.tool("detect"))
         return self._detected[1]
+
+    def observed(self) -> tuple[list[dict], int]:
+        """Every observation (newest first, at most MAX_DRAWN) and how many there are, for the Observations
+        page's pictures; read again only when the store changed, like detect's findings."""
+        version = self.memory.store.data_version()
+        if self._observed is None or self._observed[0] != version:
+            items: list[dict] = []
+            total = 0
+            while len(items) < MAX_DRAWN:
+                page = observation_timeline(self.memory.store, self.context, limit=MAX_PAGE, offset=len(items))
+                items += page["items"]
+                total = page["total"]
+                if len(page["items"]) < MAX_PAGE:
+                    break
+            self._observed = (version, (items[:MAX_DRAWN], max(total, len(items))))
+        return self._observed[1]
 
     def tool(self, name: str, **arguments: Any) -> dict:
         spec = REGISTRY[name]
@@ -506,16 +525,26 @@ def memory_page(view: View, params: Mapping[str, str], ident: str) -> Page:
 # --- Observations -------------------------------------------------------------------------------------------
 def observations(view: View, params: Mapping[str, str]) -> Page:
     entity, tag = text(params, "entity", 512), text(params, "tag", 64)
+    formation, per = text(params, "formation", 128), text(params, "per", 8)
+    if per not in (None, "hour", "day"):
+        raise InvalidArguments("'per' must be hour or day", argument="per")
     offset = number(params, "offset")
     found = view.detect()
+    everything, total_seen = view.observed()
     marks: dict[str, list[str]] = {}
     for finding in found["findings"]:
         for hedge in finding.get("hedge_tags", []):
             marks.setdefault(hedge, []).append(finding["pattern"])
-    timeline = observation_timeline(view.memory.store, view.context, entity=entity, tag=tag, limit=PAGE_SIZE,
-                                    offset=offset)
+    if formation is None:
+        timeline = observation_timeline(view.memory.store, view.context, entity=entity, tag=tag, limit=PAGE_SIZE,
+                                        offset=offset)
+        listed, total = timeline["items"], timeline["total"]
+    else:  # the store filters by entity and tag only: the rest from the listing kept for the chart
+        chosen = [o for o in everything if o["formation"] == formation and (entity is None or entity in o["members"])
+                  and (tag is None or o["hedge_tag"] == tag)]
+        listed, total = chosen[offset:offset + PAGE_SIZE], len(chosen)
     rows = []
-    for o in timeline["items"]:
+    for o in listed:
         flagged = marks.get(o["hedge_tag"], [])
         rows.append(h("tr", {"class": "flagged" if flagged else ("retracted" if o["retracted_at"] else None)},
                       h("td", None, o["event_time"]), h("td", {"id": o["hedge_tag"]}, o["hedge_tag"]),
@@ -525,25 +554,59 @@ def observations(view: View, params: Mapping[str, str]) -> Page:
                       h("td", None, join([h("span", {"class": "finding"}, p), " "] for p in sorted(set(flagged))),
                         "retracted" if o["retracted_at"] else "")))
     findings = table(
-        ["pattern", "score", "entities", "observations"],
+        ["pattern", "score", "entities", "observations", "certainty"],
         [[f["pattern"], f["score"],
           join([link(url("/observations", entity=n), n), " "] for n in f["nodes"][:12]) if f["nodes"] else
           join([link(url("/observations", tag=t), t), " "] for t in f.get("hedge_tags", [])[:6]),
-          f.get("edge_count", len(f.get("hedge_tags", [])))] for f in found["findings"]], class_="findings")
+          f.get("edge_count", len(f.get("hedge_tags", []))),
+          h("span", {"class": "uncertain"}, "uncertain: the store is too small for this detector (",
+            f["details"]["small_store"], ")") if f.get("details", {}).get("small_store") else "as the thresholds say"]
+         for f in found["findings"]], class_="findings")
     summary = found["summary"]
+    # The pictures: every observation the filter keeps (retracted ones left out, as detect leaves them out).
+    drawn = [o for o in everything if o["retracted_at"] is None and (entity is None or entity in o["members"])
+             and (formation is None or o["formation"] == formation)]
+    time_of = {o["hedge_tag"]: o["event_ts"] for o in everything}
+    drawn_tags = {o["hedge_tag"] for o in drawn}
+    relevant = [f for f in found["findings"] if (entity is None and formation is None)
+                or entity in f.get("nodes", []) or drawn_tags & set(f.get("hedge_tags", []))]
+    chart = activity_svg([o["event_ts"] for o in drawn], {o["event_ts"] for o in drawn if o["hedge_tag"] in marks},
+                         finding_marks(relevant, time_of), per)
+    in_findings = {n for f in relevant for n in f.get("nodes", [])}
+    graph, left_out = entity_svg(drawn, in_findings, entity)
+    cut = total_seen - len(everything)
+    formations = sorted({o["formation"] for o in everything if o["formation"]})
     parts = [
         form("/observations", [field_input("Entity", "entity", entity, "host:web1", 24),
+                               field_select("Formation", "formation", formation, formations),
+                               field_select("Per", "per", per, ["hour", "day"], "auto"),
                                field_input("Tag", "tag", tag, "HEDGE-1", 12)], "Filter"),
+        h("section", None, h("h2", None, f"Activity over time ({len(drawn)} observations)"),
+          h("p", {"class": "hint"}, "Observations per bar; orange bars hold observations a finding cites; red spans "
+                                    "mark when each finding happened (a ? after its name: the store is too small "
+                                    "for that detector to be sure)."
+                                    + (f" Drawn from the newest {len(everything)} of {total_seen} observations."
+                                       if cut else "")),
+          h("div", {"class": "graph-box"}, chart) if chart else h("p", None, "No observations to draw.")),
         h("section", None, h("h2", None, f"What detect found ({summary['findings']}; risk "
                                          f"{summary['risk_score']}, {summary['edges_scanned']} observations scanned)"),
-          findings if found["findings"] else h("p", None, "No findings.")),
-        h("section", None, h("h2", None, f"Timeline ({timeline['total']})"),
+          findings if found["findings"] else h("p", None, "No findings."),
+          h("details", {"class": "thresholds"}, h("summary", None, "The thresholds each pattern must cross "
+                                                                   f"(sensitivity {summary['sensitivity']})"),
+            thresholds_table(summary.get("thresholds", {})))),
+        h("section", None, h("h2", None, "Who was observed with what"),
+          h("p", {"class": "hint"}, "Each line joins two entities observed together, as thick as the number of "
+                                    "observations they share; orange: in a finding. Click one to filter by it."
+                                    + (f" The {MAX_ENTITIES} most observed are drawn; {left_out} more are not."
+                                       if left_out else "")),
+          h("div", {"class": "graph-box"}, graph) if graph else h("p", None, "No entities to draw.")),
+        h("section", None, h("h2", None, f"Timeline ({total})"),
           h("p", {"class": "hint"}, "Newest first; rows detect flagged are marked."),
           h("table", {"class": "timeline"},
             h("thead", None, h("tr", None, [h("th", None, c) for c in
                                             ("time", "tag", "formation", "members", "weight", "marks")])),
             h("tbody", None, rows)) if rows else h("p", None, "No observations match."),
-          pager("/observations", params, offset, len(rows), timeline["total"])),
+          pager("/observations", params, offset, len(rows), total)),
     ]
     return Page("Observations", join(parts))
 
