@@ -676,7 +676,7 @@ def test_a_finding_in_a_store_too_small_for_its_detector_says_so(tmp_path):
     client, memory = explorer(db, ALICE)
     page = client.get("/observations").text
     memory.close()
-    assert all(row[4].startswith("uncertain: the store is too small") for row in cells(page, "findings"))
+    assert all(row[4].startswith("uncertain: the store is too small for this detector — only 18") for row in cells(page, "findings"))
     assert "burst?" in _svg(page, "chart activity")
 
 

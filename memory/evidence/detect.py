@@ -581,7 +581,7 @@ def thresholds(sensitivity: float = 1.0) -> dict[str, dict]:
 
 # Below these sizes a detector's baseline is too thin to trust: its findings say so (details.small_store),
 # so a finding in a toy store does not read as certain.
-TRUSTED_OBSERVATIONS, TRUSTED_PEERS, TRUSTED_GRAPH = 100, 20, 50
+TRUSTED_OBSERVATIONS, TRUSTED_PEERS, TRUSTED_GRAPH = 100, 2 * MIN_PEERS, 50
 PEER_BASED = {"hub", "fan_out", "convergence"}
 
 

@@ -17,7 +17,7 @@ from .html import Markup, h, join, url
 HOUR, DAY = 3_600, 86_400
 CHART_W, CHART_H, MARGIN_L, MARGIN_B, MARGIN_T = 920, 200, 44, 30, 34
 MAX_BUCKETS = 1_500  # hourly bars over a longer record become daily ones
-GRAPH_SIZE, MAX_ENTITIES = 560, 30
+GRAPH_W, GRAPH_H, MAX_ENTITIES = 820, 560, 30
 
 
 @dataclass(frozen=True)
@@ -150,13 +150,13 @@ def entity_svg(items: list[dict], flagged: set[str], focus: str | None = None) -
         return Markup(""), 0
     if focus in shown:  # the focus in the middle, the others around it
         shown.remove(focus)
-    centre = GRAPH_SIZE / 2
-    radius = GRAPH_SIZE / 2 - 90
+    centre, middle = GRAPH_W / 2, GRAPH_H / 2
+    radius = GRAPH_H / 2 - 40
     place = {e: (centre + radius * math.cos(2 * math.pi * i / len(shown) - math.pi / 2),
-                 centre + radius * math.sin(2 * math.pi * i / len(shown) - math.pi / 2))
+                 middle + radius * math.sin(2 * math.pi * i / len(shown) - math.pi / 2))
              for i, e in enumerate(shown)}
     if focus is not None and focus in seen:
-        place[focus] = (centre, centre)
+        place[focus] = (centre, middle)
     heaviest = max([c for (a, b), c in pairs.items() if a in place and b in place] or [1])
     lines = [h("line", {"x1": round(place[a][0], 1), "y1": round(place[a][1], 1), "x2": round(place[b][0], 1),
                         "y2": round(place[b][1], 1), "data-weight": c,
@@ -175,8 +175,8 @@ def entity_svg(items: list[dict], flagged: set[str], focus: str | None = None) -
                        h("text", {"x": round(x + dx, 1), "y": round(y + (r + 12 if anchor == "middle" else 4), 1),
                                   "text-anchor": anchor}, label),
                        h("title", None, f"{e}: {seen[e]} observation(s)" + (" — in a finding" if e in flagged else ""))))
-    picture = h("svg", {"class": "entities", "xmlns": "http://www.w3.org/2000/svg", "width": GRAPH_SIZE,
-                        "height": GRAPH_SIZE, "viewBox": f"0 0 {GRAPH_SIZE} {GRAPH_SIZE}", "role": "img",
+    picture = h("svg", {"class": "entities", "xmlns": "http://www.w3.org/2000/svg", "width": GRAPH_W,
+                        "height": GRAPH_H, "viewBox": f"0 0 {GRAPH_W} {GRAPH_H}", "role": "img",
                         "aria-label": "entities observed together"},
                 h("g", {"class": "links"}, lines), h("g", {"class": "members"}, nodes))
     return picture, max(0, len(seen) - len(place))

@@ -130,7 +130,7 @@ class Layout:
 def layout(nodes: list[str], edges: list[Edge]) -> Layout:
     """Where each box goes and the polyline of each edge (see the module's note)."""
     layer = layers(nodes, edges)
-    column: dict[object, int] = dict(layer)
+    column: dict[object, int] = {n: k for n, k in layer.items()}
     routes: list[Route] = []
     for e in edges:
         if e.source == e.target:
@@ -196,9 +196,9 @@ def layout(nodes: list[str], edges: list[Edge]) -> Layout:
             continue
         first, last = r.chain[0], r.chain[-1]
         points = [(pos[first][0] + NODE_W, port[(i, "out")])]
-        for s in r.chain[1:-1]:
-            x, _ = pos[s]
-            points += [(x, mid(s)), (x + NODE_W, mid(s))]
+        for slot in r.chain[1:-1]:
+            x, _ = pos[slot]
+            points += [(x, mid(slot)), (x + NODE_W, mid(slot))]
         points.append((pos[last][0], port[(i, "in")]))
         if r.back:
             points.reverse()
@@ -251,13 +251,13 @@ def dependency_svg(rule_texts: list[str], facts_link: str = "/facts", memory: st
 def legend() -> Markup:
     """What the graph's lines and boxes mean, drawn with the same classes as the graph."""
     def sample(kind: str) -> Markup:
-        return h("svg", {"class": "graph sample", "width": 46, "height": 12, "viewBox": "0 0 46 12",
+        return h("svg", {"class": "sample", "width": 46, "height": 12, "viewBox": "0 0 46 12",
                          "xmlns": "http://www.w3.org/2000/svg", "aria-hidden": "true"},
                  _markers(f"legend-{kind}"),
                  h("path", {"class": f"edge {kind}", "d": "M2,6 L40,6", "marker-end": f"url(#legend-{kind}-{kind})"}))
 
     def box(kind: str) -> Markup:
-        return h("svg", {"class": "graph sample", "width": 30, "height": 14, "viewBox": "0 0 30 14",
+        return h("svg", {"class": "sample", "width": 30, "height": 14, "viewBox": "0 0 30 14",
                          "aria-hidden": "true"}, h("rect", {"x": 1, "y": 1, "width": 28, "height": 12, "rx": 3,
                                                             "class": kind}))
     items = [(sample("positive"), "the rule's body calls it"),

@@ -559,8 +559,8 @@ def observations(view: View, params: Mapping[str, str]) -> Page:
           join([link(url("/observations", entity=n), n), " "] for n in f["nodes"][:12]) if f["nodes"] else
           join([link(url("/observations", tag=t), t), " "] for t in f.get("hedge_tags", [])[:6]),
           f.get("edge_count", len(f.get("hedge_tags", []))),
-          h("span", {"class": "uncertain"}, "uncertain: the store is too small for this detector (",
-            f["details"]["small_store"], ")") if f.get("details", {}).get("small_store") else "as the thresholds say"]
+          h("span", {"class": "uncertain"}, "uncertain: the store is too small for this detector — ",
+            f["details"]["small_store"]) if f.get("details", {}).get("small_store") else "as the thresholds say"]
          for f in found["findings"]], class_="findings")
     summary = found["summary"]
     # The pictures: every observation the filter keeps (retracted ones left out, as detect leaves them out).
