@@ -382,7 +382,7 @@ def test_detect_is_computed_again_only_when_the_store_changed(scenario):
 
 
 PARAMETERS = ["memory", "functor", "arity", "offset", "goal", "fact", "depth", "assumption", "q", "as_of", "history",
-              "scope", "entity", "tag", "actor", "operation", "since", "until"]
+              "scope", "entity", "tag", "actor", "operation", "since", "until", "formation", "per"]
 
 
 @given(path=st.sampled_from(sorted(PAGES)), params=st.dictionaries(
