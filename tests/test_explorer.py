@@ -29,7 +29,8 @@ TOKEN = "test-token-0123456789"
 PAGES_TO_VISIT = ["/", "/facts", "/facts?functor=item&arity=1&offset=50", "/query?goal=risky(X)",
                   "/why?fact=risky(deploy_v3)", "/beliefs", "/beliefs?assumption=infra_healthy", "/memories",
                   "/memories?q=deploys&history=1", "/observations", "/observations?entity=host:c2", "/audit",
-                  "/audit?actor=alice&operation=define_rule"]
+                  "/audit?actor=alice&operation=define_rule", "/facts?functor=alert&arity=2", "/facts?functor=risky",
+                  "/beliefs?assumption=ci_outage", "/observations?formation=DRONE_EVENT&per=hour"]
 
 
 @pytest.fixture(scope="module")
@@ -704,3 +705,12 @@ def test_markup_in_entity_and_predicate_names_stays_text_in_every_picture(tmp_pa
         or "&lt;img src=x" in _svg(pages[0], "entities")
     assert "&lt;b&gt;x&lt;/b&gt;/1" in _svg(pages[1], "graph")
     assert _bars(_svg(pages[2], "chart activity")) == 20
+
+
+def test_derived_answers_and_the_dry_run_see_only_what_the_viewer_may(bob):
+    """risky(deploy_v3) rests on alice's project memory: bob's risky/1 page and alert/2 page leave it out."""
+    risky = [r[0] for r in cells(bob.get("/facts?functor=risky&arity=1").text, "derived")]
+    assert risky == ["risky(deploy_v2)", "risky(legacy_app)"]
+    assert "deploy_v3" not in bob.get("/facts?functor=alert&arity=2").text
+    page = bob.get("/beliefs?assumption=ci_outage").text
+    assert "Conclusions that would stop holding (3)" in page and "deploy_v3" not in page
