@@ -58,7 +58,7 @@ def main() -> None:
             client = TestClient(build_app(memory, token), base_url=f"http://127.0.0.1/{token}")
             size = [0]
 
-            def page(path: str) -> None:
+            def page(path: str, client=client, size=size) -> None:
                 answer = client.get(path)
                 assert answer.status_code == 200, answer.text[-300:]
                 size[0] = len(answer.content)
