@@ -603,6 +603,8 @@ def test_the_dry_run_lists_every_conclusion_that_would_stop_holding(scenario, al
     assert done["removed"] == text(gone) and done["withdrawn"] == text(withdrawn)
     nothing = alice.get("/beliefs?assumption=infra_healthy").text  # available/1: no rule reads it
     assert "Conclusions that would stop holding (0)" in nothing
+    unknown = alice.get("/beliefs?assumption=no_such_thing").text
+    assert "supports anything here: retracting it would change nothing" in unknown and "Would go" not in unknown
 
 
 # --- empty inputs --------------------------------------------------------------------------------------------

@@ -392,7 +392,11 @@ def beliefs(view: View, params: Mapping[str, str]) -> Page:
              table(["assumption", "facts resting on it", ""],
                    [[code(a), len(justified[a]), link(url("/beliefs", assumption=a, memory=memory), "what rests on it")]
                     for a in names], class_="assumptions") if names else h("p", None, "No assumptions.")]
-    if chosen:
+    if chosen and chosen not in justified and not view.tool("get_justification", assumption=chosen,
+                                                             memory=memory)["facts"]:
+        parts.append(h("section", {"id": "dry-run"}, h("p", None, "No assumption ", code(chosen),
+                                                        " supports anything here: retracting it would change nothing.")))
+    elif chosen:
         facts_of = justified.get(chosen)
         if facts_of is None:
             facts_of = view.tool("get_justification", assumption=chosen, memory=memory)["facts"]
