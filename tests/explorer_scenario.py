@@ -24,6 +24,10 @@ NEW_WINDOW = "Deploys moved to Monday mornings after the Friday outage."
 BOB_TEXT = "Bob's shop keeps its coupon codes in the promo database."
 MARKUP_FACT = "note('<script>alert(1)</script>')"
 PAGED = 120  # facts of item/1, more than two pages
+RULES = [("risky(X)", "untested(X)"), ("needs_review(X)", "risky(X), \\+ approved(X)"),
+         ("alert(X, N)", "needs_review(X), aggregate_all(count, touches(X, _), N)"), ("stock(X)", "item(X)")]
+RULE_TEXTS = ["risky(X) :- touches(X, Y), critical(Y)", "reach(X, Y) :- link(X, Y)",
+              "reach(X, Z) :- link(X, Y), reach(Y, Z)", *(f"{h} :- {b}" for h, b in RULES)]
 
 
 @dataclass
@@ -62,6 +66,13 @@ def build(db: str) -> Scenario:
     a("assume_fact", fact="available(server_b)", assumption="infra_healthy")
     a("remember_fact", fact="available(server_b)")  # also asserted: survives the assumption
     a("remember_fact", fact=MARKUP_FACT)
+    # The derived chain of the Knowledge page: a negated call (needs_review skips what is approved) two layers
+    # away from what it reads, and an aggregate; one conclusion (deploy_v2's) rests on an assumption.
+    for head, body in RULES:
+        a("define_rule", head=head, body=body)
+    a("remember_fact", fact="approved(deploy_v1)")
+    a("assume_fact", fact="untested(deploy_v2)", assumption="ci_outage")
+    a("remember_fact", fact="risky(legacy_app)")  # risky/1: rules and a stored fact
     scenario.cutoff = utc_now(clock)
     scenario.old_window = a("memory_remember", memory=OLD_WINDOW, scope="project")["id"]
     scenario.new_window = a("memory_remember", memory=NEW_WINDOW, scope="project",

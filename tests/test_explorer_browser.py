@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer_scenario import ALICE, BOB, BOB_TEXT, SOURCE_TEXT, build
+from explorer_scenario import ALICE, BOB, BOB_TEXT, RULE_TEXTS, SOURCE_TEXT, build
 from surfaces import COMMAND, env
 
 CHROMIUM = "/usr/bin/chromium"
@@ -178,7 +178,7 @@ def test_filtering_the_audit_log(served, page):
     page.locator("select[name=operation]").select_option("define_rule")
     page.get_by_role("button", name="Filter").click()
     operations = page.locator("table.audit tbody td:nth-child(4)").all_inner_texts()
-    assert operations == ["define_rule"] * 3
+    assert operations == ["define_rule"] * len(RULE_TEXTS)
     page.locator("table.audit tbody tr").last.get_by_role("link").click()  # the row links to the rule it made
     assert page.url.endswith("/#rule-1")
     expect(page.locator("#rule-1")).to_be_visible()
@@ -199,3 +199,94 @@ def test_another_projects_principal_sees_none_of_the_first_ones_memories(served,
     page.goto(f"{bob.base}/why?fact=risky(deploy_v3)")
     expect(page.locator("main")).to_contain_text("No proof")
     shot(page, "other-principal")
+
+
+# What the browser drew: every edge sampled every 2 px along its rendered path; a sample strictly inside a box
+# the edge does not connect is a crossing. Run in the page through the driver (the pages themselves carry no script).
+CROSSINGS = """() => {
+  const boxes = [...document.querySelectorAll('svg.graph rect[data-node]')].map(r => ({node: r.dataset.node,
+    x: r.x.baseVal.value, y: r.y.baseVal.value, w: r.width.baseVal.value, h: r.height.baseVal.value}));
+  const found = [];
+  for (const p of document.querySelectorAll('svg.graph path[data-source]')) {
+    const length = p.getTotalLength();
+    for (let at = 0; at <= length; at += 2) {
+      const pt = p.getPointAtLength(at);
+      for (const b of boxes) {
+        if (b.node === p.dataset.source || b.node === p.dataset.target) continue;
+        if (pt.x > b.x + 1 && pt.x < b.x + b.w - 1 && pt.y > b.y + 1 && pt.y < b.y + b.h - 1)
+          found.push(`${p.dataset.source} -> ${p.dataset.target} under ${b.node}`);
+      }
+    }
+  }
+  return [boxes.length, document.querySelectorAll('svg.graph path[data-source]').length, [...new Set(found)]];
+}"""
+
+
+def test_the_rule_graph_routes_around_boxes_and_marks_negation(served, page):
+    _, alice, _ = served
+    page.goto(alice.url)
+    boxes, edges, crossings = page.evaluate(CROSSINGS)
+    assert boxes >= 10 and edges >= 10 and crossings == []
+    style = page.evaluate("""() => Object.fromEntries(['positive', 'negated', 'aggregate'].map(k => {
+        const s = getComputedStyle(document.querySelector(`svg.graph path.edge.${k}`));
+        return [k, [s.stroke, s.strokeDasharray]]; }))""")
+    assert style["positive"][1] == "none" and style["negated"][1] != "none" and style["aggregate"][1] != "none"
+    assert len({style[k][0] for k in style}) == 3  # three colours
+    expect(page.locator("ul.legend")).to_contain_text("negation")
+    page.locator("svg.graph").screenshot(path=str(ARTIFACTS / "explorer-rule-graph.png"))
+    assert (ARTIFACTS / "explorer-rule-graph.png").stat().st_size > 5000
+
+
+def test_a_derived_predicate_opens_its_answers_from_the_graph(served, page):
+    _, alice, _ = served
+    page.goto(alice.url)
+    page.locator("svg.graph a", has=page.locator('rect[data-node="alert/2"]')).click()
+    expect(page.locator("h1")).to_have_text("Facts")
+    answers = page.locator("table.derived tbody tr")
+    expect(answers.filter(has_text="alert(deploy_v3, 1)")).to_contain_text("derived")
+    assert "No facts match" not in page.locator("main").inner_text()
+    shot(page, "derived")
+    answers.filter(has_text="alert(deploy_v3, 1)").get_by_role("link", name="why").click()
+    expect(page.locator("h1")).to_have_text("Why")
+    expect(page.locator("details.node").first).to_contain_text("needs_review(deploy_v3)")
+
+
+def test_the_dry_run_lists_the_conclusions_that_would_go(served, page):
+    _, alice, _ = served
+    page.goto(alice.base + "/beliefs")
+    page.locator("table.assumptions tr", has_text="ci_outage").get_by_role("link").click()
+    expect(page.locator("ul.gone")).to_have_text("untested(deploy_v2)")
+    expect(page.locator("ul.withdrawn li")).to_have_text(["alert(deploy_v2, 0)", "needs_review(deploy_v2)",
+                                                          "risky(deploy_v2)"])
+    shot(page, "dry-run")
+
+
+def test_an_empty_field_looks_empty(served, page):
+    _, alice, _ = served
+    page.goto(alice.base + "/memories")
+    field = page.locator("input[name=as_of]")
+    assert field.input_value() == "" and field.get_attribute("placeholder").startswith("e.g. ")
+    shown = field.evaluate("""e => { const p = getComputedStyle(e, '::placeholder'), s = getComputedStyle(e);
+                                     return [p.fontStyle, p.color, s.color, s.borderStyle]; }""")
+    assert shown[0] == "italic" and shown[1] != shown[2] and shown[3] == "dashed"
+    field.fill("2026-05-01T12:00")
+    filled = field.evaluate("e => [getComputedStyle(e).fontStyle, getComputedStyle(e).borderStyle]")
+    assert filled == ["normal", "solid"]  # a value typed in looks like a value
+
+
+def test_the_observations_page_draws_activity_and_who_touched_what(served, page):
+    _, alice, _ = served
+    page.goto(alice.base + "/observations")
+    expect(page.locator("svg.chart.activity")).to_be_visible()
+    expect(page.locator("svg.entities")).to_be_visible()
+    assert page.locator("svg.chart rect.bar").count() >= 20 and page.locator("svg.chart g.mark").count() >= 5
+    expect(page.locator("details.thresholds")).to_contain_text("must cross")
+    shot(page, "observations-chart")
+    page.locator("select[name=formation]").select_option("DRONE_EVENT")
+    page.get_by_role("button", name="Filter").click()
+    assert "formation=DRONE_EVENT" in page.url
+    expect(page.locator("svg.chart text.finding")).to_contain_text(["convergence"])
+    assert page.locator("table.timeline tbody tr").count() == 2
+    page.locator("svg.entities a", has=page.locator('circle[data-entity="sector:s-target"]')).click()
+    assert "entity=sector%3As-target" in page.url
+    expect(page.locator("table.timeline")).to_contain_text("sector:s-target")

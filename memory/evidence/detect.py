@@ -579,6 +579,33 @@ def thresholds(sensitivity: float = 1.0) -> dict[str, dict]:
     }
 
 
+# Below these sizes a detector's baseline is too thin to trust: its findings say so (details.small_store),
+# so a finding in a toy store does not read as certain.
+TRUSTED_OBSERVATIONS, TRUSTED_PEERS, TRUSTED_GRAPH = 100, 2 * MIN_PEERS, 50
+PEER_BASED = {"hub", "fan_out", "convergence"}
+
+
+def too_small(g: Graph, finding: dict) -> str | None:
+    """Why the store is too small for this finding's detector to be sure, or None."""
+    pattern, reasons = finding["pattern"], []
+    if len(g.ts) < TRUSTED_OBSERVATIONS:
+        reasons.append(f"only {len(g.ts)} observations scanned (a baseline needs {TRUSTED_OBSERVATIONS})")
+    if pattern in PEER_BASED and finding["nodes"]:
+        ids = {name: key for key, name in g.name.items()}
+        kind = g.type.get(ids.get(finding["nodes"][0], -1))
+        peers = sum(1 for e in g.edges_of if g.type[e] == kind)
+        if peers < TRUSTED_PEERS:
+            reasons.append(f"only {peers} entities of type {kind} to compare with (a baseline needs {TRUSTED_PEERS})")
+    if pattern == "burst" and g.ts:
+        days = (max(g.ts.values()) - min([*g.ts.values(), *g.history_all])) // DAY + 1
+        if days < SEASON_MIN_DAYS:
+            reasons.append(f"{days} day(s) recorded: measured against the flat rate, not the daily rhythm "
+                           f"(that needs {SEASON_MIN_DAYS})")
+    if pattern == "spectral" and len(g.edges_of) < TRUSTED_GRAPH:
+        reasons.append(f"a graph of {len(g.edges_of)} entities (a core stands out only among {TRUSTED_GRAPH})")
+    return "; ".join(reasons) or None
+
+
 def check_sensitivity(sensitivity: object) -> float:
     low, high = SENSITIVITY_RANGE
     if sensitivity is None:
@@ -623,6 +650,9 @@ def detect(conn, full_scan: bool = False, window: str | None = None, sensitivity
     crossed = thresholds(level)
     for f in findings:
         f["details"]["threshold"] = crossed[f["pattern"]]
+        thin = too_small(g, f)
+        if thin:
+            f["details"]["small_store"] = thin
     findings.sort(key=lambda f: (-f["score"], f["pattern"], f["nodes"]))
     remaining = 1.0
     for f in findings:

@@ -11,12 +11,14 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from ..errors import DatalogMemoryError, InvalidArguments, NotFound
-from ..evidence.timeline import observation_timeline
+from ..evidence.timeline import MAX_PAGE, observation_timeline
+from ..knowledge.consequences import Consequences, Withdrawn
 from ..sources.audit_trail import AuditFilter, audit_events
-from ..terms import Compound, Var, format_term, is_ground, map_leaves, parse_term
+from ..terms import Compound, Var, format_term, indicator, is_ground, map_leaves, parse_term
 from ..tools import REGISTRY, call_tool
 from ..tools.registry import error_text
-from .graph import NOT_PREDICATES, dependency_svg
+from .charts import MAX_ENTITIES, activity_svg, entity_svg, finding_marks, thresholds_table
+from .graph import NOT_PREDICATES, dependency_svg, legend
 from .html import Markup, definitions, h, join, link, table, url
 
 PAGE_SIZE = 50
@@ -24,6 +26,9 @@ PAGE_SIZE = 50
 STATUS = {"invalid_arguments": 400, "syntax_error": 400, "invalid_program": 400, "not_found": 404,
           "permission_denied": 403, "budget_exceeded": 422, "evaluation_error": 422}
 MAX_RULES_DRAWN = 300
+MAX_DRAWN = 50_000  # observations the Observations page draws (the newest)
+MAX_WITHDRAWN = 500  # conclusions a dry run lists (the total counts them all)
+STORED_SCAN = 1000  # a predicate with rules and up to this many stored facts: its stored ones read in one list
 CONTROL = {(",", 2), (";", 2), ("->", 2), ("\\+", 1), ("not", 1)}
 
 
@@ -40,6 +45,7 @@ class View:
     def __init__(self, memory) -> None:
         self.memory = memory
         self._detected: tuple[int, dict] | None = None
+        self._observed: tuple[int, tuple[list[dict], int]] | None = None
 
     def detect(self) -> dict:
         """detect's findings over every observation, computed again only when the store changed since (the
@@ -48,6 +54,22 @@ class View:
         if self._detected is None or self._detected[0] != version:
             self._detected = (version, self.tool("detect"))
         return self._detected[1]
+
+    def observed(self) -> tuple[list[dict], int]:
+        """Every observation (newest first, at most MAX_DRAWN) and how many there are, for the Observations
+        page's pictures; read again only when the store changed, like detect's findings."""
+        version = self.memory.store.data_version()
+        if self._observed is None or self._observed[0] != version:
+            items: list[dict] = []
+            total = 0
+            while len(items) < MAX_DRAWN:
+                page = observation_timeline(self.memory.store, self.context, limit=MAX_PAGE, offset=len(items))
+                items += page["items"]
+                total = page["total"]
+                if len(page["items"]) < MAX_PAGE:
+                    break
+            self._observed = (version, (items[:MAX_DRAWN], max(total, len(items))))
+        return self._observed[1]
 
     def tool(self, name: str, **arguments: Any) -> dict:
         spec = REGISTRY[name]
@@ -103,9 +125,12 @@ def form(path: str, fields: list[Markup], submit: str = "Show") -> Markup:
              h("button", {"type": "submit"}, submit))
 
 
-def field_input(label: str, name: str, value: object, placeholder: str = "", size: int = 20) -> Markup:
+def field_input(label: str, name: str, value: object, example: str = "", size: int = 20) -> Markup:
+    """A text field; `example` shows in an empty one as a placeholder, worded and styled as an example (grey,
+    italic, "e.g."), so an empty field never looks filled in."""
     return h("label", None, label, " ", h("input", {"type": "text", "name": name, "value": value or "",
-                                                    "placeholder": placeholder, "size": size}))
+                                                    "placeholder": f"e.g. {example}" if example else None,
+                                                    "size": size}))
 
 
 def field_select(label: str, name: str, value: str | None, options: list[str], any_label: str = "any") -> Markup:
@@ -154,7 +179,7 @@ def knowledge(view: View, params: Mapping[str, str]) -> Page:
         [[link(url("/facts", memory=memory, functor=p["name"], arity=p["arity"]), f"{p['name']}/{p['arity']}"),
           p["type"], p["count"]]
          for p in schema["predicates"]], class_="predicates")
-    graph = dependency_svg([r["rule"] for r in rules["items"]], "/facts")
+    graph = dependency_svg([r["rule"] for r in rules["items"]], "/facts", memory)
     rule_rows = table(["id", "rule", "name", "defined"],
                       [[h("span", {"id": f"rule-{r['id']}"}, r["id"]), code(r["rule"]), r.get("name") or "",
                         r["created_at"]] for r in rules["items"]], class_="rules")
@@ -169,8 +194,9 @@ def knowledge(view: View, params: Mapping[str, str]) -> Page:
           h("p", None, link(url("/facts", memory=memory), "All facts →"))),
         h("section", None, h("h2", None, f"Rules ({rules['total']})"),
           h("p", {"class": "hint"}, "Each arrow goes from a predicate a rule's body uses to the predicate it "
-                                    "defines; click a predicate to see its facts."),
-          h("div", {"class": "graph-box"}, graph) if graph else h("p", None, "No rules yet."),
+                                    "defines; click a predicate to see its stored facts or, for one rules define, "
+                                    "what it holds for."),
+          join([h("div", {"class": "graph-box"}, graph), legend()]) if graph else h("p", None, "No rules yet."),
           rule_rows if rules["items"] else "",
           h("p", {"class": "hint"}, f"The graph shows the first {MAX_RULES_DRAWN} rules.")
           if rules["truncated"] else ""),
@@ -180,19 +206,68 @@ def knowledge(view: View, params: Mapping[str, str]) -> Page:
 
 
 def facts(view: View, params: Mapping[str, str]) -> Page:
+    """A predicate's facts; for one rules define, its answers first (what holds, each with its proof), each
+    marked derived or stored, then the facts stored under its name, if any."""
     memory, functor = text(params, "memory", 128), text(params, "functor", 256)
     arity = number(params, "arity", None, 0, 1024)
     offset = number(params, "offset")
+    parts = [form("/facts", [segment_choice(view, memory), field_input("Predicate", "functor", functor, "risky"),
+                             field_input("Arity", "arity", params.get("arity"), "1", 4)], "Filter")]
+    kinds: dict[int, str] = {}
+    if functor:
+        kinds = {p["arity"]: p["type"] for p in view.tool("get_knowledge_schema", memory=memory)["predicates"]
+                 if p["name"] == functor and (arity is None or p["arity"] == arity)}
+    for n in sorted(a for a, kind in kinds.items() if kind in ("rule", "both")):
+        assert functor is not None
+        try:
+            parts.append(derived_answers(view, params, memory, functor, n, kinds[n], offset))
+        except DatalogMemoryError as exc:
+            shown, failed = failure(exc)
+            return Page("Facts", join([*parts, shown]), failed)
     page = view.tool("list_facts", memory=memory, functor=functor, arity=arity if functor else None,
                      limit=PAGE_SIZE, offset=offset)
     rows = [[why_link(f["fact"], memory), supports(f["supports"], memory), f["created_at"]] for f in page["items"]]
-    body = join([
-        form("/facts", [segment_choice(view, memory), field_input("Predicate", "functor", functor, "name"),
-                        field_input("Arity", "arity", params.get("arity"), "", 4)], "Filter"),
-        table(["fact", "supports", "stored"], rows, class_="facts") if rows else h("p", None, "No facts match."),
-        pager("/facts", params, offset, len(rows), page["total"]),
-    ])
-    return Page("Facts", body)
+    derived_only = bool(kinds) and all(kind == "rule" for kind in kinds.values())
+    if derived_only and not rows:
+        parts.append(h("p", {"class": "hint"}, "No stored facts: rules define this predicate (its answers are "
+                                                "above)."))
+    else:
+        parts += [h("h2", None, h("span", {"class": "kind stored"}, "stored"), " Stored facts") if kinds else "",
+                  table(["fact", "supports", "stored"], rows, class_="facts") if rows
+                  else h("p", None, "No facts match."),
+                  pager("/facts", params, offset, len(rows), page["total"])]
+    return Page("Facts", join(parts))
+
+
+def derived_answers(view: View, params: Mapping[str, str], memory: str | None, functor: str, arity: int,
+                    kind: str, offset: int) -> Markup:
+    """The answers of a rule-defined predicate, paged, each linked to its proof and marked derived or stored
+    (a predicate with both rules and stored facts answers with both)."""
+    goal = format_term(Compound(functor, tuple(Var(f"A{i}") for i in range(arity))) if arity else functor)
+    result = view.tool("query_logic", goal=goal, memory=memory, limit=PAGE_SIZE, offset=offset)
+    answers = []
+    for b in result["bindings"]:
+        values = tuple(parse_term(b[f"A{i}"]) for i in range(arity))
+        answers.append(format_term(Compound(functor, values)) if arity else functor)
+    stored: set[str] = set()
+    if kind == "both" and answers:
+        listed = view.tool("list_facts", memory=memory, functor=functor, arity=arity, limit=STORED_SCAN)
+        if listed["total"] <= STORED_SCAN:
+            stored = {f["fact"] for f in listed["items"]}
+        else:  # too many stored to list: ask about this page's answers one by one
+            stored = {a for a in answers if not view.tool("get_belief_status", fact=a, memory=memory)["derived"]}
+    rows = [[why_link(a, memory), h("span", {"class": "kind stored" if a in stored else "kind derived"},
+                                    "stored" if a in stored else "derived"),
+             why_link(a, memory, "why")] for a in answers]
+    return h("section", {"class": "derived-answers"},
+             h("h2", None, h("span", {"class": "kind derived"}, "derived"), f" What {functor}/{arity} holds for "
+                           f"({result['total']})"),
+             h("p", {"class": "hint"}, "Computed now from the rules that define it (and its stored facts, if any); "
+                                       "nothing here is stored. Each answer's proof is one click away."),
+             [h("p", {"class": "warning"}, w) for w in result.get("warnings", [])],
+             table(["answer", "", "proof"], rows, class_="derived") if rows
+             else h("p", None, "Nothing holds: no answer can be derived now."),
+             pager("/facts", params, offset, len(rows), result["total"]))
 
 
 # --- Query and why ------------------------------------------------------------------------------------------
@@ -317,7 +392,11 @@ def beliefs(view: View, params: Mapping[str, str]) -> Page:
              table(["assumption", "facts resting on it", ""],
                    [[code(a), len(justified[a]), link(url("/beliefs", assumption=a, memory=memory), "what rests on it")]
                     for a in names], class_="assumptions") if names else h("p", None, "No assumptions.")]
-    if chosen:
+    if chosen and chosen not in justified and not view.tool("get_justification", assumption=chosen,
+                                                             memory=memory)["facts"]:
+        parts.append(h("section", {"id": "dry-run"}, h("p", None, "No assumption ", code(chosen),
+                                                        " supports anything here: retracting it would change nothing.")))
+    elif chosen:
         facts_of = justified.get(chosen)
         if facts_of is None:
             facts_of = view.tool("get_justification", assumption=chosen, memory=memory)["facts"]
@@ -326,18 +405,42 @@ def beliefs(view: View, params: Mapping[str, str]) -> Page:
             others = [s for s in view.tool("get_belief_status", fact=fact, memory=memory)["supports"]
                       if s != f"assumption:{chosen}"]
             (kept if others else gone).append((fact, others))
+        withdrawn = would_withdraw(view, memory, facts_of, [f for f, _ in gone])
         parts.append(h("section", {"id": "dry-run"},
             h("h2", None, "If ", code(chosen), " were retracted (dry run)"),
-            h("p", {"class": "hint"}, "Computed from each fact's supports; nothing is retracted. Conclusions "
-                                      "rules derive from a fact that would go are derived no more unless another "
-                                      "proof remains: ask Why on one to see what it rests on."),
-            h("h3", None, f"Would go ({len(gone)})"),
+            h("p", {"class": "hint"}, "Computed from each fact's supports and by evaluating again, with those facts "
+                                      "left out, every rule that reads them; nothing is retracted."),
+            h("h3", None, f"Stored facts that would go ({len(gone)})"),
             h("ul", {"class": "gone"}, [h("li", None, why_link(f, memory)) for f, _ in gone]) if gone
             else h("p", None, "Nothing: every fact it supports has another support."),
+            h("h3", None, "Conclusions that would stop holding (" +
+              (str(withdrawn.total) if withdrawn.total is not None else "not computed") + ")"),
+            withdrawn_list(withdrawn, memory),
             h("h3", None, f"Would stay, supported otherwise ({len(kept)})"),
             h("ul", {"class": "kept"}, [h("li", None, why_link(f, memory), " — ", supports(o, memory))
                                         for f, o in kept]) if kept else h("p", None, "None.")))
     return Page("Beliefs", join(parts))
+
+
+def would_withdraw(view: View, memory: str | None, supported: list[str], gone: list[str]) -> Withdrawn:
+    """The conclusions that would stop holding if `gone` (stored facts) went: the domain's consequence
+    computation (the one retract_assumption reports with), asked as a dry run. Read-only: it evaluates and
+    writes nothing."""
+    if not gone:
+        return Withdrawn()
+    predicates = {indicator(parse_term(f)) for f in supported}
+    return Consequences(view.memory._kb(memory), memory, predicates).if_gone(gone, MAX_WITHDRAWN)
+
+
+def withdrawn_list(withdrawn: Withdrawn, memory: str | None) -> Markup:
+    if withdrawn.total is None:
+        return h("p", {"class": "warning"}, f"Not computed: {withdrawn.note}.")
+    if not withdrawn.total:
+        return h("p", None, "None: no rule-derived conclusion rests on them alone.")
+    more = withdrawn.total - len(withdrawn.listed)
+    return join([h("ul", {"class": "withdrawn"}, [h("li", None, why_link(f, memory)) for f in withdrawn.listed]),
+                 h("p", {"class": "hint"}, f"The first {len(withdrawn.listed)} are listed; {more} more.")
+                 if more else ""])
 
 
 # --- Memories -----------------------------------------------------------------------------------------------
@@ -426,16 +529,26 @@ def memory_page(view: View, params: Mapping[str, str], ident: str) -> Page:
 # --- Observations -------------------------------------------------------------------------------------------
 def observations(view: View, params: Mapping[str, str]) -> Page:
     entity, tag = text(params, "entity", 512), text(params, "tag", 64)
+    formation, per = text(params, "formation", 128), text(params, "per", 8)
+    if per not in (None, "hour", "day"):
+        raise InvalidArguments("'per' must be hour or day", argument="per")
     offset = number(params, "offset")
     found = view.detect()
+    everything, total_seen = view.observed()
     marks: dict[str, list[str]] = {}
     for finding in found["findings"]:
         for hedge in finding.get("hedge_tags", []):
             marks.setdefault(hedge, []).append(finding["pattern"])
-    timeline = observation_timeline(view.memory.store, view.context, entity=entity, tag=tag, limit=PAGE_SIZE,
-                                    offset=offset)
+    if formation is None:
+        timeline = observation_timeline(view.memory.store, view.context, entity=entity, tag=tag, limit=PAGE_SIZE,
+                                        offset=offset)
+        listed, total = timeline["items"], timeline["total"]
+    else:  # the store filters by entity and tag only: the rest from the listing kept for the chart
+        chosen = [o for o in everything if o["formation"] == formation and (entity is None or entity in o["members"])
+                  and (tag is None or o["hedge_tag"] == tag)]
+        listed, total = chosen[offset:offset + PAGE_SIZE], len(chosen)
     rows = []
-    for o in timeline["items"]:
+    for o in listed:
         flagged = marks.get(o["hedge_tag"], [])
         rows.append(h("tr", {"class": "flagged" if flagged else ("retracted" if o["retracted_at"] else None)},
                       h("td", None, o["event_time"]), h("td", {"id": o["hedge_tag"]}, o["hedge_tag"]),
@@ -445,25 +558,59 @@ def observations(view: View, params: Mapping[str, str]) -> Page:
                       h("td", None, join([h("span", {"class": "finding"}, p), " "] for p in sorted(set(flagged))),
                         "retracted" if o["retracted_at"] else "")))
     findings = table(
-        ["pattern", "score", "entities", "observations"],
+        ["pattern", "score", "entities", "observations", "certainty"],
         [[f["pattern"], f["score"],
           join([link(url("/observations", entity=n), n), " "] for n in f["nodes"][:12]) if f["nodes"] else
           join([link(url("/observations", tag=t), t), " "] for t in f.get("hedge_tags", [])[:6]),
-          f.get("edge_count", len(f.get("hedge_tags", [])))] for f in found["findings"]], class_="findings")
+          f.get("edge_count", len(f.get("hedge_tags", []))),
+          h("span", {"class": "uncertain"}, "uncertain: the store is too small for this detector — ",
+            f["details"]["small_store"]) if f.get("details", {}).get("small_store") else "as the thresholds say"]
+         for f in found["findings"]], class_="findings")
     summary = found["summary"]
+    # The pictures: every observation the filter keeps (retracted ones left out, as detect leaves them out).
+    drawn = [o for o in everything if o["retracted_at"] is None and (entity is None or entity in o["members"])
+             and (formation is None or o["formation"] == formation)]
+    time_of = {o["hedge_tag"]: o["event_ts"] for o in everything}
+    drawn_tags = {o["hedge_tag"] for o in drawn}
+    relevant = [f for f in found["findings"] if (entity is None and formation is None)
+                or entity in f.get("nodes", []) or drawn_tags & set(f.get("hedge_tags", []))]
+    chart = activity_svg([o["event_ts"] for o in drawn], {o["event_ts"] for o in drawn if o["hedge_tag"] in marks},
+                         finding_marks(relevant, time_of), per)
+    in_findings = {n for f in relevant for n in f.get("nodes", [])}
+    graph, left_out = entity_svg(drawn, in_findings, entity)
+    cut = total_seen - len(everything)
+    formations = sorted({o["formation"] for o in everything if o["formation"]})
     parts = [
         form("/observations", [field_input("Entity", "entity", entity, "host:web1", 24),
+                               field_select("Formation", "formation", formation, formations),
+                               field_select("Per", "per", per, ["hour", "day"], "auto"),
                                field_input("Tag", "tag", tag, "HEDGE-1", 12)], "Filter"),
+        h("section", None, h("h2", None, f"Activity over time ({len(drawn)} observations)"),
+          h("p", {"class": "hint"}, "Observations per bar; orange bars hold observations a finding cites; red spans "
+                                    "mark when each finding happened (a ? after its name: the store is too small "
+                                    "for that detector to be sure)."
+                                    + (f" Drawn from the newest {len(everything)} of {total_seen} observations."
+                                       if cut else "")),
+          h("div", {"class": "graph-box"}, chart) if chart else h("p", None, "No observations to draw.")),
         h("section", None, h("h2", None, f"What detect found ({summary['findings']}; risk "
                                          f"{summary['risk_score']}, {summary['edges_scanned']} observations scanned)"),
-          findings if found["findings"] else h("p", None, "No findings.")),
-        h("section", None, h("h2", None, f"Timeline ({timeline['total']})"),
+          findings if found["findings"] else h("p", None, "No findings."),
+          h("details", {"class": "thresholds"}, h("summary", None, "The thresholds each pattern must cross "
+                                                                   f"(sensitivity {summary['sensitivity']})"),
+            thresholds_table(summary.get("thresholds", {})))),
+        h("section", None, h("h2", None, "Who was observed with what"),
+          h("p", {"class": "hint"}, "Each line joins two entities observed together, as thick as the number of "
+                                    "observations they share; orange: in a finding. Click one to filter by it."
+                                    + (f" The {MAX_ENTITIES} most observed are drawn; {left_out} more are not."
+                                       if left_out else "")),
+          h("div", {"class": "graph-box"}, graph) if graph else h("p", None, "No entities to draw.")),
+        h("section", None, h("h2", None, f"Timeline ({total})"),
           h("p", {"class": "hint"}, "Newest first; rows detect flagged are marked."),
           h("table", {"class": "timeline"},
             h("thead", None, h("tr", None, [h("th", None, c) for c in
                                             ("time", "tag", "formation", "members", "weight", "marks")])),
             h("tbody", None, rows)) if rows else h("p", None, "No observations match."),
-          pager("/observations", params, offset, len(rows), timeline["total"])),
+          pager("/observations", params, offset, len(rows), total)),
     ]
     return Page("Observations", join(parts))
 

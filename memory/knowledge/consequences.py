@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
 from ..datalog.program import literal_dependencies
+from ..datalog import solve_all
+from ..datalog.relations import StoredRelation
 from ..errors import BudgetExceeded
-from ..terms import Compound, Term, Var, format_term
+from ..terms import Compound, Term, Var, format_term, indicator, parse_term
 from .segments import resolve
 
 if TYPE_CHECKING:
@@ -66,13 +68,49 @@ class Consequences:
         gone = sorted(self.before - after - set(removed))
         return Withdrawn(gone[:MAX_LISTED], len(gone))
 
-    def _holding(self) -> set[str] | None:
-        """Every conclusion of the affected heads that holds now, as text; None when the budget runs out."""
+    def if_gone(self, removed: Iterable[str], limit: int = MAX_LISTED) -> Withdrawn:
+        """A dry run of `withdrawn`: what would stop holding if these stored facts (texts, of the predicates
+        given at construction) were gone, with nothing changed: the same heads evaluated again with those facts
+        hidden from the loader. At most `limit` are listed."""
+        hidden = set(removed)
+        after = self._holding(self._hiding(hidden)) if self.before is not None else None
+        if self.before is None or after is None:
+            return Withdrawn(total=None, note="the evaluation ran out of budget")
+        gone = sorted(self.before - after - hidden)
+        return Withdrawn(gone[:limit], len(gone))
+
+    def _hiding(self, hidden: set[str]):
+        """A query over the segment's program whose loader leaves out the stored facts in `hidden`."""
+        kb = self.kb
+        with kb.repository.read() as tx:
+            segment = resolve(tx, self.memory)
+            program = kb.program(tx, segment)
+        by_pred = {indicator(parse_term(text)) for text in hidden}
+
+        def load(preds: set) -> dict:
+            with kb.repository.read() as tx:
+                out = kb.loader(tx, segment)(preds)
+                seen = kb.visibility(tx)
+                for pred in preds:
+                    if pred.segment is None and pred.is_stored and pred.indicator in by_pred and pred in out:
+                        gone = {row.args for row in tx.facts.rows(segment.id, pred.name, pred.arity, seen)
+                                if row.text in hidden}
+                        kept = out[pred].tuples if isinstance(out[pred], StoredRelation) else out[pred]
+                        out[pred] = [t for t in kept if t not in gone]
+            return out
+
+        def ask(goal: Term):
+            return solve_all(program, goal, load, budget=kb.new_budget()).page()
+        return ask
+
+    def _holding(self, ask=None) -> set[str] | None:
+        """Every conclusion of the affected heads that holds now (or under `ask`, a query over another view of
+        the facts), as text; None when the budget runs out."""
         texts: set[str] = set()
         for name, arity in sorted(self.heads):
             head: Term = name if arity == 0 else Compound(name, tuple(Var(f"A{i}") for i in range(arity)))
             try:
-                answers = self.kb.query_terms(format_term(head), self.memory, None, 0)
+                answers = self.kb.query_terms(format_term(head), self.memory, None, 0) if ask is None else ask(head)
             except BudgetExceeded:
                 return None
             if not isinstance(head, Compound):
