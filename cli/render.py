@@ -39,24 +39,23 @@ def render(console: Console, text: str, structured: dict[str, Any], inputs: froz
     main part did not show, as `key: value` lines (on standard error when standard output must hold only
     rows or exact source text). `inputs`: the tool's argument names, whose values the result only echoes
     (the goal asked, the limit, the segment) and which are left out."""
-    structured = {k: v for k, v in structured.items() if k not in inputs}
     text = _EPOCH.sub(r"\2", text)  # `at 1796180020 (2026-12-02T02:53:40Z)`: the instant once, readable
     if "proof_nodes" in structured or structured.get("proven") is False:
         _proof(console, structured)
-        _extras(console, structured, {"proof_nodes", "fact", "proven"}, "", False)
+        _extras(console, structured, inputs | ({"proof_nodes", "fact", "proven"}), "", False)
         return
     if structured.get("source_text") == text:  # exact source text: byte for byte, nothing added
         sys.stdout.write(text)
         sys.stdout.flush()
-        _extras(console, structured, {"source_text"}, text, True)
+        _extras(console, structured, inputs | ({"source_text"}), text, True)
         return
     if isinstance(structured.get("content"), str):  # the tool wrote Markdown for people: show it
         _plain(console, text)
-        _extras(console, structured, {"content"}, text, False)
+        _extras(console, structured, inputs | ({"content"}), text, False)
         return
     if _is_prove(structured):
         _prove(console, structured)
-        _extras(console, structured, {"proofs", "count"}, "", False)
+        _extras(console, structured, inputs | ({"proofs", "count"}), "", False)
         return
     key, rows, columns = _rows(structured)
     if key is None:
@@ -65,7 +64,7 @@ def render(console: Console, text: str, structured: dict[str, Any], inputs: froz
         elif structured.get("bindings") == [] and not structured.get("variables"):
             text = "no solutions"
         _plain(console, text)
-        _extras(console, structured, {"bindings", "values"}, text, False)
+        _extras(console, structured, inputs | ({"bindings", "values"}), text, False)
         return
     cells = [[_cell(row.get(c), c) for c in columns] for row in rows]
     if console.is_terminal:
@@ -73,7 +72,7 @@ def render(console: Console, text: str, structured: dict[str, Any], inputs: froz
     else:
         _separated(console, columns, cells)
     _footer(console, structured, len(rows), key)
-    _extras(console, structured, {key, "values"} if key == "bindings" else {key}, "", not console.is_terminal)
+    _extras(console, structured, inputs | ({key, "values"} if key == "bindings" else {key}), "", not console.is_terminal)
 
 
 def warn(console: Console, message: str) -> None:
@@ -110,7 +109,8 @@ def _table(console: Console, columns: list[str], cells: list[list[str]]) -> None
         table.add_row(*[Text("\n".join(_wrap(row[index], width))) for index, width in zip(keep, widths)])
     console.print(table)
     if hidden:
-        console.print(Text(f"not shown at this width: {', '.join(hidden)} (--json has every column)", style="dim"))
+        console.print(Text(f"not shown at this width: {', '.join(hidden)} (--json has every column)", style="dim"),
+                      soft_wrap=True)
 
 
 _BREAK = re.compile(r"[^,( ]*(?:[,(] ?| |$)")

@@ -143,8 +143,9 @@ def plan_rename(kb, tx: Transaction, old_functor: str, new_functor: str, arity: 
     if old == new:
         raise InvalidArguments("old_functor and new_functor are identical: self-rename is a no-op", plain=True)
     for name in (old, new):
-        if name in PROTECTED:
-            implied = arity if arity is not None else (2 if name in INFIX else 1 if name in PREFIX else 0)
+        implied = arity if arity is not None else (2 if name in INFIX else 1 if name in PREFIX else 0)
+        # Operators at any arity (the reference's refusal); a control name only where it is one (true/0, not true/1)
+        if name in ALL_OPERATORS or name in PROTECTED and reserved_reason(name, implied) is not None:
             raise InvalidArguments(f"Cannot rename ISO operator: {name}/{implied}", plain=True)
     visible = kb.visibility(tx)
     if arity is None:
