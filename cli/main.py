@@ -507,7 +507,7 @@ def check(
 
 token_app = typer.Typer(help="Bearer tokens for `serve --http`: each names a remote caller (principal, project, "
                         "capabilities). Only a hash is stored; the token is printed once.", no_args_is_help=True)
-app.add_typer(token_app, name="token", rich_help_panel=ADMIN)
+app.add_typer(token_app, name="token", rich_help_panel=ADMIN, short_help="Bearer tokens for `serve --http`")
 
 
 def _token_record(row) -> dict:
@@ -758,7 +758,8 @@ for _spec in REGISTRY.values():
 memory_app = typer.Typer(help="Memory segments as the reference CLI names them: create, mount, unmount, list "
                          "(the same as create-memory, mount-memory, unmount-memory, list-memories).",
                          no_args_is_help=True)
-app.add_typer(memory_app, name="memory", rich_help_panel=panel("segments"))
+app.add_typer(memory_app, name="memory", rich_help_panel=panel("segments"),
+              short_help="create, mount, unmount, list (as zpm)")
 for _verb in ("create", "mount", "unmount", "list"):
     _register_tool(REGISTRY[f"{_verb}_memories" if _verb == "list" else f"{_verb}_memory"], memory_app, _verb)
 

@@ -24,8 +24,12 @@ ROW_KEYS = ("bindings", "items", "memories", "snapshots", "predicates", "rules")
 # result (main.py), is_error is the exit status, the others are the table's own header and footer.
 NOT_PRINTED = {"warnings": "printed on standard error before the result",
                "is_error": "the exit status says it",
+               "values": "query_logic's answers again (bindings), in the table",
                "variables": "the table's header", "total": "the row count under the table",
                "truncated": "the row count under the table says when rows were cut"}
+# Keys the main rendering shows in its own form rather than as a `key: value` line.
+AS_FORM = {"proven": "a proof tree when true, 'not provable' when false", "proof_nodes": "the proof tree",
+           "bindings": "the table of answers, under the variables' names", "proofs": "prove's lines, one per proof"}
 # Columns left out first when a table is wider than the terminal (--json keeps them): a row's id, fact or
 # term is never cut, a timestamp can go.
 LOW_VALUE = ("created_at", "updated_at", "retracted_at", "content_hash", "member_ids", "member_types")
@@ -42,20 +46,20 @@ def render(console: Console, text: str, structured: dict[str, Any], inputs: froz
     text = _EPOCH.sub(r"\2", text)  # `at 1796180020 (2026-12-02T02:53:40Z)`: the instant once, readable
     if "proof_nodes" in structured or structured.get("proven") is False:
         _proof(console, structured)
-        _extras(console, structured, inputs | ({"proof_nodes", "fact", "proven"}), "", False)
+        _extras(console, structured, inputs | {"proof_nodes", "fact", "proven"}, "", False)
         return
     if structured.get("source_text") == text:  # exact source text: byte for byte, nothing added
         sys.stdout.write(text)
         sys.stdout.flush()
-        _extras(console, structured, inputs | ({"source_text"}), text, True)
+        _extras(console, structured, inputs | {"source_text"}, text, True)
         return
     if isinstance(structured.get("content"), str):  # the tool wrote Markdown for people: show it
-        _plain(console, text)
-        _extras(console, structured, inputs | ({"content"}), text, False)
+        _plain(console, text if structured["content"] in text else structured["content"])
+        _extras(console, structured, inputs | {"content"}, text, False)
         return
     if _is_prove(structured):
         _prove(console, structured)
-        _extras(console, structured, inputs | ({"proofs", "count"}), "", False)
+        _extras(console, structured, inputs | {"proofs", "count"}, "", False)
         return
     key, rows, columns = _rows(structured)
     if key is None:
@@ -64,7 +68,7 @@ def render(console: Console, text: str, structured: dict[str, Any], inputs: froz
         elif structured.get("bindings") == [] and not structured.get("variables"):
             text = "no solutions"
         _plain(console, text)
-        _extras(console, structured, inputs | ({"bindings", "values"}), text, False)
+        _extras(console, structured, inputs | {"bindings"}, text, False)
         return
     cells = [[_cell(row.get(c), c) for c in columns] for row in rows]
     if console.is_terminal:
@@ -72,7 +76,7 @@ def render(console: Console, text: str, structured: dict[str, Any], inputs: froz
     else:
         _separated(console, columns, cells)
     _footer(console, structured, len(rows), key)
-    _extras(console, structured, inputs | ({key, "values"} if key == "bindings" else {key}), "", not console.is_terminal)
+    _extras(console, structured, inputs | {key}, "", not console.is_terminal)
 
 
 def warn(console: Console, message: str) -> None:
@@ -264,6 +268,8 @@ def _in_text(key: str, value: Any, text: str) -> bool:
     only counts beside a word of its key, so a stray `1` does not stand for any count)."""
     if not text:
         return False
+    if _records_list(value):  # a list of records: shown when the text names each one
+        return all(any(isinstance(v, str) and v and v in text for v in _leaves(item)) for item in value)
     leaves = list(_leaves(value))
     words = [w for w in key.split("_") if len(w) > 2]
     strings = [v for v in leaves if isinstance(v, str) and v]
