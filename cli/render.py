@@ -3,7 +3,8 @@
 Values are always printed literally (a term like `[red, green]` or `'a[/red]b'` is text, never Rich
 markup). On a terminal rows are a table and proofs a tree; piped, rows are tab-separated lines (one
 value per line for a single column, a header line first otherwise) and proofs indented lines, so
-`cut`, `sort` and `grep` see whole values. No value is ever shortened.
+`cut`, `sort` and `grep` see whole values. No value is ever shortened. Whatever part of a result the
+main rendering leaves out follows it as `key: value` lines (docs/cli.md says which keys are never printed).
 """
 
 from __future__ import annotations
@@ -63,10 +64,9 @@ def render(console: Console, text: str, structured: dict[str, Any], inputs: froz
         return
     key, rows, columns = _rows(structured)
     if key is None:
-        if structured.get("bindings") == [{}]:
-            text = "true"  # a ground goal that holds
-        elif structured.get("bindings") == [] and not structured.get("variables"):
-            text = "no solutions"
+        first, _, rest = text.partition("\n")
+        if "bindings" in structured and first in ("[{}]", "[]"):  # a ground goal: it holds, or it does not
+            text = ("true" if first == "[{}]" else "no solutions") + ("\n" + rest if rest else "")
         _plain(console, text)
         _extras(console, structured, inputs | {"bindings"}, text, False)
         return
@@ -241,7 +241,8 @@ def _prove(console: Console, structured: dict[str, Any]) -> None:
     _plain(console, "\n".join(lines))
 
 
-def _extras(console: Console, structured: dict[str, Any], shown: set, text: str, to_stderr: bool) -> None:
+def _extras(console: Console, structured: dict[str, Any], shown: frozenset[str] | set[str], text: str,
+            to_stderr: bool) -> None:
     """Every top-level part of the result the main rendering did not show, one `key: value` line each."""
     lines = []
     for key, value in structured.items():
