@@ -13,6 +13,7 @@ import inspect
 import io
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -55,7 +56,8 @@ SHORT_HELP = 46  # characters of a command's line in the top-level help: one lin
 def one_line(text: str) -> str:
     """A command's line in the top-level help: its first sentence, cut at a word to fit SHORT_HELP (`--help`
     on the command gives it whole)."""
-    first = " ".join(text.split(". ")[0].split())
+    # the first sentence as the registry finds it (Tool.summary): "e.g. x" does not end one
+    first = " ".join(re.split(r"(?<=[.!?])\s+(?=[A-Z\[(\"'])", text.strip(), maxsplit=1)[0].split())
     if len(first) <= SHORT_HELP:
         return first
     return first[:SHORT_HELP - 1].rsplit(" ", 1)[0].rstrip(",;:(") + "…"
