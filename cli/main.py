@@ -65,11 +65,12 @@ def one_line(text: str) -> str:
 
 def _flag_type(self: Any, ctx: Any) -> str | None:
     """A flag takes no value, so its help shows no type (typer would show `<bool>`)."""
-    return None if getattr(self, "is_flag", False) else _option_type(self, ctx)
+    return None if getattr(self, "is_flag", False) or _option_type is None else _option_type(self, ctx)
 
 
-_option_type = TyperOption.display_type_rich
-TyperOption.display_type_rich = _flag_type  # type: ignore[method-assign]
+_option_type = getattr(TyperOption, "display_type_rich", None)
+if _option_type is not None:  # typer releases that show an option's type in help (older ones show none)
+    TyperOption.display_type_rich = _flag_type  # type: ignore[method-assign]
 
 app = typer.Typer(
     name=PROG,
