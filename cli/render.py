@@ -248,10 +248,14 @@ def _extras(console: Console, structured: dict[str, Any], shown: frozenset[str] 
     for key, value in structured.items():
         if key in shown or key in NOT_PRINTED or _in_text(key, value, text):
             continue
-        shown_value = _cell(value, key) if value not in (None, [], {}, "") else "none"
-        lines.append(f"{key}: {shown_value}" if not _records_list(value) else f"{key}:")
-        if _records_list(value):
+        if _records_list(value):  # one line per record
+            lines.append(f"{key}:")
             lines += [f"  - {', '.join(f'{k}={_cell(v, k)}' for k, v in item.items())}" for item in value]
+        elif isinstance(value, dict) and value:  # one line per member
+            lines.append(f"{key}:")
+            lines += [f"  {k}: {_cell(v, k) if v not in (None, [], {}, '') else 'none'}" for k, v in value.items()]
+        else:
+            lines.append(f"{key}: {_cell(value, key) if value not in (None, [], {}, '') else 'none'}")
     if not lines:
         return
     if to_stderr:
@@ -279,7 +283,8 @@ def _in_text(key: str, value: Any, text: str) -> bool:
         return all(v in text for v in strings) and (not numbers or any(w in text for w in words))
     if numbers:
         return all(_number(v) in text for v in numbers) and any(w in text.lower() for w in words)
-    return key in text or key.replace("_", " ") in text
+    lowered = text.lower()
+    return key in lowered or key.replace("_", " ") in lowered
 
 
 def _leaves(value: Any):
