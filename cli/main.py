@@ -13,11 +13,13 @@ import inspect
 import io
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 import typer
+from typer.core import TyperOption
 from rich.markup import escape
 
 from memory import Memory, __version__
@@ -47,6 +49,28 @@ def panel(group: str) -> str:
     """The help panel of a registry tool family ("memories" -> "Memories")."""
     return group[:1].upper() + group[1:]
 
+
+SHORT_HELP = 46  # characters of a command's line in the top-level help: one line at 80 columns
+
+
+def one_line(text: str) -> str:
+    """A command's line in the top-level help: its first sentence, cut at a word to fit SHORT_HELP (`--help`
+    on the command gives it whole)."""
+    # the first sentence as the registry finds it (Tool.summary): "e.g. x" does not end one
+    first = " ".join(re.split(r"(?<=[.!?])\s+(?=[A-Z\[(\"'])", text.strip(), maxsplit=1)[0].split())
+    if len(first) <= SHORT_HELP:
+        return first
+    return first[:SHORT_HELP - 1].rsplit(" ", 1)[0].rstrip(",;:(") + "…"
+
+
+def _flag_type(self: Any, ctx: Any) -> str | None:
+    """A flag takes no value, so its help shows no type (typer would show `<bool>`)."""
+    return None if getattr(self, "is_flag", False) or _option_type is None else _option_type(self, ctx)
+
+
+_option_type = getattr(TyperOption, "display_type_rich", None)
+if _option_type is not None:  # typer releases that show an option's type in help (older ones show none)
+    TyperOption.display_type_rich = _flag_type  # type: ignore[method-assign]
 
 app = typer.Typer(
     name=PROG,
@@ -102,8 +126,7 @@ def _print_version(value: bool) -> None:
 def root(
     ctx: typer.Context,
     db: Optional[str] = typer.Option(None, "--db", help="Database file (default: $DATALOG_MEMORY_DB, else "
-                                     "./.datalog-memory/memory.db, else the global database when the working "
-                                     "directory cannot hold one)"),
+                                     "./.datalog-memory/memory.db)"),
     debug: bool = typer.Option(False, "--debug", help="Show the traceback of unexpected errors"),
     version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
                                  help="Print the version and exit"),
@@ -487,7 +510,7 @@ def check(
 
 token_app = typer.Typer(help="Bearer tokens for `serve --http`: each names a remote caller (principal, project, "
                         "capabilities). Only a hash is stored; the token is printed once.", no_args_is_help=True)
-app.add_typer(token_app, name="token", rich_help_panel=ADMIN)
+app.add_typer(token_app, name="token", rich_help_panel=ADMIN, short_help="Bearer tokens for `serve --http`")
 
 
 def _token_record(row) -> dict:
@@ -569,26 +592,35 @@ def token_revoke(
 # --- one subcommand per registry tool -------------------------------------------
 
 _PY_TYPES = {"string": str, "integer": int, "boolean": bool, "number": float}
-BOOLEAN_FLAGS: set[str] = set()
+BOOLEAN_FLAGS: set[str] = set()  # a tool's boolean arguments: --x / --no-x (unset: the tool's default)
+# The command line's own flags (off unless given): `--json false` is the same as leaving --json out.
+PLAIN_FLAGS = {"--json", "--debug", "--header", "--force", "--sql", "--http", "--require-token"}
 TRUE, FALSE = {"true", "yes", "1", "on"}, {"false", "no", "0", "off"}
+FORMATS = ("json", "text")
 
 
 def normalize_boolean_flags(argv: list[str]) -> list[str]:
-    """Accept the reference CLI's `--dry_run true` / `--dry_run=false` as well as `--dry-run` / `--no-dry-run`."""
+    """Accept `--json true`, `--dry_run true` / `--dry_run=false` (the reference CLI's spelling) as well as
+    `--json`, `--dry-run` / `--no-dry-run`: a flag takes a value only when it is one of TRUE or FALSE."""
     out: list[str] = []
     i = 0
     while i < len(argv):
         token = argv[i]
+        if token == "--":  # what follows is arguments, never flags
+            out.extend(argv[i:])
+            break
         flag, _, value = token.partition("=")
-        if flag in BOOLEAN_FLAGS:
+        if flag in BOOLEAN_FLAGS or flag in PLAIN_FLAGS:
             if not value and i + 1 < len(argv) and argv[i + 1].lower() in TRUE | FALSE:
                 value = argv[i + 1]
                 i += 1
             if value:
                 if value.lower() not in TRUE | FALSE:
                     out.append(token)  # let the parser report it
-                else:
-                    out.append(flag if value.lower() in TRUE else "--no-" + flag[2:])
+                elif value.lower() in TRUE:
+                    out.append(flag)
+                elif flag in BOOLEAN_FLAGS:
+                    out.append("--no-" + flag[2:])
                 i += 1
                 continue
         out.append(token)
@@ -596,14 +628,32 @@ def normalize_boolean_flags(argv: list[str]) -> list[str]:
     return out
 
 
-def _register_tool(spec: Tool) -> None:
+def _positional(spec: Tool) -> str | None:
+    """The argument a tool also takes as its first positional argument, as the reference CLI does
+    (`define-rule HEAD --body ...`, `assume-fact FACT --assumption ...`): its first required text argument."""
+    properties = spec.input_schema.get("properties", {})
+    for name in spec.input_schema.get("required", []):
+        if properties.get(name, {}).get("type", "string") == "string":
+            return name
+    return None
+
+
+def _register_tool(spec: Tool, target: typer.Typer | None = None, command: str | None = None) -> None:
     """Add `spec` as a typer command: one --flag per argument (kebab-case, plus the snake_case
-    spelling the reference uses), and --json for the exact structured result."""
+    spelling the reference uses), its first required text argument also positional, and --json
+    (or --format json) for the exact structured result."""
     required = set(spec.input_schema.get("required", []))
+    positional = _positional(spec)
     json_arguments: set[str] = set()
     text_arguments: set[str] = set()  # given as text on the command line: '-' reads it from standard input
     parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
     annotations: dict[str, Any] = {"ctx": typer.Context}
+    if positional is not None:
+        parameters.append(inspect.Parameter(
+            "positional__", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Optional[str],
+            default=typer.Argument(None, metavar=positional.upper(), show_default=False,
+                                   help=f"The same as --{positional.replace('_', '-')}")))
+        annotations["positional__"] = Optional[str]
     for name, prop in spec.input_schema.get("properties", {}).items():
         flags = ["--" + name.replace("_", "-")] + (["--" + name] if "_" in name else [])
         types = prop.get("type", "string")
@@ -614,21 +664,43 @@ def _register_tool(spec: Tool) -> None:
         if kind is bool:
             BOOLEAN_FLAGS.update(flags)
             flags = [f"{flag}/--no-{flag[2:]}" for flag in flags]
-        annotation = kind if name in required else Optional[kind]
+        needed = name in required and name != positional  # the positional one: checked in run()
+        annotation = kind if needed else Optional[kind]
         if kind is str:
             text_arguments.add(name)
         help_text = (prop.get("description") or "") + (" (JSON)" if name in json_arguments else "") + \
-            (" ('-' reads standard input)" if kind is str else "")
-        default = typer.Option(... if name in required else None, *flags, help=escape(help_text), show_default=False)
+            (" ('-' reads standard input)" if kind is str else "") + \
+            (f" [required: --{name.replace('_', '-')} or the first argument]" if name == positional else "")
+        default = typer.Option(... if needed else None, *flags, help=escape(help_text), show_default=False)
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
         annotations[name] = annotation
     parameters.append(inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY,
-                                        default=typer.Option(False, "--json", help="Print the exact structured result as JSON"),
+                                        default=typer.Option(False, "--json", help="Print the exact structured result "
+                                                             "as JSON (also --json true|false)"),
                                         annotation=bool))
+    parameters.append(inspect.Parameter("output_format", inspect.Parameter.KEYWORD_ONLY,
+                                        default=typer.Option(None, "--format", metavar="json|text",
+                                                             help="json: the same as --json", show_default=False),
+                                        annotation=Optional[str]))
     annotations["as_json"] = bool
+    annotations["output_format"] = Optional[str]
+    inputs = frozenset(spec.input_schema.get("properties", {}))
 
     def run(ctx: typer.Context, **kwargs: Any) -> None:
         as_json = kwargs.pop("as_json")
+        output_format = kwargs.pop("output_format")
+        given = kwargs.pop("positional__", None)
+        if output_format is not None and output_format.lower() not in FORMATS:
+            raise Failure(f"--format takes json or text, not {output_format!r}", EXIT_USAGE)
+        as_json = as_json or (output_format or "").lower() == "json"
+        if positional is not None:
+            flag = "--" + positional.replace("_", "-")
+            if given is not None and kwargs.get(positional) is not None:
+                raise Failure(f"{positional} given twice: as the first argument and as {flag}", EXIT_USAGE)
+            if given is not None:
+                kwargs[positional] = given
+            elif kwargs.get(positional) is None:
+                raise Failure(f"Missing option '{flag}' (or give it as the first argument)", EXIT_USAGE)
         arguments = {k: v for k, v in kwargs.items() if v is not None}
         _read_stdin_argument(arguments, text_arguments)
         try:
@@ -652,13 +724,13 @@ def _register_tool(spec: Tool) -> None:
         # Warnings go to stderr here: the text's own % warning lines would say them twice.
         text = "\n".join(line for line in result.text.split("\n") if not line.startswith("% warning: ")) \
             if warnings else result.text
-        render(out.console, text, result.structured)
+        render(out.console, text, result.structured, inputs)
 
     run.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     run.__annotations__ = annotations
     run.__doc__ = spec.description
-    app.command(spec.name.replace("_", "-"), help=escape(spec.description), short_help=escape(spec.summary),
-                rich_help_panel=panel(spec.group))(run)
+    (target or app).command(command or spec.name.replace("_", "-"), help=escape(spec.description),
+                            short_help=escape(one_line(spec.summary)), rich_help_panel=panel(spec.group))(run)
 
 
 def _read_stdin_argument(arguments: dict[str, Any], text_arguments: set[str]) -> None:
@@ -685,10 +757,22 @@ def _json_argument(name: str, value: str) -> Any:
 for _spec in REGISTRY.values():
     _register_tool(_spec)
 
+# The reference CLI's `memory create|mount|unmount|list` (--name, --scope, --mode): the segment tools again.
+memory_app = typer.Typer(help="Memory segments as the reference CLI names them: create, mount, unmount, list "
+                         "(the same as create-memory, mount-memory, unmount-memory, list-memories).",
+                         no_args_is_help=True)
+app.add_typer(memory_app, name="memory", rich_help_panel=panel("segments"),
+              short_help="create, mount, unmount, list (as zpm)")
+for _verb in ("create", "mount", "unmount", "list"):
+    _register_tool(REGISTRY[f"{_verb}_memories" if _verb == "list" else f"{_verb}_memory"], memory_app, _verb)
+
 app.command(rich_help_panel=ADMIN)(backup)  # cli/backup.py
 
 # The help lists panels in the order their first command appears: the families in the registry's order.
 _PANELS = [panel(group) for group in GROUPS]
+for _command in app.registered_commands:  # the top-level help: one line per command
+    if _command.short_help is None:
+        _command.short_help = one_line(inspect.getdoc(_command.callback) or "")
 app.registered_commands.sort(key=lambda command: _PANELS.index(command.rich_help_panel)
                              if command.rich_help_panel in _PANELS else len(_PANELS))
 

@@ -23,22 +23,38 @@ BUILTIN_OPS = frozenset(BUILTINS)  # the builtins' names (`builtin(name, arity)`
 AGGREGATES = frozenset({"count", "sum", "max", "min", "bag", "set"})
 MAX_ALTERNATIVES = 256
 
-# Prolog builtins that have no meaning in a Datalog rule: refused with a reason
-# instead of being treated as empty user predicates.
+# Prolog constructs that take goals (or control how goals run) and that this engine does not run: a call is
+# refused with the reason, and no fact or rule head may use the name (it could never be queried). Every other
+# Prolog built-in name (open, write, assert, halt, ...) is a plain predicate here: the engine does no I/O and
+# never changes the knowledge base, so `open(issue_42)` is a fact like any other (see reserved_reason).
 UNSUPPORTED = {
     "!": "cut has no meaning in Datalog", "->": "if-then-else is not supported; use two rules",
     "*->": "soft-cut is not supported", "call": "call/N is not supported: write the goal directly",
     "findall": "use aggregate_all(bag(T), Goal, L)", "bagof": "use aggregate_all(bag(T), Goal, L)",
     "setof": "use aggregate_all(set(T), Goal, S)", "forall": "use \\+ (Cond, \\+ Action)",
-    "assert": "rules cannot change the knowledge base", "asserta": "rules cannot change the knowledge base",
-    "assertz": "rules cannot change the knowledge base", "retract": "rules cannot change the knowledge base",
-    "retractall": "rules cannot change the knowledge base", "abolish": "rules cannot change the knowledge base",
-    "halt": "not available", "shell": "not available", "consult": "not available",
-    "write": "no I/O in rules", "writeln": "no I/O in rules", "print": "no I/O in rules",
-    "format": "no I/O in rules", "nl": "no I/O in rules", "read": "no I/O in rules",
-    "read_term": "no I/O in rules", "open": "no I/O in rules", "see": "no I/O in rules",
-    "tell": "no I/O in rules", "catch": "exceptions are not part of Datalog", "throw": "exceptions are not part of Datalog",
+    "catch": "exceptions are not part of Datalog", "throw": "exceptions are not part of Datalog",
 }
+# Control constructs the normalizer itself reads, whatever their arity.
+CONTROL_NAMES = frozenset({",", ";", "\\+", "not", "->", ":-", "|"})
+CONTROL_ATOMS = frozenset({"true", "fail", "false"})
+
+
+def reserved_reason(name: str, arity: int) -> str | None:
+    """Why `name/arity` cannot be a user predicate (a fact, a rule head, a rename target), or None when it can.
+
+    The one rule every write and every query applies: a name is reserved when the engine evaluates it itself
+    (a builtin of builtin_table at that arity, a control construct, aggregate_all/3, true/fail/false) or refuses
+    it in a query (UNSUPPORTED, any arity). Anything else is a predicate like any other, stored and queried."""
+    if is_reserved(name):
+        return "predicate names starting with '$' are reserved"
+    if name in UNSUPPORTED:
+        return f"{name} is a Prolog construct this engine does not run ({UNSUPPORTED[name]})"
+    if name in CONTROL_NAMES:
+        return f"{name} is a control construct"
+    if builtin(name, arity) is not None or name == "aggregate_all" and arity == 3 \
+            or name in CONTROL_ATOMS and arity == 0:
+        return f"{name}/{arity} is a built-in the engine evaluates"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,16 +159,19 @@ def predicate_key(term: Term, where: str) -> tuple[Pred, tuple]:
 
 
 def check_user_predicate(term: Term, role: str) -> None:
-    """Heads and facts may not redefine control constructs or builtins, nor use reserved names."""
+    """Heads and facts may not use a reserved name (reserved_reason), nor be module-qualified."""
     name, arity = indicator(term)
-    if is_reserved(name):
-        raise InvalidProgram(f"predicate names starting with '$' are reserved ({role} {name}/{arity})")
-    if name in (",", ";", "\\+", "not", "->", ":-", "|") or builtin(name, arity) is not None:
-        raise InvalidProgram(f"cannot define built-in or control construct {name}/{arity} as a {role}")
-    if name == "aggregate_all" and arity == 3 or name in ("true", "fail", "false") and arity == 0:
-        raise InvalidProgram(f"cannot define built-in {name}/{arity} as a {role}")
+    reason = reserved_reason(name, arity)
+    if reason is not None:
+        raise InvalidProgram(reserved_message(name, arity, reason))
     if name == ":" and arity == 2:
         raise InvalidProgram(f"a {role} cannot be module-qualified; write it in its own memory segment")
+
+
+def reserved_message(name: str, arity: int, reason: str | None = None) -> str:
+    """The one refusal of a reserved name, worded the same by every tool that writes one (facts, assumptions,
+    rule heads, imports, renames, projections)."""
+    return f"{name}/{arity} cannot be a user predicate: {reason or reserved_reason(name, arity)}"
 
 
 def _dnf(goal: Term, where: str) -> list[list[Term]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..datalog import Normalizer, Program, analyze
-from ..datalog.program import BUILTIN_OPS
+from ..datalog.program import BUILTIN_OPS, reserved_message, reserved_reason
 from ..errors import Conflict, InvalidArguments, NotFound, ReadOnly
 from ..store.repository import Transaction, Visibility
 from ..terms import Compound, Term, format_term, parse_term
@@ -143,8 +143,9 @@ def plan_rename(kb, tx: Transaction, old_functor: str, new_functor: str, arity: 
     if old == new:
         raise InvalidArguments("old_functor and new_functor are identical: self-rename is a no-op", plain=True)
     for name in (old, new):
-        if name in PROTECTED:
-            implied = arity if arity is not None else (2 if name in INFIX else 1 if name in PREFIX else 0)
+        implied = arity if arity is not None else (2 if name in INFIX else 1 if name in PREFIX else 0)
+        # Operators at any arity (the reference's refusal); a control name only where it is one (true/0, not true/1)
+        if name in ALL_OPERATORS or name in PROTECTED and reserved_reason(name, implied) is not None:
             raise InvalidArguments(f"Cannot rename ISO operator: {name}/{implied}", plain=True)
     visible = kb.visibility(tx)
     if arity is None:
@@ -158,6 +159,9 @@ def plan_rename(kb, tx: Transaction, old_functor: str, new_functor: str, arity: 
         arity = found[0]
     if arity not in _arities(tx, segment, old, visible):
         raise NotFound(f"Predicate not found: {old}/{arity} in memory '{segment.name}'", memory=segment.name)
+    reason = reserved_reason(new, arity)
+    if reason is not None:  # the renamed facts could never be queried: refused as remember_fact refuses them
+        raise InvalidArguments(reserved_message(new, arity, reason), argument="new_functor")
     if arity in _arities(tx, segment, new, visible):
         raise Conflict(f"Cannot rename: {new}/{arity} already exists in memory '{segment.name}'",
                        memory=segment.name, plain=True)
