@@ -27,7 +27,8 @@ NOT_PRINTED = {"warnings": "printed on standard error before the result",
                "is_error": "the exit status says it",
                "values": "query_logic's answers again (bindings), in the table",
                "variables": "the table's header", "total": "the row count under the table",
-               "truncated": "the row count under the table says when rows were cut"}
+               "truncated": "the row count under the table says when rows were cut",
+               "model_calls": "always 0: no tool calls a model (a field the references' replies carry)"}
 # Keys the main rendering shows in its own form rather than as a `key: value` line.
 AS_FORM = {"proven": "a proof tree when true, 'not provable' when false", "proof_nodes": "the proof tree",
            "bindings": "the table of answers, under the variables' names", "proofs": "prove's lines, one per proof"}
