@@ -734,18 +734,29 @@ def sorted_rows(rels: Relations, pred, budget=None) -> list | None:
 
         keys = [order_key(t) for t in terms]
         ranked = sorted(range(count), key=keys.__getitem__)
+    by_rank = np.array(ranked, dtype=I64)  # rank -> id
     rank = np.empty(count, dtype=I64)
-    rank[np.array(ranked, dtype=I64)] = np.arange(count, dtype=I64)
+    rank[by_rank] = np.arange(count, dtype=I64)
     columns = [rank[c] for c in mirror.columns()]
-    if count ** len(columns) < 1 << 62:
+    width = len(columns)
+    if count ** width < 1 << 62:
+        # One key per row packing its ranks; rows are distinct, so are keys: sort the keys themselves (no
+        # permutation to gather by) and unpack each column's ranks from them.
         key = columns[0].copy()
         for column in columns[1:]:
             key *= count
             key += column
-        order = np.argsort(key, kind="stable")
+        key.sort()
+        ordered = []
+        for i in range(width):
+            ranks = key // count ** (width - 1 - i) if i < width - 1 else key.copy()
+            if i:
+                ranks %= count
+            ordered.append(by_rank[ranks])
     else:
         order = np.lexsort(columns[::-1])
-    return _rows([c[order] for c in mirror.columns()], interner, budget)
+        ordered = [c[order] for c in mirror.columns()]
+    return _rows(ordered, interner, budget)
 
 
 def _rows(columns: list, interner: Interner, budget=None) -> list:
