@@ -394,15 +394,61 @@ def test_answers_built_from_deferred_columns_stay_within_the_memory_budget(monke
     from memory.terms import parse_term
 
     filling = []
-    real_fill = arrays._fill
+    real_fill, real_rows = arrays._fill, arrays._rows
 
     def fill(*args, **kw):
         filling.append(1)
         return real_fill(*args, **kw)
+
+    def rows(*args, **kw):  # the answers built straight from the columns, sorted there
+        filling.append(1)
+        return real_rows(*args, **kw)
     monkeypatch.setattr(arrays, "_fill", fill)
+    monkeypatch.setattr(arrays, "_rows", rows)
     monkeypatch.setattr("memory.datalog.budget.resident_mb", lambda pid=None: 10_000.0 if filling else 10.0)
     monkeypatch.setattr("memory.datalog.budget.MEMORY_CHECK_S", 0.0)  # every check reads the resident set
     load = lambda preds: {p: chain(60) if p == Pred.stored("edge", 2) else [] for p in preds}  # noqa: E731
     with threshold(0), pytest.raises(BudgetExceeded) as caught:
         solve(program(TC), parse_term("path(X, Y)"), load, budget=Budget(max_memory_mb=5_000))
     assert caught.value.details["limit_kind"] == "memory_mb" and filling
+
+
+MIXED = [0, 1, -3, 10**12, "a", "b", "zz", Float(1.0), Float(-2.5), String("s"), Compound("f", (1,)),
+         Compound("g", ("a", 2))]
+
+
+def _answers_both_ways(edges: list) -> tuple[list, list, list]:
+    """path(X, Y)'s answers forced columnar and on the tuple path, and whether each columnar evaluation's answers
+    were built from its columns."""
+    prog = program(TC)
+    edb = {("edge", 2): edges}
+    built = []
+    real = arrays.sorted_rows
+
+    def sorted_rows(*args, **kw):
+        out = real(*args, **kw)
+        built.append(out is not None)
+        return out
+    arrays.sorted_rows = sorted_rows
+    try:
+        with threshold(0):
+            forced = answers(prog, "path(X, Y)", edb)
+    finally:
+        arrays.sorted_rows = real
+    with threshold(None):
+        plain = answers(prog, "path(X, Y)", edb)
+    return forced, plain, built
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(MIXED), st.sampled_from(MIXED)), min_size=1, max_size=60))
+def test_answers_sorted_from_the_columns_are_the_tuple_paths_in_standard_order(edges):
+    """A goal's answers built straight from the deferred columns (ranked terms, one integer sort) are the tuple
+    path's answers, in the same standard order, whatever mix of numbers, atoms, strings and compounds."""
+    forced, plain, built = _answers_both_ways(edges)
+    assert forced == plain
+
+
+def test_a_bulk_goals_answers_come_from_its_columns():
+    forced, plain, built = _answers_both_ways(list(zip(MIXED, MIXED[1:])) + chain(50))
+    assert forced == plain and built == [True]

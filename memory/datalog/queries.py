@@ -13,7 +13,7 @@ from .analysis import Strata, check_safety, stratify
 from .budget import Budget
 from .builtins import order_key
 from .demand import magic_rewrite
-from .engine import EdbLoader, Model, evaluate, settled
+from .engine import EdbLoader, Model, evaluate, guarded, settled
 from .maintenance import BaseChange, base_copies, maintain
 from .predicates import Pred
 from .program import Lit, Normalizer, Program, Rule, SourceRule, body_preds, predicate_key, rules_by_head
@@ -216,9 +216,25 @@ def solve_kept(program: Program, goal: Term, load: EdbLoader, *, budget: Budget 
         model.release()
         return answers, None
     model, rules = _evaluate_for(extended, roots, load, budget, demand, factor=True)
-    answers = _answers(variables, settled(model, head, budget), head)  # built within the budget
+    answers = _columnar_answers(variables, model, head, budget) or _answers(
+        variables, settled(model, head, budget), head)  # built within the budget
     model.relations.let_go()  # kept between uses: the stored relations it reads may grow in place meanwhile
     return answers, Evaluation(answers, model, stratify(extended, rules), head)
+
+
+def _columnar_answers(variables: list[str], model: Model, head: Pred, budget: Budget | None) -> AllAnswers | None:
+    """The answers straight from the columns a bulk evaluation derived them as (sorted there, the head's relation
+    left as columns); None when they are not columns (the tuple path derived them)."""
+    if model.relations.columnar is None:
+        return None
+    from .columnar.arrays import sorted_rows  # numpy is loaded already: the evaluation went columnar
+
+    try:
+        rows = guarded(lambda: sorted_rows(model.relations, head, budget), budget)
+    except BaseException:
+        model.release()
+        raise
+    return None if rows is None else AllAnswers(variables, rows, model.iterations, model.derived)
 
 
 def _answers(variables: list[str], model: Model, head: Pred) -> AllAnswers:

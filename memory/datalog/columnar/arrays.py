@@ -709,3 +709,61 @@ def copy_into(rels: Relations, source, head, into: dict, code: int) -> int:
     found = state.pending_for(into, head, keyset)
     found.add(columns, keys, code)
     return len(keys)
+
+
+def sorted_rows(rels: Relations, pred, budget=None) -> list | None:
+    """The tuples of a relation held only as deferred columns, in the standard order of terms, built straight from
+    the columns (each distinct term ranked once, the rows ordered by one integer sort), so answers to a bulk goal
+    are neither settled into the relation's dict nor sorted as Python tuples; the relation stays deferred. None
+    when the relation is not wholly deferred columns (the caller settles and sorts). Built within `budget`."""
+    state = rels.columnar
+    if state is None or not pred.arity:
+        return None
+    mirror = state.mirrors.get(pred)
+    relation = rels.raw.get(pred)
+    if mirror is None or mirror.relation is not relation or relation or mirror.settled or not mirror.n:
+        return None
+    interner = state.interner
+    count = max(int(c.max()) for c in mirror.columns()) + 1  # the ids its rows use (a finished state keeps no count)
+    terms = interner.terms[:count].tolist()
+    kinds = set(map(type, terms))
+    if kinds == {int} or kinds == {str}:  # Python's order is the standard order within each of these
+        ranked = sorted(range(count), key=terms.__getitem__)
+    else:
+        from ..builtins import order_key
+
+        keys = [order_key(t) for t in terms]
+        ranked = sorted(range(count), key=keys.__getitem__)
+    by_rank = np.array(ranked, dtype=I64)  # rank -> id
+    rank = np.empty(count, dtype=I64)
+    rank[by_rank] = np.arange(count, dtype=I64)
+    columns = [rank[c] for c in mirror.columns()]
+    width = len(columns)
+    if count ** width < 1 << 62:
+        # One key per row packing its ranks; rows are distinct, so are keys: sort the keys themselves (no
+        # permutation to gather by) and unpack each column's ranks from them.
+        key = columns[0].copy()
+        for column in columns[1:]:
+            key *= count
+            key += column
+        key.sort()
+        ordered = []
+        for i in range(width):
+            ranks = key // count ** (width - 1 - i) if i < width - 1 else key.copy()
+            if i:
+                ranks %= count
+            ordered.append(by_rank[ranks])
+    else:
+        order = np.lexsort(columns[::-1])
+        ordered = [c[order] for c in mirror.columns()]
+    return _rows(ordered, interner, budget)
+
+
+def _rows(columns: list, interner: Interner, budget=None) -> list:
+    """The tuples of id columns, in order, a slice at a time between budget checks (see `_fill`)."""
+    out: list = []
+    for start in range(0, len(columns[0]), SINK_SLICE):
+        out += zip(*[interner.decode(c[start:start + SINK_SLICE]) for c in columns])
+        if budget is not None:
+            budget.check()
+    return out
