@@ -166,7 +166,7 @@ def test_large_bodies_are_parsed_one_at_a_time_and_small_ones_meanwhile():
     async def request(kind: str, length: int | None) -> None:
         headers = [(b"mcp-session-id", b"s" * 32)] + ([(b"content-length", str(length).encode())]
                                                       if length is not None else [])
-        scope = {"type": "http", "method": "POST", "headers": headers, "kind": kind}
+        scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers, "kind": kind}
 
         async def receive():
             return {"type": "http.request", "body": b"", "more_body": False}
