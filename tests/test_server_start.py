@@ -9,6 +9,7 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from memory.early_initialize import ANSWERS_FILE, answers_path, fingerprint, keep, requested_version
@@ -36,41 +37,43 @@ def _session(db: str, first=INIT) -> tuple[dict, dict, list[str], str]:
     return first_answer, listed, extra, server.proc.stderr.read()
 
 
-def test_a_second_start_answers_initialize_from_the_kept_answer_once_and_still_serves(db_path):
+@pytest.fixture(autouse=True)
+def _no_workers(monkeypatch):
+    monkeypatch.setenv("DATALOG_MEMORY_WORKERS", "0")  # these starts evaluate nothing: no worker to start
+
+
+def test_a_later_start_answers_initialize_from_the_kept_answer_once_and_a_stale_one_is_said_and_replaced(db_path):
     first, listed_first, extra_first, _ = _session(db_path)
     kept = json.loads(_kept_file().read_text())
     assert kept["fingerprint"] == fingerprint() and kept["answers"]["2025-11-25"] == first["result"]
 
     second, listed, extra, stderr = _session(db_path)
-    assert second == first  # the same answer, byte for byte in content
+    assert second == first  # the same answer
     assert listed["id"] == 2 and listed["result"]["tools"] == listed_first["result"]["tools"]  # the SDK was initialized
     assert extra == extra_first == []  # the SDK's own answer to initialize was not sent a second time
     assert "WARNING" not in stderr, stderr
 
-
-def test_a_kept_answer_that_differs_from_the_sdks_is_said_and_replaced(db_path):
-    first, *_ = _session(db_path)
     stale = {**first["result"], "instructions": "an answer from another build"}
     keep("2025-11-25", stale)
-    second, listed, extra, stderr = _session(db_path)
-    assert second["result"] == stale  # what was kept is what was sent (the client was answered at once) ...
+    third, listed, extra, stderr = _session(db_path)
+    assert third["result"] == stale  # what was kept is what was sent (the client was answered at once) ...
     assert "the SDK's answer differs" in stderr and extra == []  # ... and the difference is said, not hidden
     assert listed["result"]["tools"]
     assert json.loads(_kept_file().read_text())["answers"]["2025-11-25"] == first["result"]  # the SDK's is kept
 
 
-def test_a_kept_file_of_another_build_or_another_first_request_is_left_to_the_sdk(db_path):
+def test_a_kept_file_of_another_build_and_a_first_request_of_another_kind_are_left_to_the_sdk(db_path):
     path = _kept_file()
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({"fingerprint": "another build", "answers": {"2025-11-25": {"forged": True}}}))
-    first, listed, extra, _ = _session(db_path)
-    assert "forged" not in first["result"] and first["result"]["serverInfo"]["name"] == "datalog-memory"
-    # A ping first: answered by the SDK (before initialize), the initialize after it too, nothing twice.
+    # A ping first: answered by the SDK (before initialize), then the initialize, by the SDK too, nothing twice.
     server = RawServer(db_path)
-    assert server.request({"jsonrpc": "2.0", "id": 0, "method": "ping"})["id"] == 0
-    assert server.request(INIT)["result"] == first["result"]
+    assert server.request({"jsonrpc": "2.0", "id": 0, "method": "ping"}) == {"jsonrpc": "2.0", "id": 0, "result": {}}
+    answer = server.request(INIT)["result"]
+    assert "forged" not in answer and answer["serverInfo"]["name"] == "datalog-memory"
     assert server.close() == 0
     assert server.proc.stdout is not None and server.proc.stdout.read() == ""
+    assert json.loads(path.read_text()) == {"fingerprint": fingerprint(), "answers": {"2025-11-25": answer}}
 
 
 def test_end_of_input_after_a_partial_first_line_ends_the_server(db_path):
@@ -104,7 +107,7 @@ def _near_initialize(draw) -> dict:
     return message
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(_near_initialize())
 def test_only_an_initialize_the_sdk_accepts_is_answered_early(message):
     found = requested_version(json.dumps(message))
