@@ -228,8 +228,16 @@ def serve(
         if sock is not None:
             sock.close()
         _fail(exc, False)
-    # The evaluation processes start before the MCP package is imported (most of the server's start-up): they
-    # get ready meanwhile, so neither the first call nor a second one right after it waits for a cold start.
+    # Over stdio the first line is read, and an initialize answered when an earlier start kept the SDK's answer
+    # to it, before the evaluation processes start (they would take the CPU the answer needs) and before the SDK
+    # is imported (most of a start): memory/early_initialize.py.
+    early = None
+    if not http and not sys.stdin.isatty():
+        from memory.early_initialize import early_start
+
+        early = early_start()
+    # The evaluation processes start before the MCP package is imported: they get ready meanwhile, so neither
+    # the first call nor a second one right after it waits for a cold start.
     if workers is not None:
         workers.start()
     try:
@@ -241,7 +249,7 @@ def serve(
         else:
             from memory.mcp_server import serve as run
 
-            run(memory, log_level, workers)
+            run(memory, log_level, workers, early)
     finally:
         if workers is not None:
             workers.close()  # no worker outlives the server

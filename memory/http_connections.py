@@ -15,7 +15,16 @@ cap, a new connection closes the oldest idle one instead of being refused, and a
 (DATALOG_MEMORY_HTTP_MAX_CONNECTIONS_PER_PEER; by default a quarter of the whole, at least 64) gives up its own oldest
 idle connection; a connection is refused only when none is idle. Closing an idle keep-alive connection is
 ordinary HTTP (a client opens another), so a flood of idle connections, with or without a token, no longer
-leaves a caller unserved until the flood ends."""
+leaves a caller unserved until the flood ends.
+
+Why a subclass of uvicorn's `H11Protocol` (not public API) and not uvicorn's own settings: `limit_concurrency`
+answers 503 to requests over the limit but neither closes idle connections nor lets one in by evicting them,
+and `timeout_keep_alive` restarts with any byte, so nothing public bounds how long a request may take to
+arrive. The subclass rests on four hooks (connection_made, data_received, on_response_complete,
+connection_lost) and two attributes (`conn`, the h11 connection; `connections`, the server's set); this module
+is the only place uvicorn's internals are used, pyproject pins the tested uvicorn minor release, and
+tests/test_http_limits.py::test_the_uvicorn_hooks_the_connection_limits_rest_on_are_still_there fails by name
+if a release moves them."""
 
 from __future__ import annotations
 

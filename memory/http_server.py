@@ -41,7 +41,7 @@ from . import __version__
 from .api import Memory
 from .http_connections import GuardedH11Protocol
 from .settings import positive
-from .mcp_server import Arrivals, announce_storage, build_server, configure_logging, read_message, taking
+from .mcp_server import SESSION_STATE, Arrivals, announce_storage, build_server, configure_logging, read_message, taking
 from .sources.context import CallerContext
 from .sources.tokens import caller_of, is_loopback, verify
 from .store import Store, absolute
@@ -83,6 +83,9 @@ class _Session:
     scope: dict
     busy: int = 0
     last_used: float = 0.0
+    # The session's own state (its enabled tools, its log threshold): handed to the handlers in the scope, so
+    # they need no private handle on the SDK's connection object.
+    state: dict = dataclasses.field(default_factory=dict)
 
 
 class SessionShares:
@@ -153,10 +156,16 @@ class TokenGate:
         if scope["type"] != "http":  # the lifespan
             await self.app(scope, receive, send)
             return
+        if scope.get("path", "").rstrip("/") != PATH:
+            # Nothing else is served: OAuth/OIDC discovery (/.well-known/...) and any other path are unknown, so a
+            # client probing for authorization metadata learns there is none (404), not that it lacks a token (401).
+            await _plain(send, 404, f"not found: this server serves MCP at {PATH} only")
+            return
         named = _headers(scope).get(SESSION_HEADER.encode(), [None])[0]
         record = self.shares.open.get(named) if named is not None else None
         if record is not None:  # in use while this request (or stream) lasts
             record.busy += 1
+            scope[SESSION_STATE] = record.state
         try:
             await self._ordered(scope, receive, send, named if scope["method"] == "POST" else None)
         finally:

@@ -38,7 +38,6 @@ from mcp.server import Server
 from mcp.server.caching import CacheHint
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.stdio import stdio_server
-from mcp.shared._context_streams import create_context_streams
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp.shared.dispatcher import coerce_request_id
@@ -51,6 +50,8 @@ from . import __version__
 from .api import CallerMemories, Memory
 from . import guide, resources
 from .datalog.budget import CURRENT_CANCELLATION, Cancellation, cancellable
+from .early_initialize import EarlyStart
+from .early_initialize import keep as keep_answer
 from .errors import DatalogMemoryError, InvalidArguments, NotFound
 from .log_level import log_level
 from .sources.context import CallerContext
@@ -109,19 +110,25 @@ def _error(failure: ToolResult) -> types.CallToolResult:
 
 
 LOG_THRESHOLD = "datalog-memory/log-threshold"
+# Where the HTTP gate leaves a handshake-era session's own state in the request's ASGI scope (http_server.py).
+SESSION_STATE = "datalog-memory.session-state"
 
 
-def _connection_state(ctx, fallback: dict) -> dict:
-    """The SDK's per-connection scratch state (`Connection.state`: one per stdio process, one per HTTP session),
-    which a low-level handler reaches only through its per-request session proxy."""
-    state = _own_state(ctx)
-    return state if state is not None else fallback
+@contextlib.asynccontextmanager
+async def _per_connection(_server):
+    """The server's lifespan, which the SDK enters once per `Server.run` (one stdio process, one in-memory
+    client): its value (`ctx.lifespan_context`) is that connection's own state."""
+    yield {}
 
 
 def _own_state(ctx) -> dict | None:
-    """The connection's own state, or None for a request that belongs to no connection that lasts."""
-    connection = getattr(ctx.session, "_connection", None)
-    state = getattr(connection, "state", None)
+    """The state of the connection a request belongs to (its enabled tools, its log threshold), through the SDK's
+    public request context only: over HTTP, the gate's record of the request's session (none for a stateless
+    2026-07-28 request); otherwise the lifespan of the `Server.run` serving it."""
+    if ctx.request is not None:
+        state = ctx.request.scope.get(SESSION_STATE)
+    else:
+        state = ctx.lifespan_context
     return state if isinstance(state, dict) else None
 
 
@@ -145,6 +152,8 @@ RESOURCE_NOT_FOUND = -32002
 
 
 Identify = typing.Callable[[typing.Any], "CallerContext | None"]
+# A request's cancellation and place in its connection's order, by its JSON-RPC id (stdio's `Requests`).
+Tracked = typing.Callable[[typing.Any], "tuple[Cancellation, Turn] | None"]
 
 
 class Turn:
@@ -247,22 +256,36 @@ async def in_turn(writing: bool):
 
 
 def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Identify | None = None,
-                 toolsets: typing.Collection[str] | None = None) -> Server:
+                 toolsets: typing.Collection[str] | None = None, tracked: Tracked | None = None) -> Server:
     """The MCP server over `memory`. With `workers`, the calls of tools that evaluate (the registry's
     `evaluates`) run in its worker processes; without, every call runs in this process. `identify` names
     the caller of a request from its context (the HTTP transport: the request's token and connection);
     None, or it returning None, means the caller `memory` was opened with (stdio: the host's environment).
     `toolsets`: the tool names every connection starts with (default: $DATALOG_MEMORY_TOOLSETS, else the
-    default set); a connection adds more with enable_toolsets, and any other tool is unknown to it."""
+    default set); a connection adds more with enable_toolsets, and any other tool is unknown to it. `tracked`
+    gives a request's cancellation and turn by its id (the stdio loop notes both as it reads the request); over
+    HTTP they come with the request's context instead (the gate sets them around the SDK's handling)."""
     starting = frozenset(toolsets) if toolsets is not None else from_environment()
     listings: dict[frozenset[str], list[types.Tool]] = {}
     memories = CallerMemories(memory)
     # The 2025-11-25 era's logging/setLevel threshold, per connection (stdio has one, HTTP one per session).
     # Before the client sets one, only warnings and worse are sent. The 2026-07-28 era opts in per request.
-    shared: dict = {}  # where it is kept if the SDK ever stops giving a connection's state (see _connection_state)
+    shared: dict = {}  # a stateless request's (2026-07-28 over HTTP), which has no connection of its own
 
     def thresholds(ctx) -> dict:
-        return _connection_state(ctx, shared)
+        state = _own_state(ctx)
+        return state if state is not None else shared
+
+    @contextlib.contextmanager
+    def scoped(ctx):
+        """The handler's body runs under its request's cancellation and in its turn, when the loop noted them."""
+        found = tracked(ctx.request_id) if tracked is not None and ctx.request_id is not None else None
+        if found is None:
+            yield
+            return
+        token, turn = found
+        with cancellable(token), taking(turn):
+            yield
 
     def caller(ctx) -> CallerContext | None:
         return identify(ctx) if identify is not None else None
@@ -304,6 +327,10 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
             log.debug("could not send a log message", exc_info=True)
 
     async def call(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        with scoped(ctx):
+            return await calling(ctx, params)
+
+    async def calling(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         started = time.perf_counter()
         try:
             spec = get_tool(params.name)
@@ -342,9 +369,10 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
     async def list_resources(ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         cursor = params.cursor if params is not None else None
         try:
-            async with in_turn(False):
-                page, after = await anyio.to_thread.run_sync(resources.list_resources, memories.of(caller(ctx)),
-                                                             cursor)
+            with scoped(ctx):
+                async with in_turn(False):
+                    page, after = await anyio.to_thread.run_sync(resources.list_resources, memories.of(caller(ctx)),
+                                                                 cursor)
         except DatalogMemoryError as exc:
             raise MCPError(INVALID_PARAMS, exc.message, exc.to_dict()) from None
         return types.ListResourcesResult(next_cursor=after, resources=[
@@ -359,8 +387,10 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
     async def read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = str(params.uri)
         try:
-            async with in_turn(False):
-                text, mime = await anyio.to_thread.run_sync(resources.read_resource, memories.of(caller(ctx)), uri)
+            with scoped(ctx):
+                async with in_turn(False):
+                    text, mime = await anyio.to_thread.run_sync(resources.read_resource, memories.of(caller(ctx)),
+                                                                uri)
         except (NotFound, InvalidArguments):  # one answer for unknown and invisible: no existence oracle
             raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri[:200]}", {"uri": uri[:200]}) from None
         except DatalogMemoryError as exc:
@@ -403,7 +433,7 @@ def build_server(memory: Memory, workers: WorkerPool | None = None, identify: Id
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # logging is deprecated at 2026-07-28, still part of 2025-11-25
         server = Server("datalog-memory", version=__version__, title="datalog-memory", instructions=INSTRUCTIONS,
-                        cache_hints=hints, on_list_tools=list_tools, on_call_tool=call,
+                        cache_hints=hints, lifespan=_per_connection, on_list_tools=list_tools, on_call_tool=call,
                         on_list_resources=list_resources, on_list_resource_templates=list_templates,
                         on_list_prompts=list_prompts, on_get_prompt=get_prompt,
                         on_read_resource=read_resource, on_set_logging_level=set_level)
@@ -562,6 +592,9 @@ class Requests:
     def __init__(self) -> None:
         self.open: dict = {}
         self.turns: dict = {}  # each open request's place in the connection's order
+        # What each request's handler runs under, until it takes it (`lookup`) or the request is answered. One of
+        # a request cancelled before its handler starts stays (it never starts): a few hundred bytes each.
+        self.scopes: dict = {}
         self.arrivals = Arrivals()
         self._idle = anyio.Event()
         self._idle.set()
@@ -570,12 +603,20 @@ class Requests:
         token = self.open[_key(request_id)] = Cancellation()
         turn = self.turns[_key(request_id)] = self.arrivals.arrive()
         turn.classify(writing)  # over stdio the line is read here: known at arrival
+        self.scopes[_key(request_id)] = (token, turn)
         self._idle = anyio.Event() if self._idle.is_set() else self._idle
         return token, turn
+
+    def lookup(self, request_id) -> tuple[Cancellation, Turn] | None:
+        """The cancellation and turn of a request read and not answered yet, for its handler (`build_server`'s
+        `tracked`): they go by id, since the SDK runs a handler in a context of its own."""
+        return self.scopes.pop(_key(request_id), None)
 
     def closed(self, request_id, reason: str | None = None) -> None:
         token = self.open.pop(_key(request_id), None)
         turn = self.turns.pop(_key(request_id), None)
+        if not reason:
+            self.scopes.pop(_key(request_id), None)
         if token is not None and reason:
             token.cancel(reason)
         # Answered, or cancelled before its handler started (it never will): it holds nobody back. One cancelled
@@ -596,14 +637,19 @@ class Requests:
 STOP = None  # put in the line stream by a signal: read no further
 
 
-def _read_lines(lines, token) -> None:
+def _read_lines(lines, token, early: EarlyStart | None = None) -> None:
     """Read stdin in a daemon thread, so a blocked read never keeps the process from exiting. It reads
     the descriptor itself: a daemon thread blocked inside `sys.stdin`'s buffered reader holds its lock,
-    and the interpreter aborts when it finalizes `sys.stdin` at exit."""
+    and the interpreter aborts when it finalizes `sys.stdin` at exit. What `early` read ahead goes first."""
     fd = sys.stdin.fileno()
     pending: list[bytes] = []
     try:
-        while chunk := os.read(fd, 1 << 16):
+        if early is not None:
+            for line in early.lines:
+                anyio.from_thread.run(lines.send, line, token=token)
+            if early.rest:
+                pending.append(early.rest)
+        while not (early is not None and early.ended) and (chunk := os.read(fd, 1 << 16)):
             *complete, rest = chunk.split(b"\n")
             for part in complete:
                 pending.append(part)
@@ -618,28 +664,41 @@ def _read_lines(lines, token) -> None:
         return  # the server stopped reading, or is gone
 
 
-async def _serve(memory: Memory, interactive: bool = False, workers: WorkerPool | None = None) -> None:
+async def _serve(memory: Memory, interactive: bool = False, workers: WorkerPool | None = None,
+                 early: EarlyStart | None = None) -> None:
     """Serve until end of input or a signal; every request read is answered before the server exits.
 
     SIGINT or SIGTERM stops reading and lets the calls in flight finish (their evaluations are bounded
     by the budget); a second signal, or Ctrl-C when a person started the server on a terminal,
     cancels them at once. `workers`, started by the caller, evaluate; the caller closes them."""
     if workers is not None:
-        # Ready before the first request is handled: a call never pays for the worker's cold start.
-        if not await anyio.to_thread.run_sync(workers.wait_ready):
-            log.error("the evaluation process did not start; evaluating calls will fail (see the log above)")
-    await _serve_with(memory, workers, interactive)
+        # Serving does not wait for the worker (initialize, tools/list and the calls that do not evaluate are
+        # answered meanwhile; an evaluating call waits for it), but one that cannot start is said at once.
+        threading.Thread(target=_report_unready, args=(workers,), name="workers-ready", daemon=True).start()
+    await _serve_with(memory, workers, interactive, early)
 
 
-async def _serve_with(memory: Memory, workers: WorkerPool | None, interactive: bool) -> None:
+def _report_unready(workers: WorkerPool) -> None:
+    if not workers.wait_ready():
+        log.error("the evaluation process did not start; evaluating calls will fail (see the log above)")
+
+
+async def _serve_with(memory: Memory, workers: WorkerPool | None, interactive: bool,
+                      early: EarlyStart | None = None) -> None:
     """The protocol loop of `_serve`, its evaluating calls sent to `workers` when there are any."""
-    server = build_server(memory, workers)
-    options = initialization_options(server)
     requests = Requests()
+    # The initialize requests read and not answered yet, with the version each asked for: the SDK's answer is
+    # kept for the next start (early_initialize.py), and not sent again to the one answered before it loaded.
+    initializing: dict = {}
+    early_key = _key(early.answered) if early is not None and early.answered is not None else None
+    server = build_server(memory, workers, tracked=requests.lookup)
+    options = initialization_options(server)
     stopping = False
     async with _wire_out() as stdout, stdio_server(stdin=_NO_INPUT, stdout=stdout) as (_, write_stream):
-        forward, inbound = create_context_streams[SessionMessage | Exception](0)
-        outbound, relay = create_context_streams[SessionMessage](0)
+        # Plain memory streams into `Server.run` (its public entry): a handler finds its request's cancellation
+        # and turn by id (`Requests.lookup`), so nothing rides on the SDK's sender-context streams.
+        forward, inbound = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        outbound, relay = anyio.create_memory_object_stream[SessionMessage](0)
         lines_in, lines = anyio.create_memory_object_stream[str | None](0)
 
         async def screen() -> None:
@@ -655,10 +714,11 @@ async def _serve_with(memory: Memory, workers: WorkerPool | None, interactive: b
                         continue
                     message = item.message
                     if isinstance(message, JSONRPCRequest):
-                        # The handler runs in a copy of this context: its evaluations see the token.
-                        token, turn = requests.opened(message.id, writes(message.method, message.params))
-                        with cancellable(token), taking(turn):
-                            await forward.send(item)
+                        # Noted before the SDK sees it: its handler looks its cancellation and turn up by id.
+                        requests.opened(message.id, writes(message.method, message.params))
+                        if message.method == "initialize" and isinstance(message.params, dict):
+                            initializing[_key(message.id)] = message.params.get("protocolVersion")
+                        await forward.send(item)
                         continue
                     if isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
                         target = (message.params or {}).get("requestId")
@@ -669,11 +729,22 @@ async def _serve_with(memory: Memory, workers: WorkerPool | None, interactive: b
 
         async def answer() -> None:
             """Relay the server's messages to stdout, marking requests answered once written."""
+            nonlocal early_key
             async with relay, write_stream:
                 async for item in relay:
-                    await write_stream.send(item)
-                    if isinstance(item.message, (JSONRPCResponse, JSONRPCError)) and item.message.id is not None:
-                        requests.closed(item.message.id)
+                    message = item.message
+                    answered = isinstance(message, (JSONRPCResponse, JSONRPCError)) and message.id is not None
+                    key = _key(message.id) if answered else None
+                    version = initializing.pop(key, None) if key is not None else None
+                    if key is not None and key == early_key:  # answered before the SDK loaded: not sent twice
+                        early_key = None
+                        _check_early(early, _wire_result(message))
+                    else:
+                        await write_stream.send(item)
+                    if answered:
+                        requests.closed(message.id)
+                    if isinstance(version, str) and (result := _wire_result(message)) is not None:
+                        await anyio.to_thread.run_sync(keep_answer, version, result)  # for the next start
 
         async def signals(serving: anyio.CancelScope) -> None:
             nonlocal stopping
@@ -695,7 +766,7 @@ async def _serve_with(memory: Memory, workers: WorkerPool | None, interactive: b
                     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                         pass  # input had ended already
 
-        reader = threading.Thread(target=_read_lines, args=(lines_in, anyio.lowlevel.current_token()),
+        reader = threading.Thread(target=_read_lines, args=(lines_in, anyio.lowlevel.current_token(), early),
                                   name="stdin", daemon=True)
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(answer)  # ends when the server closes its side
@@ -705,6 +776,23 @@ async def _serve_with(memory: Memory, workers: WorkerPool | None, interactive: b
                 serving.start_soon(signals, serving.cancel_scope)
                 await server.run(inbound, outbound, options)
                 serving.cancel_scope.cancel()
+
+
+def _wire_result(message) -> dict | None:
+    """A response's result as it goes on the wire (the SDK's own serialization), None for an error."""
+    if not isinstance(message, JSONRPCResponse):
+        return None
+    return json.loads(message.model_dump_json(by_alias=True, exclude_unset=True)).get("result")
+
+
+def _check_early(early: EarlyStart | None, result: dict | None) -> None:
+    """The SDK's answer to the initialize answered early must be what was sent (else the fingerprint missed a
+    change: the SDK's answer is kept for the next start, and this one is said)."""
+    if early is not None and result is not None and result == early.sent:
+        return
+    log.warning("initialize was answered from the answer kept by an earlier start, and the SDK's answer differs "
+                "(%s); the SDK's is kept for the next start. If the client misbehaves, restart the server",
+                "an error" if result is None else "another result")
 
 
 class _PipeOut:
@@ -785,8 +873,11 @@ def announce_storage(memory: Memory) -> None:
     warn = getattr(memory.store, "startup_warning", None)
     note = warn() if warn is not None else None
     if note is not None:
-        log.warning("%s", note)
-        if log.getEffectiveLevel() > logging.WARNING:
+        # No file yet is what every first start looks like: a notice (INFO), not a warning; a memory it can
+        # only read is a warning. Below the log level, the note is still printed on one line.
+        level = logging.INFO if not getattr(memory.store, "exists", True) else logging.WARNING
+        log.log(level, "%s", note)
+        if log.getEffectiveLevel() > level:
             print(f"datalog-memory: {note}", file=sys.stderr, flush=True)
     lost = getattr(memory.store, "lost", None)
     if lost is not None:
@@ -796,11 +887,13 @@ def announce_storage(memory: Memory) -> None:
         threading.Thread(target=watch, name="storage-watch", daemon=True).start()
 
 
-def serve(memory: Memory, level: str | None = None, workers: WorkerPool | None = None) -> None:
+def serve(memory: Memory, level: str | None = None, workers: WorkerPool | None = None,
+          early: EarlyStart | None = None) -> None:
     """Serve MCP over stdin/stdout until stdin closes or a signal. Logs go to stderr only.
 
     `workers` is the started pool the evaluating calls go to (its owner closes it; `datalog-memory serve`
-    starts it before this module is imported, see cli/main.py); None evaluates in this process."""
+    starts it before this module is imported, see cli/main.py); None evaluates in this process. `early`: what
+    was read from stdin, and answered, before this module was imported (memory/early_initialize.py)."""
     configure_logging(level)
     interactive = sys.stdin.isatty()
     log.info("datalog-memory %s serving %s (MCP %s by handshake; %s stateless)", __version__,
@@ -811,6 +904,6 @@ def serve(memory: Memory, level: str | None = None, workers: WorkerPool | None =
         print(f"datalog-memory {__version__}: an MCP server on stdin/stdout, meant to be started by an MCP "
               "client (see README). Press Ctrl-C to stop it.", file=sys.stderr, flush=True)
     try:
-        anyio.run(_serve, memory, interactive, workers)
+        anyio.run(_serve, memory, interactive, workers, early)
     except KeyboardInterrupt:  # Ctrl-C before the signal handlers were in place
         pass

@@ -28,6 +28,7 @@ for prefix in ("DATALOG_MEMORY_", "SYMBOLIC_MEMORY_"):
         os.environ.pop(prefix + name, None)
 os.environ["HOME"] = str(SESSION_HOME / "home")
 os.environ["XDG_DATA_HOME"] = str(SESSION_HOME / "xdg")
+os.environ["XDG_CACHE_HOME"] = str(SESSION_HOME / "xdg-cache")  # what `serve` keeps to answer initialize early
 os.environ["DATALOG_MEMORY_DB"] = str(SESSION_HOME / "project" / "memory.db")
 # Servers the tests start list every tool with its whole contract (the references' names and schemas); the
 # tests of the default toolsets (tests/test_toolsets.py) choose theirs.
@@ -236,6 +237,7 @@ def _isolated_env(tmp_path, monkeypatch):
     places = tmp_path / "isolated"
     monkeypatch.setenv("HOME", str(places / "home"))
     monkeypatch.setenv("XDG_DATA_HOME", str(places / "xdg"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(places / "xdg-cache"))
     monkeypatch.setenv("DATALOG_MEMORY_DB", str(places / "default.db"))
     work = places / "cwd"
     work.mkdir(parents=True)

@@ -322,6 +322,18 @@ def test_tokens_name_each_caller_and_nothing_else_does(tmp_path):
         assert [r.status_code for r in refused] == [401] * 5
         assert all(r.headers["www-authenticate"].startswith("Bearer ") for r in refused)
         assert (_audit(db), _count(db, "facts")) == before  # refused requests touched nothing
+        # OAuth/OIDC discovery probes (mcp-use sends these) and any other path are unknown here: 404, not 401,
+        # with or without a token; the MCP endpoint itself still answers 401 without a valid one (above).
+        base = url.rsplit("/mcp", 1)[0]
+        for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",
+                     "/.well-known/oauth-authorization-server", "/.well-known/openid-configuration", "/register",
+                     "/mcpx", "/"):
+            for token in (None, tokens["alice"]):
+                probe = httpx2.get(base + path, timeout=30,
+                                   headers={"authorization": f"Bearer {token}"} if token else {})
+                assert probe.status_code == 404, (path, probe.status_code, probe.text)
+                assert "www-authenticate" not in probe.headers
+        assert _count(db, "facts") == before[1]
 
         async def alice(client):
             remembered = await client.call_tool("memory_remember", {

@@ -166,7 +166,7 @@ def test_large_bodies_are_parsed_one_at_a_time_and_small_ones_meanwhile():
     async def request(kind: str, length: int | None) -> None:
         headers = [(b"mcp-session-id", b"s" * 32)] + ([(b"content-length", str(length).encode())]
                                                       if length is not None else [])
-        scope = {"type": "http", "method": "POST", "headers": headers, "kind": kind}
+        scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers, "kind": kind}
 
         async def receive():
             return {"type": "http.request", "body": b"", "more_body": False}
@@ -190,3 +190,66 @@ def test_large_bodies_are_parsed_one_at_a_time_and_small_ones_meanwhile():
 
     anyio.run(scenario)
     assert most["large"] == 1 and done == {"large": 3, "small": 3}
+
+
+def test_the_uvicorn_hooks_the_connection_limits_rest_on_are_still_there():
+    """memory/http_connections.py subclasses uvicorn's h11 protocol (no public API gives a per-request arrival
+    deadline or closing the oldest idle connection). If a uvicorn release moves a hook it rests on, this fails
+    here, by name, instead of the limits silently stopping to work (pyproject pins the tested range)."""
+    import asyncio
+    import inspect
+
+    import h11
+    from uvicorn.config import Config
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.server import ServerState
+
+    from memory.http_connections import GuardedH11Protocol
+
+    for hook in ("connection_made", "data_received", "on_response_complete", "connection_lost"):
+        assert hook in vars(H11Protocol), f"uvicorn's H11Protocol no longer defines {hook}"
+    assert list(inspect.signature(H11Protocol.__init__).parameters)[:4] == ["self", "config", "server_state",
+                                                                           "app_state"]
+
+    class Transport(asyncio.Transport):
+        def __init__(self) -> None:
+            super().__init__()
+            self.aborted = self.closing = False
+
+        def get_extra_info(self, name, default=None):
+            return {"peername": ("127.0.0.1", 1), "sockname": ("127.0.0.1", 2)}.get(name, default)
+
+        def is_closing(self) -> bool:
+            return self.closing or self.aborted
+
+        def abort(self) -> None:
+            self.aborted = True
+
+        def close(self) -> None:
+            self.closing = True
+
+        def write(self, data) -> None:
+            pass
+
+    async def main() -> None:
+        config = Config(app=lambda scope, receive, send: None, log_config=None)
+        config.load()
+        GuardedH11Protocol.arrival_s = 0.05
+        state = ServerState()
+        protocol = GuardedH11Protocol(config=config, server_state=state, app_state={})
+        transport = Transport()
+        protocol.connection_made(transport)
+        assert protocol in state.connections and protocol in GuardedH11Protocol.idle  # what the cap counts
+        assert isinstance(protocol.conn, h11.Connection) and protocol.conn.their_state is h11.IDLE
+        protocol.data_received(b"POST /mcp HTTP/1.1\r\nHost: x\r\n")  # a request begun, not whole
+        assert protocol not in GuardedH11Protocol.idle
+        await asyncio.sleep(0.3)
+        assert transport.aborted  # its arrival deadline passed
+        protocol.connection_lost(None)
+        assert protocol not in state.connections and protocol.peer is None
+
+    saved = GuardedH11Protocol.arrival_s
+    try:
+        asyncio.run(main())
+    finally:
+        GuardedH11Protocol.arrival_s = saved

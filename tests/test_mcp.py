@@ -168,7 +168,8 @@ def test_handshake_era_raw(db_path):
     stderr = server.proc.stderr.read().splitlines()
     # The start-up line, and (a new database) that it starts an empty memory and which file it created.
     assert len(stderr) == 3 and " INFO datalog-memory " in stderr[0] and " serving " in stderr[0], stderr
-    assert f"WARNING no database at {db_path}: starting with an empty memory" in stderr[1]
+    # A first start is normal: a notice, not a warning.
+    assert f" INFO no database at {db_path}: starting with an empty memory" in stderr[1], stderr
     assert stderr[2].endswith(f"INFO created a new, empty database at {db_path}")
 
 
