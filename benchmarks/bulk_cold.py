@@ -84,7 +84,7 @@ def workloads() -> list[dict]:
 def environment(home: Path) -> dict:
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode compiled once, as an installed package's is
-    env.update(HOME=str(home), XDG_DATA_HOME=str(home / "data"),
+    env.update(HOME=str(home), XDG_DATA_HOME=str(home / "data"), XDG_CACHE_HOME=str(home / "cache"),
                PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""))
     return env
 

@@ -40,6 +40,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["HOME"] = tmp
         os.environ["XDG_DATA_HOME"] = str(Path(tmp) / "data")
+        os.environ["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")
         from starlette.testclient import TestClient
 
         from evidence_scenario import with_patterns

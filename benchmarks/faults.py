@@ -53,7 +53,7 @@ def row(scenario: str, acknowledged, present, refused, note: str = "") -> None:
 
 
 def env(home: Path, db: str, extra: dict | None = None) -> dict:
-    return dict(os.environ, HOME=str(home), XDG_DATA_HOME=str(home / "xdg"), DATALOG_MEMORY_DB=db,
+    return dict(os.environ, HOME=str(home), XDG_DATA_HOME=str(home / "xdg"), XDG_CACHE_HOME=str(home / "cache"), DATALOG_MEMORY_DB=db,
                 PYTHONPATH=str(ROOT), **(extra or {}))
 
 

@@ -43,7 +43,7 @@ def main() -> None:
         csv_file = Path(tmp) / "edges.csv"
         csv_file.write_text("".join(f"n{i},n{i + 1},{i % 97}\n" for i in range(n)))
         db = str(Path(tmp) / "cli.db")
-        env = dict(os.environ, HOME=tmp, XDG_DATA_HOME=tmp)
+        env = dict(os.environ, HOME=tmp, XDG_DATA_HOME=tmp, XDG_CACHE_HOME=tmp)
         cli_seconds, cli_cpu, cli_mb = run_measured(
             [sys.executable, "-m", "memory.cli", "--db", db, "import", str(csv_file), "--predicate", "edge"], env, ROOT)
 

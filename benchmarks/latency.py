@@ -59,7 +59,8 @@ def environment(home: Path, db: Path) -> dict:
     # Bytecode is compiled once (main() compiles the checkout first), as an installed package's is at install:
     # the cold figures are not each start compiling the library from source again.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env.update(HOME=str(home), XDG_DATA_HOME=str(home / "data"), DATALOG_MEMORY_DB=str(db),
+    env.update(HOME=str(home), XDG_DATA_HOME=str(home / "data"), XDG_CACHE_HOME=str(home / "cache"),
+               DATALOG_MEMORY_DB=str(db),
                PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""))
     return env
 
@@ -309,7 +310,7 @@ def measure_sources(memories: int, calls: int, tmp: Path) -> dict:
     words = ["invoice", "deploy", "meeting", "alice", "bob", "budget", "release", "outage", "contract",
              "design", "review", "customer", "latency", "storage", "backup", "migration"]
     sys.path.insert(0, str(ROOT))
-    saved = {k: os.environ.get(k) for k in ("HOME", "XDG_DATA_HOME", "DATALOG_MEMORY_DB",
+    saved = {k: os.environ.get(k) for k in ("HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "DATALOG_MEMORY_DB",
                                            "DATALOG_MEMORY_PROJECT_REMOTE")}
     os.environ.update({k: env[k] for k in saved})
     try:

@@ -22,7 +22,7 @@ TARGET_TOOLS, TARGET_BYTES, TARGET_DESCRIPTION = 15, 16_000, 400
 def listing(toolsets: str) -> tuple[list[dict], int]:
     """The tools/list result of a fresh `serve` with these toolsets, and its size on the wire."""
     home = tempfile.mkdtemp(prefix="tool-list-")
-    env = {**os.environ, "HOME": home, "XDG_DATA_HOME": home, "DATALOG_MEMORY_DB": os.path.join(home, "m.db"),
+    env = {**os.environ, "HOME": home, "XDG_DATA_HOME": home, "XDG_CACHE_HOME": home, "DATALOG_MEMORY_DB": os.path.join(home, "m.db"),
            "DATALOG_MEMORY_TOOLSETS": toolsets, "DATALOG_MEMORY_WORKERS": "0"}
     messages = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

@@ -137,7 +137,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="two-servers-") as name:
         tmp = Path(name)
         db = args.db or str(tmp / "shared.db")
-        env = dict(os.environ, HOME=str(tmp), XDG_DATA_HOME=str(tmp / "data"), DATALOG_MEMORY_DB=db,
+        env = dict(os.environ, HOME=str(tmp), XDG_DATA_HOME=str(tmp / "data"), XDG_CACHE_HOME=str(tmp / "cache"), DATALOG_MEMORY_DB=db,
                    PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         subprocess.run([*COMMAND, "--db", db, "remember-fact", "--fact", "w(start, c0, 0)"], env=env, cwd=tmp,
                        capture_output=True, check=True)  # created before two servers race to create it

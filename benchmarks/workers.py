@@ -36,7 +36,7 @@ class Server:
     """The server over newline-delimited JSON-RPC; a reader thread stamps each reply's arrival."""
 
     def __init__(self, db: str, home: str, env: dict) -> None:
-        variables = dict(os.environ, HOME=home, XDG_DATA_HOME=os.path.join(home, "xdg"), DATALOG_MEMORY_DB=db,
+        variables = dict(os.environ, HOME=home, XDG_DATA_HOME=os.path.join(home, "xdg"), XDG_CACHE_HOME=os.path.join(home, "cache"), DATALOG_MEMORY_DB=db,
                          PYTHONPATH=str(ROOT), **env)
         self.proc = subprocess.Popen([sys.executable, "-m", "memory.cli", "serve"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=variables)
