@@ -10,8 +10,8 @@ Analysis, the same for a memory's text, its projection statements and a query:
    京大, 大学; a lone character stays itself), so a word matches inside text written without spaces;
 4. any other alphabetic word is reduced to its Snowball stem (stemming.py): deploy, deploys, deployed and
    deployment are one term;
-5. two neighbouring alphabetic words also give their joined form, stemmed (roll back and roll-back give
-   rollback), unless the first is a stop word or the second one other than a particle (set up, log in): a query for rollback finds "roll back" and the reverse. Joined
+5. two neighbouring alphabetic words also give their joined form, the first stemmed and the whole stemmed
+   again (roll back, rolled back and roll-back give rollback; data base gives database's stem), unless the first is a stop word or the second one other than a particle (set up, log in): a query for rollback finds "roll back" and the reverse. Joined
    terms count as occurrences but not in a memory's length.
 
 A query then drops its stop words (stemming.ENGLISH_STOP_WORDS) unless nothing else is left. The analyzer's
@@ -83,7 +83,7 @@ def analyze(text: str | None, language: str | None = None) -> list[Term]:
             if previous is not None and previous not in ENGLISH_STOP_WORDS \
                     and (part not in ENGLISH_STOP_WORDS or part in PARTICLES) \
                     and len(previous) + len(part) <= MAX_JOINED_CHARS:
-                out.append(Term(stem(previous + part, language), f"{previous} {part}", True))
+                out.append(Term(stem(stem(previous, language) + part, language), f"{previous} {part}", True))
             previous = part
     return out
 
