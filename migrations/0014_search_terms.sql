@@ -4,8 +4,8 @@
 -- memory_words now holds terms. Which analysis made them is recorded in search_index_state: '1' is 0011's
 -- folded words; the library re-indexes every memory with its own analyzer (words.ANALYZER_VERSION and the
 -- stemming language) in one write before it next searches, and records that analyzer's tag. The index by
--- term covers the counts, so ranking reads a term's postings without visiting the table.
-CREATE INDEX memory_words_by_word ON memory_words (word, seq, in_text, in_statements);
+-- term (its entries end with the key, seq) is the twin of PostgreSQL's hash index of 0013.
+CREATE INDEX memory_words_by_word ON memory_words (word);
 
 CREATE TABLE search_index_state (
     id INTEGER PRIMARY KEY CHECK (id = 1),

@@ -286,8 +286,8 @@ CREATE TABLE memory_words (
 ) WITHOUT ROWID;
 
 -- (0014) memory_words holds terms (memory/sources/words.py: stemmed words, CJK character pairs, joined
--- compounds), found by term here on SQLite as on PostgreSQL; the index covers the counts ranking reads.
-CREATE INDEX memory_words_by_word ON memory_words (word, seq, in_text, in_statements);
+-- compounds), found by term here on SQLite as on PostgreSQL (entries end with the key, seq).
+CREATE INDEX memory_words_by_word ON memory_words (word);
 
 -- (0014) Which analysis made memory_words' terms: '1' is 0011's folded words; the library re-indexes
 -- every memory with its own analyzer in one write before it next searches, and records its tag here.
