@@ -285,6 +285,19 @@ CREATE TABLE memory_words (
     PRIMARY KEY (seq, word)
 ) WITHOUT ROWID;
 
+-- (0014) memory_words holds terms (memory/sources/words.py: stemmed words, CJK character pairs, joined
+-- compounds), found by term here on SQLite as on PostgreSQL (entries end with the key, seq).
+CREATE INDEX memory_words_by_word ON memory_words (word);
+
+-- (0014) Which analysis made memory_words' terms: '1' is 0011's folded words; the library re-indexes
+-- every memory with its own analyzer in one write before it next searches, and records its tag here.
+CREATE TABLE search_index_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    analyzer TEXT NOT NULL            -- words.ANALYZER_VERSION ':' the stemming language
+);
+
+INSERT INTO search_index_state (id, analyzer) VALUES (1, '1');
+
 -- Symbolic search matches a projection when a query word is one of its keys: an argument as
 -- lower(CAST(value AS TEXT)), or a '_'-separated part of its predicate. `plain` says that these keys
 -- are exactly the words the match counts (predicate of a-z, 0-9 and '_'; arguments ASCII strings,

@@ -97,7 +97,7 @@ def test_both_dialects_define_the_same_tables_views_columns_and_triggers(postgre
     assert postgresql["relations"] == sqlite["relations"]
     assert postgresql["triggers"] - {"audit_log_no_truncate"} == sqlite["triggers"]
     with by_hand(url) as conn:
-        assert conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0] == 13
+        assert conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0] == 14
 
 
 def _sqlite_indexes() -> dict[str, list[str]]:
@@ -292,7 +292,7 @@ def test_the_sqlite_schema_text_is_refused_with_a_typed_error(mem):
 
 def test_persistence_status_names_the_server_without_its_password(mem):
     status = mem.get_persistence_status()
-    assert status["status"] == "active" and status["schema_version"] == 13
+    assert status["status"] == "active" and status["schema_version"] == 14
     if mem.store.dialect == "postgresql":
         assert status["journal_mode"] == "postgresql" and status["wal_bytes"] == 0
         assert status["last_checkpoint"] is None and status["database"] == mem.path

@@ -89,11 +89,12 @@ def test_sql_ranking_equals_the_python_ranking(store_kind, tmp_path):
                 arguments = {k: call[k] for k in ("mode", "scope", "history", "limit", "kind")}
                 in_sql = ranking.rank_in_sql
 
-                def spy(conn, words, where, params, mode, limit, in_sql=in_sql):
-                    out = in_sql(conn, words, where, params, mode, limit)
+                def spy(conn, words, terms, where, params, mode, limit, in_sql=in_sql):
+                    out = in_sql(conn, words, terms, where, params, mode, limit)
                     answered["sql" if out is not None else "python"] += 1
                     if out is not None:  # unrounded: the same floating-point numbers, to the last bit
-                        assert out == search_module.rank_in_python(conn, "", words, where, params, mode, limit)
+                        assert out == search_module.rank_in_python(conn, "", words, terms, where, params, mode,
+                                                                   limit)
                     return out
 
                 with mock.patch.object(search_module, "rank_in_sql", spy):

@@ -1,26 +1,32 @@
 """How memory_search ranks: BM25 over the caller's visible full-text candidates plus a weight per symbolic
-match, computed inside SQLite from the indexes migration 0011 keeps (no text or projection JSON is read).
+match, computed inside the store from the indexes migrations 0011 and 0014 keep (no text or projection JSON is
+read).
 
-The scores are those of the Python ranking in search.py (its general path, which reads the texts), to the
-last bit: SQLite does the same floating-point operations in the same order (constants bound as the same
-Python floats, sums added left to right, never with SQLite's compensated sum(); a memory whose symbolic
-hits fall in several projections has them added one by one in Python, as there), so order, ties, totals
-and reported scores are equal. Every statistic comes from rows the caller may see, as there. Where this
-ranking cannot be exact it answers None and the caller ranks the general way: a candidate stored before
-0011 (no word counts), a projection whose keys are not the words it matches (`plain` = 0) meeting a query
-word, more than MAX_FOLDED_WORDS folded query words, an SQLite without ln()."""
+Text matching is by term (words.py: stemmed words, CJK character pairs, joined compounds): the candidates are
+the memories holding one of the query's terms in memory_words, on SQLite as on PostgreSQL, so both stores
+find and rank alike.
+
+The scores are those of the Python ranking in search.py (its general path, which reads the texts and analyzes
+them again), to the last bit: the store does the same floating-point operations in the same order (constants
+bound as the same Python floats, sums added left to right, never with SQLite's compensated sum(); a memory
+whose symbolic hits fall in several projections has them added one by one in Python, as there), so order,
+ties, totals and reported scores are equal. Every statistic comes from rows the caller may see, as there.
+Where this ranking cannot be exact it answers None and the caller ranks the general way: a candidate without
+word counts, a projection whose keys are not the words it matches (`plain` = 0) meeting a query word, more
+than MAX_FOLDED_WORDS query terms, an SQLite without ln()."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 
-from .words import folded_words
 
 FTS_CANDIDATES = 1000  # the newest visible full-text matches that are ranked (and counted)
 SYMBOLIC_WEIGHT = 2.0  # per query word a projection matches
 COLUMN_WEIGHTS = (1.0, 0.5)  # BM25 weight of the source text and of the projection statements
-K1, K1_PLUS_1, B, ONE_MINUS_B = 1.2, 2.2, 0.75, 0.25  # BM25 saturation and length normalization
+# BM25 saturation and length normalization. b is 0.3 rather than the textbook 0.75: memories are short and
+# their length says little about what they are about (LoCoMo, docs/recall.md: +0.008 R@5, +0.018 MRR).
+K1, K1_PLUS_1, B, ONE_MINUS_B = 1.2, 2.2, 0.3, 0.7
 MAX_FOLDED_WORDS = 48
 
 
@@ -35,20 +41,11 @@ def _in(values: list) -> str:
     return ", ".join("?" * len(values))
 
 
-def fts_expression(words: list[str]) -> str:
-    """Every word quoted, so the query is data, never FTS syntax."""
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-
-
-def fts_match(conn, words: list[str]) -> tuple[str, list]:
-    """SQL over `memory_fts` keeping the rows that hold one of the words, and its parameters. SQLite asks its
-    FTS5 index; PostgreSQL (whose memory_fts is a plain table) finds them through memory_words, which holds the
-    same words (folded as the index folds them) for every memory stored there."""
-    if conn.dialect == "postgresql":
-        folded = list(dict.fromkeys(folded_words(" ".join(words))))
-        return ("memory_fts.rowid IN (SELECT seq FROM memory_words WHERE word IN (SELECT value FROM json_each(?)))",
-                [json.dumps(folded)])
-    return "memory_fts MATCH ?", [fts_expression(words)]
+def term_match(terms: list[str]) -> tuple[str, list]:
+    """SQL over `m` (source_memories) keeping the memories that hold one of the terms, and its parameters (the
+    terms are one JSON parameter: data, never query syntax)."""
+    return ("m.seq IN (SELECT seq FROM memory_words WHERE word IN (SELECT value FROM json_each(?)))",
+            [json.dumps(terms)])
 
 
 _LN: list[bool] = []  # whether this process's SQLite has ln() (math functions are a compile option)
@@ -63,12 +60,14 @@ def _has_ln(conn) -> bool:
     return _LN[0]
 
 
-def rank_in_sql(conn, words: list[str], where: str, params: list, mode: str, limit: int) -> Ranking | None:
-    """`where`/`params`: SQL over `m` (source_memories) selecting what the caller may see and the read covers."""
+def rank_in_sql(conn, words: list[str], terms: list[str], where: str, params: list, mode: str,
+                limit: int) -> Ranking | None:
+    """`words`: the query's folded words (symbolic matching); `terms`: its analyzed terms (text matching, distinct);
+    `where`/`params`: SQL over `m` (source_memories) selecting what the caller may see and the read covers."""
     text_on, symbolic_on = mode in ("auto", "text"), mode in ("auto", "symbolic")
     if text_on and not _has_ln(conn):
         return None
-    folded = list(dict.fromkeys(folded_words(" ".join(words))))
+    folded = terms
     if len(folded) > MAX_FOLDED_WORDS:
         return None
     if symbolic_on:
@@ -81,17 +80,17 @@ def rank_in_sql(conn, words: list[str], where: str, params: list, mode: str, lim
             return None
     ctes, values, parts = [], [], []
     if text_on:
-        # The newest visible full-text matches, each with its word counts and how often each folded query
-        # word occurs in its text (t) and statements (s).
-        match, match_params = fts_match(conn, words)
+        # The newest visible memories holding a query term, each with its word counts and how often each
+        # query term occurs in its text (t) and statements (s): one pass over the terms' postings.
         ctes.append(
             "docs AS MATERIALIZED (SELECT m.seq, m.text_words AS l0, m.statement_words AS l1"
-            + "".join(f", w{i}.in_text AS t{i}, w{i}.in_statements AS s{i}" for i in range(len(folded)))
-            + " FROM memory_fts JOIN source_memories AS m ON m.seq = memory_fts.rowid"
-            + "".join(f" LEFT JOIN memory_words AS w{i} ON w{i}.seq = m.seq AND w{i}.word = ?"
-                      for i in range(len(folded)))
-            + f" WHERE {match} AND {where} ORDER BY memory_fts.rowid DESC LIMIT ?)")
-        values += [*folded, *match_params, *params, FTS_CANDIDATES]
+            + "".join(f", p.t{i}, p.s{i}" for i in range(len(folded)))
+            + " FROM (SELECT seq"
+            + "".join(f", max(CASE WHEN word = ? THEN in_text END) AS t{i}, "
+                      f"max(CASE WHEN word = ? THEN in_statements END) AS s{i}" for i in range(len(folded)))
+            + " FROM memory_words WHERE word IN (SELECT value FROM json_each(?)) GROUP BY seq) AS p "
+            + f"CROSS JOIN source_memories AS m ON m.seq = p.seq WHERE {where} ORDER BY m.seq DESC LIMIT ?)")
+        values += [*(t for t in folded for _ in (0, 1)), json.dumps(folded), *params, FTS_CANDIDATES]
         # Their statistics: how many, average lengths, and each word's inverse document frequency.
         ctes.append(
             "stats AS MATERIALIZED (SELECT count(*) - count(l0) AS unindexed, "

@@ -18,8 +18,9 @@ from .memories import COLUMNS, FROM, KINDS, MemoryRecord, SourceMemories, check_
 from .namespaces import Namespace, readable_namespaces
 from .projections import check_predicate, same_scalar
 from .ranking import (B, COLUMN_WEIGHTS, FTS_CANDIDATES, K1, K1_PLUS_1, ONE_MINUS_B, SYMBOLIC_WEIGHT, Ranking,
-                      fts_match, rank_in_sql)
-from .words import folded_words
+                      rank_in_sql, term_match)
+from .reindex import ensure_terms
+from .words import Term, count_words, matched_forms, query_terms
 
 MAX_QUERY_CHARS = 2048
 MAX_TOKENS = 32
@@ -56,6 +57,10 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
         raise InvalidArguments(f"'mode' must be one of {', '.join(MODES)}", argument="mode")
     service.require_read()
     words = tokens(query)
+    analyzed = query_terms(" ".join(words))  # the words MAX_TOKENS kept, analyzed (stemmed, paired, joined)
+    terms = [t.term for t in analyzed]
+    if mode != "symbolic":
+        ensure_terms(service.store)
     with service.store.read() as conn:
         spaces = readable_namespaces(conn, service.context, scope)
         if not spaces or (not words and mode != "exact"):
@@ -66,18 +71,16 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
         if kind is not None:
             where += " AND m.kind = ?"
             params.append(kind)
-        ranking = None if mode == "exact" else rank_in_sql(conn, words, where, params, mode, limit)
+        ranking = None if mode == "exact" else rank_in_sql(conn, words, terms, where, params, mode, limit)
         if ranking is None:
-            ranking = rank_in_python(conn, query, words, where, params, mode, limit)
-        word_set = set(words)
+            ranking = rank_in_python(conn, query, words, terms, where, params, mode, limit)
         results = []
         for seq, score in ranking.top:
             record = MemoryRecord(*conn.execute(f"SELECT {COLUMNS} FROM {FROM} WHERE m.seq = ?", (seq,)).fetchone())
-            found = set(_WORD.findall((record.text or "").casefold())) & word_set if mode in ("auto", "text") else ()
-            reasons = ([f"text matches {', '.join(w for w in words if w in found)}"] if found else []) \
+            reasons = (_text_reasons(conn, seq, record.text, analyzed) if mode in ("auto", "text") else []) \
                 + ranking.why.get(seq, [])
-            if not reasons:  # the index folds accents and case further than a plain word match
-                reasons = [f"text matches {', '.join(words)} (accents and case folded)"]
+            if not reasons:  # cannot happen while the index holds what the texts give; said rather than left empty
+                reasons = [f"indexed terms match {', '.join(terms)}"]
             text = record.text or ""
             results.append({**service.describe(conn, record, at), "memory": text[:PREVIEW_CHARS],
                             "text_truncated": len(text) > PREVIEW_CHARS, "scope": record.ns.type,
@@ -85,7 +88,26 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
     return _search_result(query, scope, history, at, results, ranking.total, limit)
 
 
-def rank_in_python(conn, query: str, words: list[str], where: str, params: list, mode: str, limit: int) -> Ranking:
+def _text_reasons(conn, seq: int, text: str | None, analyzed: list[Term]) -> list[str]:
+    """Which query words the text and the projection statements match, each with the forms found there when
+    they differ (`deployments as deployed`, `roll back as rollback`)."""
+    wanted = {t.term for t in analyzed}
+    row = conn.execute("SELECT statements FROM memory_fts WHERE rowid = ?", (seq,)).fetchone()
+    reasons = []
+    for label, found in (("text matches", matched_forms(text, wanted)),
+                         ("projection statements match", matched_forms(row[0] if row else None, wanted))):
+        said = []
+        for t in analyzed:
+            forms = found.get(t.term)
+            if forms:
+                said.append(t.form if forms == [t.form] else f"{t.form} as {', '.join(forms[:3])}")
+        if said:
+            reasons.append(f"{label} {', '.join(said)}")
+    return reasons
+
+
+def rank_in_python(conn, query: str, words: list[str], terms: list[str], where: str, params: list, mode: str,
+                   limit: int) -> Ranking:
     """The general ranking: reads the candidates' texts and the projections' JSON. The reference the SQL ranking
     (ranking.py) equals, and the answer wherever that one cannot be exact."""
     scores: dict[int, float] = {}
@@ -101,12 +123,12 @@ def rank_in_python(conn, query: str, words: list[str], where: str, params: list,
         # The index only finds; ranking uses the visible matches alone. FTS5's bm25() weighs each
         # word by statistics of the whole table, hidden memories included, so its score (and which
         # candidates a ranked LIMIT keeps) would reveal them.
-        match, match_params = fts_match(conn, words)
+        match, match_params = term_match(terms)
         candidates = conn.execute(
             f"SELECT m.seq, memory_fts.text, memory_fts.statements FROM memory_fts JOIN source_memories AS m "
             f"ON m.seq = memory_fts.rowid WHERE {match} AND {where} ORDER BY memory_fts.rowid DESC LIMIT ?",
             [*match_params, *params, FTS_CANDIDATES]).fetchall()
-        scores.update(visible_text_scores(words, candidates))
+        scores.update(visible_text_scores(terms, candidates))
     # Symbolic: a projection whose predicate (or a word of it) or an argument is one of the words.
     for seq, predicate, arguments, fact in ([] if mode not in ("auto", "symbolic") else conn.execute(
             f"SELECT m.seq, p.predicate, p.arguments, p.fact FROM memory_projections AS p "
@@ -123,25 +145,28 @@ def rank_in_python(conn, query: str, words: list[str], where: str, params: list,
     return Ranking([(seq, scores[seq]) for seq in ranked[:limit]], len(ranked), why)
 
 
-def visible_text_scores(words: list[str], candidates: list[tuple[int, str | None, str | None]]) -> dict[int, float]:
+def visible_text_scores(terms: list[str], candidates: list[tuple[int, str | None, str | None]]) -> dict[int, float]:
     """BM25 over the candidates the caller may see (text weighted 1.0, projection statements 0.5): every
-    statistic (how many memories hold a word, the average length) comes from these rows only."""
-    folded = list(dict.fromkeys(folded_words(" ".join(words))))
-    docs = {seq: (folded_words(text), folded_words(statements)) for seq, text, statements in candidates}
+    statistic (how many memories hold a term, the average length) comes from these rows only. The terms and
+    lengths are those words.count_words gives, which memory_words holds."""
+    docs = {}
+    for seq, text, statements in candidates:
+        counts = count_words(text, statements)
+        docs[seq] = ({w: (t, s) for w, t, s in counts.occurrences}, (counts.text_words, counts.statement_words))
     if not docs:
         return {}
     count = len(docs)
-    average = [max(1.0, sum(len(d[column]) for d in docs.values()) / count) for column in (0, 1)]
-    holding = {w: sum(1 for d in docs.values() if w in d[0] or w in d[1]) for w in folded}
+    average = [max(1.0, sum(d[1][column] for d in docs.values()) / count) for column in (0, 1)]
+    holding = {w: sum(1 for d in docs.values() if w in d[0]) for w in terms}
     scores = {}
-    for seq, columns in docs.items():
+    for seq, (occurrences, lengths) in docs.items():
         score = 0.0
-        for w in folded:
+        for w in terms:
             idf = math.log(1 + (count - holding[w] + 0.5) / (holding[w] + 0.5))
             for column, weight in enumerate(COLUMN_WEIGHTS):
-                tf = columns[column].count(w)
+                tf = occurrences.get(w, (0, 0))[column]
                 if tf:
-                    norm = K1 * (ONE_MINUS_B + B * len(columns[column]) / average[column])
+                    norm = K1 * (ONE_MINUS_B + B * lengths[column] / average[column])
                     score += weight * idf * tf * K1_PLUS_1 / (tf + norm)
         scores[seq] = score
     return scores

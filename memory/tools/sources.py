@@ -190,9 +190,11 @@ class SearchOutput(ToolOutput):
         "why it matched. For facts use query_logic; for events recall."
     ),
     details=(
-        "Full-text (SQLite FTS5) plus symbolic search over every memory the caller may read: words in the "
-        "source text or projection statements, and projections whose predicate or arguments are query words. "
-        "Ranked; each result says why it matched. Current memories only unless history is true."
+        "Full-text plus symbolic search over every memory the caller may read: words in the source text or "
+        "projection statements in any inflection (Snowball stems: deploy finds deployed), words inside Chinese, "
+        "Japanese and Korean text, compounds joined or apart (rollback finds roll back); a question's stop words "
+        "are dropped. Also projections whose predicate or arguments are query words. Ranked by BM25 over what "
+        "the caller may see; each result says why it matched. Current memories only unless history is true."
     ),
     capability=READ,
     annotations=Annotations(read_only=True),
