@@ -7,7 +7,9 @@ order, so "Ann pays Bob" restates "Bob pays Ann" by this measure; the report say
 Contradicts: a projection with the same key and a different value. A projection's key is its predicate, its
 arity and every argument but the last; its value is the last argument (`deploy_target(api, staging)` and
 `deploy_target(api, production)` share the key `deploy_target(api, _)`). Projections with no arguments have
-no value and are not compared.
+no value and are not compared. A key for which the visible current memories already hold MULTI_VALUED_AT or
+more other values is taken for a many-valued relation (`topic(T)`, `tag(doc, T)`), where a new value adds to
+the others rather than contradicting them, and is not reported.
 
 Only memories the caller may read count (its namespaces, current, not erased): a hidden memory is never
 reported, counted or let to change what is reported about the visible ones beyond which candidates are read.
@@ -38,6 +40,7 @@ RESTATES_AT = 0.7  # the Jaccard index of word sets from which a text counts as 
 TEXT_CANDIDATES = 64  # visible current memories compared per remember, newest first
 MAX_COMPARED_WORDS = 256  # distinct words beyond which a new text is not compared
 KEY_CANDIDATES = 20  # memories read per projection key
+MULTI_VALUED_AT = 3  # other values of one key from which it is taken for a many-valued relation
 MAX_RELATED = 10  # reported per remember
 PREVIEW_CHARS = 120
 
@@ -144,15 +147,24 @@ def _contradictions(conn, specs: list[Projection], where: str, params: list, exc
         rows = conn.execute(
             "SELECT m.seq, m.id, m.namespace, s.text, p.arguments, p.fact FROM memory_projections AS p "
             "CROSS JOIN source_memories AS m ON m.id = p.memory_id CROSS JOIN sources AS s ON s.id = m.source_id "
-            f"WHERE p.predicate = ? AND p.fact >= ? AND p.fact < ? AND json_array_length(p.arguments) = ? "
-            f"AND {where} ORDER BY m.seq DESC LIMIT ?",
+            f"WHERE p.predicate = ? AND p.fact >= ? AND p.fact < ? AND json_array_length(p.arguments, '$') = ? "
+            f"AND {where} ORDER BY p.predicate, p.fact LIMIT ?",  # the index's order: it stops at the limit
             [spec.predicate, low, high, arity, *params, KEY_CANDIDATES]).fetchall()
+        others = []
         for seq, ident, namespace, source_text, arguments, fact in rows:
             old = json.loads(arguments)
             if ident in exclude or not all(same_scalar(x, y) for x, y in zip(old[:-1], spec.arguments[:-1])):
                 continue
             if any(same_scalar(old[-1], v) for v in values):
                 continue  # the same value: agreement, not a contradiction
+            others.append((seq, ident, namespace, source_text, old[-1], fact))
+        distinct: list = []
+        for *_, value, _ in others:
+            if not any(same_scalar(value, d) for d in distinct):
+                distinct.append(value)
+        if len(distinct) >= MULTI_VALUED_AT:
+            continue  # a key already holding several values is a relation (tags, topics), not one value
+        for seq, ident, namespace, source_text, _, fact in others:
             related = entry(seq, ident, namespace, source_text)
             if "contradicts" not in related.relations:
                 related.relations.append("contradicts")
