@@ -123,8 +123,8 @@ def main() -> None:
 
     print(f"store: {args.memories} memories built in {built:.1f} s; {args.calls} timed remembers per column")
     print()
-    print(f"| remember of            | before p50 | before p99 | after p50 | after p99 | reported (mean) |")
-    print(f"| ---------------------- | ---------: | ---------: | --------: | --------: | --------------: |")
+    print("| remember of            | before p50 | before p99 | after p50 | after p99 | reported (mean) |")
+    print("| ---------------------- | ---------: | ---------: | --------: | --------: | --------------: |")
     for kind in kinds:
         before, after = times[(kind, False)], times[(kind, True)]
         print(f"| {kind:<22} | {statistics.median(before):8.2f} ms | {percentile(before, .99):8.2f} ms "

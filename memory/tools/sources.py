@@ -294,15 +294,15 @@ def memory_recall(api: Memory, args: RecallInput) -> Reply[RecallOutput]:
 class ForgetInput(ToolInput):
     ids: Annotated[list[MemoryId], Field(min_length=1, max_length=MAX_IDS,
                                          description="Memories to forget")] | None = None
-    query: Annotated[str, text_field("Describe what to forget: only lists the ids that would go",
+    query: Annotated[str, text_field("What to forget, described: only lists the ids",
                                      MAX_QUERY_CHARS)] | None = None
     action: Annotated[Literal[tuple(ACTIONS)], about(  # type: ignore[valid-type]
         "Default expire")] | None = None
     reason: Annotated[str, text_field("Why (kept in the history)", 4096)] | None = None
     erase: Annotated[bool, about("With delete: erase the text too")] | None = None
     dry_run: Annotated[bool, about("Only show the targets")] | None = None
-    limit: Annotated[int, int_field("With query: memories listed (default 20)", 1, MAX_LIMIT)] | None = None
-    superseded_by: Annotated[MemoryId, about("With action supersede: the memory that replaces them")] | None = None
+    limit: Annotated[int, int_field("With query: how many to list (default 20)", 1, MAX_LIMIT)] | None = None
+    superseded_by: Annotated[MemoryId, about("With supersede: the replacing memory")] | None = None
 
 
 class ForgetOutput(ToolOutput):
@@ -328,8 +328,8 @@ class ForgetOutput(ToolOutput):
     title="Forget memories",
     group="memories",
     description=(
-        "Forget memories by ids. A query (a description) forgets nothing: it lists the ids that would go, to "
-        "forget by ids next. Their projections stop supporting facts; the reply lists the facts removed."
+        "Forget memories by ids. A query only lists what would go (the ids to pass next). Their projections stop "
+        "supporting facts; the reply lists the facts removed."
     ),
     details=(
         "Forget memories by ids (dry_run shows them without changing anything). A query never forgets: one "
