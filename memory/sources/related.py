@@ -16,10 +16,11 @@ reported, counted or let to change what is reported about the visible ones beyon
 
 Cost is bounded and indexed, whatever the store holds:
 - text: a memory with Jaccard >= t shares at least ceil(t|A|) of the new text's |A| words, so it holds one of
-  any |A| - ceil(t|A|) + 1 of them; the full-text index finds the newest TEXT_CANDIDATES visible current
-  memories holding one of the longest such words (the likeliest to be rare), and each is compared through
-  search's per-memory word index (memory_words, by primary key), reading at most |A|/t of its words. Texts of
-  more than MAX_COMPARED_WORDS distinct words are not compared (a long document is rarely restated whole).
+  any |A| - ceil(t|A|) + 1 of them. Those are the rarest among the caller's visible current memories (each
+  word's holders counted through the full-text index, up to RARITY_CAP); the index then finds the newest
+  TEXT_CANDIDATES visible current memories holding one, and each is compared through search's per-memory word
+  index (memory_words, by primary key), reading at most |A|/t of its words. Texts of more than
+  MAX_COMPARED_WORDS distinct words are not compared (a long document is rarely restated whole).
 - projections: each projection's key is one range of the (predicate, fact) index, at most KEY_CANDIDATES rows
   kept per projection."""
 
@@ -38,7 +39,8 @@ from .words import folded_words
 
 RESTATES_AT = 0.7  # the Jaccard index of word sets from which a text counts as a restatement
 TEXT_CANDIDATES = 64  # visible current memories compared per remember, newest first
-MAX_COMPARED_WORDS = 256  # distinct words beyond which a new text is not compared
+MAX_COMPARED_WORDS = 128  # distinct words beyond which a new text is not compared
+RARITY_CAP = TEXT_CANDIDATES + 1  # a word held by more visible memories than this counts as common
 KEY_CANDIDATES = 20  # memories read per projection key
 MULTI_VALUED_AT = 3  # other values of one key from which it is taken for a many-valued relation
 MAX_RELATED = 10  # reported per remember
@@ -92,12 +94,27 @@ def jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / union if union else 1.0
 
 
-def probe_words(words: set[str], threshold: float = RESTATES_AT) -> list[str]:
+def probe_words(words: set[str], threshold: float = RESTATES_AT, counts: dict[str, int] | None = None) -> list[str]:
     """Words of which every set with a Jaccard index >= threshold against `words` holds at least one: the
-    |A| - ceil(t|A|) + 1 longest (ties alphabetical)."""
+    |A| - ceil(t|A|) + 1 rarest by `counts` (then the longest, then alphabetical). Any that many would do."""
     need = math.ceil(threshold * len(words) - 1e-9)
-    ordered = sorted(words, key=lambda w: (-len(w), w))
+    counts = counts or {}
+    ordered = sorted(words, key=lambda w: (counts.get(w, 0), -len(w), w))
     return ordered[:len(words) - need + 1]
+
+
+def visible_counts(conn, words: set[str], where: str, params: list) -> dict[str, int]:
+    """How many visible current memories hold each word, counted up to RARITY_CAP: the rarity the probe words
+    are chosen by. Counted over what the caller may see only, so which memories are compared (and so what is
+    reported) depends on nothing hidden."""
+    counts = {}
+    for word in words:
+        match, match_params = fts_match(conn, [word])
+        (counts[word],), = conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM memory_fts JOIN source_memories AS m ON m.seq = memory_fts.rowid "
+            f"JOIN sources AS s ON s.id = m.source_id WHERE {match} AND {where} LIMIT ?) AS held",
+            [*match_params, *params, RARITY_CAP]).fetchall()
+    return counts
 
 
 def find_related(conn, context: CallerContext, text: str, specs: list[Projection], now: str,
@@ -177,7 +194,7 @@ def _restatements(conn, text: str, where: str, params: list, exclude: set[str], 
         return
     need = math.ceil(RESTATES_AT * len(words) - 1e-9)
     cap = math.floor(len(words) / RESTATES_AT) + 1  # a memory with more distinct words is below the threshold
-    match, match_params = fts_match(conn, probe_words(words))
+    match, match_params = fts_match(conn, probe_words(words, counts=visible_counts(conn, words, where, params)))
     rows = conn.execute(
         "WITH candidates AS MATERIALIZED (SELECT m.seq, m.id, m.namespace, m.source_id FROM memory_fts "
         "JOIN source_memories AS m ON m.seq = memory_fts.rowid JOIN sources AS s ON s.id = m.source_id "
