@@ -130,6 +130,15 @@ def test_forgotten_memories_are_hidden_and_do_not_crowd_out_a_visible_one(store_
     assert [r["id"] for r in related] == [visible]
 
 
+def test_many_newer_memories_sharing_its_longest_words_do_not_crowd_out_a_restatement(store_file):
+    with opened(store_file) as m:
+        old = m.memory_remember("Always rotate the credentials quarterly.")["id"]
+        for i in range(TEXT_CANDIDATES + 2):  # newer, visible, holding the two longest words, not restatements
+            m.memory_remember(f"Credentials quarterly report {i} for finance.")
+        related = m.memory_remember("Rotate the credentials quarterly, always!")["related"]
+    assert [r["id"] for r in related] == [old]
+
+
 def test_a_caller_without_memory_read_is_told_nothing(store_file):
     with opened(store_file) as m:
         m.memory_remember(STAGING, projections=target("staging"))
