@@ -44,7 +44,8 @@ def main() -> None:
     from memory import Memory
     import memory.sources.memories as memories
     from memory.sources import CallerContext
-    from memory.sources.related import RelatedReport, find_related
+    from memory.sources.related import RESTATES_AT, RelatedReport, find_related, jaccard
+    from memory.sources.words import folded_words
     from memory.store import utc_now
 
     rng = random.Random(args.seed)
@@ -75,6 +76,8 @@ def main() -> None:
         stored.append((body, specs))
     built = time.perf_counter() - start
 
+    word_sets = [set(folded_words(body)) for body, _ in stored]
+    expected: list[bool] = []
     original = memories.find_related
     empty = RelatedReport([], False)
 
@@ -84,6 +87,9 @@ def main() -> None:
             words = body.rstrip(".").split()
             words[rng.randrange(len(words))] = "changed"
             payload: dict = {"memory": " ".join(words) + "."}
+            if with_report:  # whether some stored text is a restatement by the measure: the recall's denominator
+                mine = set(folded_words(payload["memory"]))
+                expected.append(any(jaccard(mine, w) >= RESTATES_AT for w in word_sets))
         elif kind == "contradiction":
             body, specs = rng.choice([s for s in stored[-3000:] if s[1] and s[1][0]["predicate"] == "deploy_target"])
             service = specs[0]["arguments"][0]
@@ -96,6 +102,7 @@ def main() -> None:
         began = time.perf_counter()
         receipt = memory.memory_remember(payload["memory"], projections=payload.get("projections"))
         elapsed = (time.perf_counter() - began) * 1000
+        word_sets.append(set(folded_words(payload["memory"])))
         memories.find_related = original  # type: ignore[assignment]
         return elapsed, len(receipt["related"])
 
@@ -130,7 +137,9 @@ def main() -> None:
         print(f"| {kind:<22} | {statistics.median(before):8.2f} ms | {percentile(before, .99):8.2f} ms "
               f"| {statistics.median(after):7.2f} ms | {percentile(after, .99):7.2f} ms "
               f"| {statistics.mean(reported[kind]):15.2f} |")
-    print()
+    found = sum(1 for e, n in zip(expected, reported["near-duplicate"]) if e and n)
+    print(f"\nnear-duplicates with a stored restatement (Jaccard >= {RESTATES_AT}): {sum(expected)} of "
+          f"{len(expected)}; reported: {found}")
     print(f"find_related alone (near-duplicate of a stored text): p50 {statistics.median(alone):.2f} ms, "
           f"p99 {percentile(alone, .99):.2f} ms")
 

@@ -16,10 +16,10 @@ reported, counted or let to change what is reported about the visible ones beyon
 
 Cost is bounded and indexed, whatever the store holds:
 - text: a memory with Jaccard >= t shares at least ceil(t|A|) of the new text's |A| words, so it holds one of
-  any |A| - ceil(t|A|) + 1 of them. Those are the rarest among the caller's visible current memories (each
-  word's holders counted through the full-text index, up to RARITY_CAP); the index then finds the newest
-  TEXT_CANDIDATES visible current memories holding one, and each is compared through search's per-memory word
-  index (memory_words, by primary key), reading at most |A|/t of its words. Texts of more than
+  any |A| - ceil(t|A|) + 1 of them. The full-text index gives each word's newest visible current holders (up
+  to RARITY_CAP: how rare it is); the probe words are the rarest, and their holders, rarest word first, are
+  the candidates (at most TEXT_CANDIDATES), each compared through search's per-memory word index
+  (memory_words, by primary key), reading at most |A|/t of its words. Texts of more than
   MAX_COMPARED_WORDS distinct words are not compared (a long document is rarely restated whole).
 - projections: each projection's key is one range of the (predicate, fact) index, at most KEY_CANDIDATES rows
   kept per projection."""
@@ -103,18 +103,19 @@ def probe_words(words: set[str], threshold: float = RESTATES_AT, counts: dict[st
     return ordered[:len(words) - need + 1]
 
 
-def visible_counts(conn, words: set[str], where: str, params: list) -> dict[str, int]:
-    """How many visible current memories hold each word, counted up to RARITY_CAP: the rarity the probe words
-    are chosen by. Counted over what the caller may see only, so which memories are compared (and so what is
-    reported) depends on nothing hidden."""
-    counts = {}
-    for word in words:
+def visible_holders(conn, words: set[str], where: str, params: list, least: int) -> dict[str, list[int]]:
+    """The newest visible current memories (seqs, up to RARITY_CAP) holding each word in their text or
+    statements and at least `least` words of text: how rare each word is, and who holds it. Read over what
+    the caller may see only, so which memories are compared (and so what is reported) depends on nothing
+    hidden."""
+    holders = {}
+    for word in sorted(words):
         match, match_params = fts_match(conn, [word])
-        (counts[word],), = conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM memory_fts JOIN source_memories AS m ON m.seq = memory_fts.rowid "
-            f"JOIN sources AS s ON s.id = m.source_id WHERE {match} AND {where} LIMIT ?) AS held",
-            [*match_params, *params, RARITY_CAP]).fetchall()
-    return counts
+        holders[word] = [seq for seq, in conn.execute(
+            "SELECT m.seq FROM memory_fts JOIN source_memories AS m ON m.seq = memory_fts.rowid "
+            f"JOIN sources AS s ON s.id = m.source_id WHERE {match} AND {where} AND m.text_words >= ? "
+            "ORDER BY memory_fts.rowid DESC LIMIT ?", [*match_params, *params, least, RARITY_CAP]).fetchall()]
+    return holders
 
 
 def find_related(conn, context: CallerContext, text: str, specs: list[Projection], now: str,
@@ -194,17 +195,23 @@ def _restatements(conn, text: str, where: str, params: list, exclude: set[str], 
         return
     need = math.ceil(RESTATES_AT * len(words) - 1e-9)
     cap = math.floor(len(words) / RESTATES_AT) + 1  # a memory with more distinct words is below the threshold
-    match, match_params = fts_match(conn, probe_words(words, counts=visible_counts(conn, words, where, params)))
+    holders = visible_holders(conn, words, where, params, need)
+    # Every restatement holds one of the probe words; their holders, rarest word first, up to the budget.
+    candidates: dict[int, None] = {}
+    for word in probe_words(words, counts={w: len(h) for w, h in holders.items()}):
+        candidates.update(dict.fromkeys(holders[word]))
+        if len(candidates) >= TEXT_CANDIDATES:
+            break
+    seqs = list(candidates)[:TEXT_CANDIDATES]
+    if not seqs:
+        return
     rows = conn.execute(
-        "WITH candidates AS MATERIALIZED (SELECT m.seq, m.id, m.namespace, m.source_id FROM memory_fts "
-        "JOIN source_memories AS m ON m.seq = memory_fts.rowid JOIN sources AS s ON s.id = m.source_id "
-        f"WHERE {match} AND {where} AND m.text_words >= ? ORDER BY memory_fts.rowid DESC LIMIT ?) "
-        "SELECT c.seq, c.id, c.namespace, c.source_id, "
-        "(SELECT count(*) FROM memory_words AS w WHERE w.seq = c.seq AND w.in_text > 0 "
+        "SELECT m.seq, m.id, m.namespace, m.source_id, "
+        "(SELECT count(*) FROM memory_words AS w WHERE w.seq = m.seq AND w.in_text > 0 "
         "AND w.word IN (SELECT value FROM json_each(?))), "
-        "(SELECT count(*) FROM (SELECT 1 FROM memory_words AS w WHERE w.seq = c.seq AND w.in_text > 0 LIMIT ?) AS b) "
-        "FROM candidates AS c",
-        [*match_params, *params, need, TEXT_CANDIDATES, json.dumps(sorted(words)), cap]).fetchall()
+        "(SELECT count(*) FROM (SELECT 1 FROM memory_words AS w WHERE w.seq = m.seq AND w.in_text > 0 LIMIT ?) AS b) "
+        f"FROM source_memories AS m WHERE m.seq IN ({_in(seqs)})",
+        [json.dumps(sorted(words)), cap, *seqs]).fetchall()
     for seq, ident, namespace, source_id, shared, size in rows:
         if ident in exclude or shared < need:
             continue
