@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from conftest import snapshot_counts
 from memory import Memory
-from memory.errors import Conflict, InvalidArguments, NotFound
+from memory.errors import Conflict, InvalidArguments, NotFound, PermissionDenied
 from memory.sources import CallerContext
 from memory.sources.context import DEFAULT_CAPABILITIES, READ, WRITE_GLOBAL, WRITE_PROJECT, WRITE_SESSION
 from memory.sources.related import RESTATES_AT, TEXT_CANDIDATES, jaccard, probe_words
@@ -123,8 +123,7 @@ def test_forgotten_memories_are_hidden_and_do_not_crowd_out_a_visible_one(store_
     # More newer near-duplicates in a namespace the caller cannot read than the candidates compared.
     with opened(store_file, session_id="other", project_remote="https://example.org/other") as other:
         for i in range(TEXT_CANDIDATES + 2):
-            other.memory_remember(STAGING, scope="session", idempotency_key=f"k{i}") if i % 2 else \
-                other.memory_remember(STAGING)
+            other.memory_remember(STAGING, scope="session" if i % 2 else "auto")
     with opened(store_file) as m:
         related = m.memory_remember(STAGING)["related"]
     assert [r["id"] for r in related] == [visible]
@@ -236,10 +235,9 @@ def test_a_query_lists_what_the_caller_may_read_but_not_change_as_skipped(store_
 
 def test_a_query_preview_needs_memory_read(store_file):
     with opened(store_file, capabilities=frozenset({WRITE_PROJECT})) as m:
-        with pytest.raises(Exception) as info:
+        with pytest.raises(PermissionDenied) as info:
             m.memory_forget(query="anything")
-        assert getattr(info.value, "code", None) == "permission_denied"
-        assert READ in str(info.value)
+        assert info.value.details["required_capability"] == READ
 
 
 # --- superseding after the report -----------------------------------------------------------------------
