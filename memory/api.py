@@ -18,7 +18,7 @@ from .knowledge.edits import EditResult
 from .knowledge.consequences import Consequences
 from .knowledge.parsing import parse_fact
 from .knowledge.segments import resolve
-from .sources.memories import SUPPORT_KIND
+from .sources.memories import FORGET_LISTED, SUPPORT_KIND
 from .terms import indicator
 from .evidence.observations import ObservationRelations, Observations
 from .sources.context import ADMIN, READ, WRITE_GLOBAL, WRITE_KNOWLEDGE, WRITE_OBSERVATIONS
@@ -283,17 +283,20 @@ class Memory:
         return result
 
     def memory_forget(self, ids: list | None = None, query: str | None = None, action: str = "expire",
-                      reason: str | None = None, erase: bool = False, dry_run: bool = False) -> dict:
-        """Forget memories; the result also says which conclusions resting on their projections fell."""
-        if dry_run:
-            return self.sources.forget(ids, query, action, reason, erase, dry_run)
-        plan = self.sources.forget(ids, query, action, reason, erase, dry_run=True)  # the targets, checked
+                      reason: str | None = None, erase: bool = False, dry_run: bool = False,
+                      limit: int | None = None, superseded_by: str | None = None) -> dict:
+        """Forget memories by id; the result also says which conclusions resting on their projections fell. A
+        query only previews (one search): what it lists is then forgotten by id."""
+        listed = FORGET_LISTED if limit is None else limit
+        if dry_run or query is not None:
+            return self.sources.forget(ids, query, action, reason, erase, True, listed, superseded_by)
+        plan = self.sources.forget(ids, None, action, reason, erase, True, listed, superseded_by)  # checked
         with self.repository.read() as tx:
             segment = resolve(tx, DEFAULT)
             projected = [text for target in plan["targets"]
                          for text, _ in tx.supports.facts_with(segment.id, SUPPORT_KIND, target["id"])]
         consequences = Consequences(self.knowledge, DEFAULT, {indicator(parse_fact(t)) for t in projected})
-        result = self.sources.forget(ids, query, action, reason, erase, dry_run)
+        result = self.sources.forget(ids, None, action, reason, erase, False, listed, superseded_by)
         return {**result, **consequences.withdrawn(result["removed_facts"]).to_dict()}
 
     # --- evidence: observations ---------------------------------------------------------------

@@ -453,6 +453,7 @@ VOCABULARY = {
     "id": ["$mine", "$hidden", "$session", "mem_00000000-0000-4000-8000-000000000000"],
     "ids": [["$mine"], ["$hidden"], ["$session"], ["$hidden", "$mine"]],
     "supersedes": [["$mine"], ["$hidden"]],
+    "superseded_by": ["$mine", "$hidden", "$session"],
     "query": ["Carol earns", "earns", "salary", "admin db01", "Frank", "carol"],
     "predicate": ["salary", "rich", "pay", "person"],
     "arguments": [["carol", None], [None, None], ["dave", 10]],

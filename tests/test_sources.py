@@ -381,7 +381,7 @@ def test_recall_puts_the_nearest_namespace_first(db):
 
 # --- forgetting -----------------------------------------------------------------------------
 
-def test_forget_by_query_dry_run_then_apply(db):
+def test_forget_by_query_lists_then_forgetting_is_by_the_listed_ids(db):
     with opened(db) as m:
         old = m.memory_remember("The old SQLite backend plan.")["id"]
         m.memory_remember("Unrelated note about lunch.")
@@ -389,7 +389,9 @@ def test_forget_by_query_dry_run_then_apply(db):
         preview = m.memory_forget(query="old sqlite backend plan", dry_run=True)
         assert [t["id"] for t in preview["targets"]] == [old] and preview["forgotten"] == 0
         assert snapshot_counts(m) == before
-        applied = m.memory_forget(query="old sqlite backend plan", action="invalidate", reason="plan dropped")
+        listed = m.memory_forget(query="old sqlite backend plan", action="invalidate", reason="plan dropped")
+        assert listed["dry_run"] is True and snapshot_counts(m) == before  # a query only lists, even asked to apply
+        applied = m.memory_forget(**listed["confirm"], reason="plan dropped")  # then by the ids it listed
         assert [t["id"] for t in applied["targets"]] == [old] and applied["forgotten"] == 1
         got = m.memory_get(old)
         assert got["status"] == "invalidated" and got["history"][-1]["reason"] == "plan dropped"

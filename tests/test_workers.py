@@ -50,7 +50,7 @@ WITHDRAWING_CALLS = [
     ("forget_rule", {"rule": "path(X, Y) :- edge(X, Y)"}),
     ("retract_assumption", {"assumption": "guess"}),
     ("retract_assumptions", {"pattern": "gu*"}),
-    ("memory_forget", {"query": "Ada"}),
+    ("memory_forget", {"ids": ["$ada"]}),  # (a query only lists: forgetting is by id)
 ]
 # ... and calls that fail, each in its own way.
 FAILING_CALLS = [
@@ -149,9 +149,11 @@ def test_every_flagged_tool_does_run_the_engine(store_file, monkeypatch):
     memory = Memory(store_file)
     fill(memory)
     monkeypatch.setattr(Budget, "_start_clock", _refuse)
+    ada = memory.memory_search("Ada")["results"][0]["id"]
     for name, arguments in EVALUATING_CALLS + WITHDRAWING_CALLS:
         if arguments in ({"name": "no_such_rule"}, {"pattern": "zz*"}):
             continue  # nothing to remove: nothing to evaluate
+        arguments = {k: [ada] if v == ["$ada"] else v for k, v in arguments.items()}
         with pytest.raises(Evaluated):  # stopped at the evaluation before the change: nothing changes
             run_call(memory, name, arguments)
 

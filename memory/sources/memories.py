@@ -22,11 +22,13 @@ from .namespaces import CAPABILITY, Namespace, new_id, readable_namespaces, requ
 from .erasure import erase_memory
 from .visibility import visibility
 from .projections import Projection, parse_projections
+from .related import find_related
 from .words import count_words, store_words
 
 MAX_SOURCE_CHARS = 1_000_000
 MAX_KEY_CHARS = 256
 MAX_IDS = 200
+FORGET_LISTED = 20  # memories a forget by query lists by default
 RETENTION = {"session": "short_term", "short_term": "short_term", "long_term": "long_term", "durable": "long_term"}
 KINDS = ("text", "fact", "episode", "preference", "procedure")
 ACTIONS = {"expire": "expired", "supersede": "superseded", "invalidate": "invalidated", "archive": "archived",
@@ -235,12 +237,16 @@ class SourceMemories:
             if key is not None:
                 receipt = self._replay(conn, namespace, key, digest)
                 if receipt is not None:
-                    return receipt
+                    exclude = {receipt["id"], *receipt["supersedes"]}
+                    return {**receipt, **find_related(conn, self.context, text, specs, utc_now(conn.clock),
+                                                      exclude).to_dict()}
             olds = [self._writable(conn, ident) for ident in replaced]
             for old in olds:
                 if old.status != "active":
                     raise Conflict(f"Memory {old.id} cannot be superseded: it is {old.status}", id=old.id)
             now = utc_now(conn.clock)
+            # Read before the new rows exist, in the same transaction: reported, never superseded here.
+            related = find_related(conn, self.context, text, specs, now, set(replaced))
             source_id, memory_id = new_id("src"), new_id("mem")
             statements = "\n".join(p.statement for p in specs)
             words = count_words(text, statements)
@@ -267,7 +273,7 @@ class SourceMemories:
                 "id": memory_id, "source_id": source_id, "namespace": namespace.key, "capability": capability,
                 "projections": len(specs), "supersedes": replaced, "idempotency_key_given": key is not None,
                 "withdrawn_facts": len(withdrawn)})
-        return receipt
+        return {**receipt, **related.to_dict()}
 
     def _replay(self, conn, namespace: Namespace, key: str, digest: str) -> dict | None:
         row = conn.execute(f"SELECT {COLUMNS} FROM {FROM} WHERE m.namespace = ? AND m.idempotency_key = ?",
@@ -360,27 +366,35 @@ class SourceMemories:
 
     # --- forgetting ------------------------------------------------------------------------
     def forget(self, ids: list | None = None, query: str | None = None, action: str = "expire",
-               reason: str | None = None, erase: bool = False, dry_run: bool = False, limit: int = 20) -> dict:
-        """Forget concrete ids, or the current memories a search for `query` finds (resolved to ids first)."""
+               reason: str | None = None, erase: bool = False, dry_run: bool = False, limit: int = FORGET_LISTED,
+               superseded_by: str | None = None) -> dict:
+        """Forget concrete ids. A query never forgets: it previews the current memories a search finds (those
+        the caller may change, and what was cut), and forgetting is then by the ids it returned."""
         if (ids is None) == (query is None):
             raise InvalidArguments("give exactly one of 'ids' or 'query'", argument="ids")
         if action not in ACTIONS:
             raise InvalidArguments(f"'action' must be one of {', '.join(ACTIONS)}", argument="action")
         if erase and action != "delete":
             raise InvalidArguments("'erase' is only allowed with action 'delete'", argument="erase")
+        if superseded_by is not None and (action != "supersede" or query is not None):
+            raise InvalidArguments("'superseded_by' is only allowed with ids and action 'supersede'",
+                                   argument="superseded_by")
         if reason is not None:
             reason = require_text("reason", reason, max_chars=4096)
         self.require_read()
         if query is not None:
-            from .search import search  # search builds on this module
-
-            found = search(self, query, limit=limit)
-            targets = [r["id"] for r in found["results"]]
-        else:
-            targets = self._check_ids("ids", ids)
+            return self._preview_query(query, action, erase, limit)
+        targets = self._check_ids("ids", ids)
+        if superseded_by is not None and superseded_by in targets:
+            raise InvalidArguments("a memory cannot supersede itself: take its id out of 'ids' or "
+                                   "'superseded_by'", argument="superseded_by")
         status = ACTIONS[action]
         with (self.repository.read() if dry_run else self.repository.write()) as tx:
             conn = tx.connection
+            successor = None if superseded_by is None else self.visible_record(conn, superseded_by)
+            if successor is not None and successor.status != "active":
+                raise Conflict(f"Memory {successor.id} cannot supersede others: it is {successor.status}",
+                               id=successor.id)
             records = [self._writable(conn, ident) for ident in targets]
             changes = [{"id": r.id, "namespace": r.ns.to_dict(), "status_before": r.status,
                         "status_after": status, "changed": r.status != status or (erase and r.erased_at is None),
@@ -388,21 +402,45 @@ class SourceMemories:
             removed: list[str] = []
             if not dry_run and any(c["changed"] for c in changes):
                 now = utc_now(conn.clock)
+                why = reason if reason is not None or successor is None else f"superseded by {successor.id}"
                 for record in records:
                     if record.status != status:
-                        removed += self._end(tx, record, status, reason, now)
+                        removed += self._end(tx, record, status, why, now, successor.id if successor else None)
                     if erase and record.erased_at is None:
                         erase_memory(tx, record, now, self.context.principal)
                 # The tombstone of an erase: what happened, to which ids, by whom (the actor) and when. Never
                 # the query or the facts' texts, which may spell out what was erased.
                 tx.audit.record(self.context.principal, "memory_forget", None, {
                     "action": action, "ids": [c["id"] for c in changes if c["changed"]], "reason": reason,
-                    "erase": erase, "by_query": query is not None, "removed_facts": len(removed)})
+                    "erase": erase, "by_query": False, "removed_facts": len(removed),
+                    **({"superseded_by": successor.id} if successor is not None else {})})
         scrubbed = None
         if erase and not dry_run and any(c["changed"] for c in changes):
             scrubbed = self.store.scrub()
-        return {"action": action, "dry_run": dry_run, "query": query, "targets": changes,
+        return {"action": action, "dry_run": dry_run, "query": None, "targets": changes,
                 "forgotten": 0 if dry_run else sum(c["changed"] for c in changes), "removed_facts": removed,
                 "erased": erase and not dry_run, "model_calls": 0,
+                **({"superseded_by": successor.id} if successor is not None else {}),
                 **({"wal_truncated": scrubbed} if scrubbed is not None else {})}
 
+    def _preview_query(self, query: str, action: str, erase: bool, limit: int) -> dict:
+        """What forgetting by a description would take: the current memories one search finds, split into those
+        the caller may change (the targets, to confirm by id) and those it may read but not change."""
+        from .search import search  # search builds on this module
+
+        found = search(self, query, limit=limit)
+        status = ACTIONS[action]
+        targets, skipped = [], []
+        for result in found["results"]:
+            namespace = result["namespace"]
+            capability = CAPABILITY[namespace["type"]]
+            if not self.context.can(capability):
+                skipped.append({"id": result["id"], "namespace": namespace, "needs": capability})
+                continue
+            targets.append({"id": result["id"], "namespace": namespace, "status_before": result["status"],
+                            "status_after": status, "changed": True, "preview": result["memory"][:200],
+                            "why": result["why"]})
+        return {"action": action, "dry_run": True, "query": query, "targets": targets, "skipped": skipped,
+                "matched": found["total"], "truncated": found["truncated"],
+                "confirm": {"ids": [t["id"] for t in targets], "action": action, **({"erase": True} if erase else {})},
+                "forgotten": 0, "removed_facts": [], "erased": False, "model_calls": 0}

@@ -5,7 +5,8 @@ environment; no argument here can change it."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+import json
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, WithJsonSchema
 
@@ -77,6 +78,8 @@ class RememberOutput(ToolOutput):
     supersedes: Strings
     idempotent_replay: bool
     model_calls: int
+    related: Rows
+    related_truncated: bool
 
 
 @tool(
@@ -92,7 +95,10 @@ class RememberOutput(ToolOutput):
         "Durably preserve exact source text (byte for byte, with its sha256) in the caller's authorized "
         "namespace and return a stable id (mem_…). scope auto writes to the project when the host names one, "
         "else to the session; never to global. Optional projections become facts (supported by this memory) "
-        "that rules and queries use; supersedes replaces older memories; idempotency_key makes retries safe."
+        "that rules and queries use; supersedes replaces older memories; idempotency_key makes retries safe. "
+        "The reply lists current memories you may read that this one may restate (near-duplicate text: word-set "
+        "Jaccard >= 0.7) or contradict (a projection with the same predicate and leading arguments and a "
+        "different last argument), with how to supersede them; nothing is superseded unless asked."
     ),
     capability=None,
     capability_note="memory_write_session, _project or _global: that of the namespace written",
@@ -112,7 +118,26 @@ def memory_remember(api: Memory, args: RememberInput) -> Reply[RememberOutput]:
         text += f"; facts: {', '.join(stored.facts[:10])}" + (" …" if len(stored.facts) > 10 else "")
     if stored.supersedes:
         text += f"; supersedes {', '.join(stored.supersedes)}"
-    return Reply(text, stored)
+    return Reply("\n".join([text, *_related_lines(stored)]), stored)
+
+
+def _related_lines(stored: RememberOutput) -> list[str]:
+    """What the new memory may restate or contradict, and the one call that would supersede them."""
+    if not stored.related:
+        return []
+    lines = [f"% may {r['relation'].replace('restates', 'restate').replace('contradicts', 'contradict')} "
+             f"{r['id']} ({'; '.join(r['why'])}): "
+             f"{r['preview']!r}" + ("" if r["can_supersede"] else f" (you cannot change {r['namespace']['type']} "
+                                                                   "memories)")
+             for r in stored.related]
+    if stored.related_truncated:
+        lines.append(f"% (only the first {len(stored.related)} listed)")
+    ids = [r["id"] for r in stored.related if r["can_supersede"]]
+    if ids:
+        lines.append(f"% nothing was superseded; if this replaces them: memory_forget "
+                     f'{{"ids": {json.dumps(ids)}, "action": "supersede", "superseded_by": "{stored.id}"}} '
+                     "(or pass supersedes: [...] when remembering)")
+    return lines
 
 
 class GetInput(ToolInput):
@@ -272,12 +297,15 @@ def memory_recall(api: Memory, args: RecallInput) -> Reply[RecallOutput]:
 class ForgetInput(ToolInput):
     ids: Annotated[list[MemoryId], Field(min_length=1, max_length=MAX_IDS,
                                          description="Memories to forget")] | None = None
-    query: Annotated[str, text_field("Forget what a search for this finds", MAX_QUERY_CHARS)] | None = None
+    query: Annotated[str, text_field("What to forget, described: only lists the ids",
+                                     MAX_QUERY_CHARS)] | None = None
     action: Annotated[Literal[tuple(ACTIONS)], about(  # type: ignore[valid-type]
         "Default expire")] | None = None
     reason: Annotated[str, text_field("Why (kept in the history)", 4096)] | None = None
     erase: Annotated[bool, about("With delete: erase the text too")] | None = None
     dry_run: Annotated[bool, about("Only show the targets")] | None = None
+    limit: Annotated[int, int_field("With query: how many to list (default 20)", 1, MAX_LIMIT)] | None = None
+    superseded_by: Annotated[MemoryId, about("With supersede: the replacing memory")] | None = None
 
 
 class ForgetOutput(ToolOutput):
@@ -287,6 +315,12 @@ class ForgetOutput(ToolOutput):
     forgotten: int
     removed_facts: Strings
     erased: bool
+    query: str | None = None
+    skipped: Rows | None = None  # with query: readable but not changeable by the caller
+    matched: int | None = None  # with query: how many current memories the search matched
+    truncated: bool | None = None
+    confirm: dict[str, Any] | None = None  # with query: the arguments that forget exactly the targets
+    superseded_by: str | None = None
     withdrawn: Strings | None = None  # not for a dry run
     withdrawn_total: int | None = None
     withdrawn_note: str | None = None
@@ -297,14 +331,16 @@ class ForgetOutput(ToolOutput):
     title="Forget memories",
     group="memories",
     description=(
-        "Forget memories by ids, or by a search resolved to ids first (dry_run shows them). Their projections "
-        "stop supporting facts; the reply lists the facts removed."
+        "Forget memories by ids. A query only lists what would go (the ids to pass next). Their projections stop "
+        "supporting facts; the reply lists the facts removed."
     ),
     details=(
-        "Forget memories by ids, or by a query resolved to concrete ids first (dry_run shows them without "
-        "changing anything). Actions: expire (default), supersede, invalidate, archive, delete; erase (with "
-        "delete) also erases the text, keeping a tombstone. A forgotten memory's projections stop supporting "
-        "facts, so conclusions resting only on it go. Needs the write capability of each memory's namespace."
+        "Forget memories by ids (dry_run shows them without changing anything). A query never forgets: one "
+        "search lists the current memories it finds that you may change (ids, previews, how many matched, what "
+        "was cut or skipped) and the exact ids to pass next. Actions: expire (default), supersede (superseded_by "
+        "names the replacement), invalidate, archive, delete; erase (with delete) also erases the text, keeping "
+        "a tombstone. A forgotten memory's projections stop supporting facts, so conclusions resting only on "
+        "it go. Needs the write capability of each memory's namespace."
     ),
     capability=READ,
     capability_note="and the write capability of each memory's namespace",
@@ -313,13 +349,37 @@ class ForgetOutput(ToolOutput):
 )
 def memory_forget(api: Memory, args: ForgetInput) -> Reply[ForgetOutput]:
     result = ForgetOutput.model_validate(api.memory_forget(
-        args.ids, args.query, args.action or "expire", args.reason, bool(args.erase), bool(args.dry_run)))
+        args.ids, args.query, args.action or "expire", args.reason, bool(args.erase), bool(args.dry_run),
+        args.limit, args.superseded_by))
+    if args.query is not None:
+        return Reply(_preview_text(args.query, result, args.dry_run is False), result)
     ids = ", ".join(t["id"] for t in result.targets) or "none"
     if result.dry_run:
         return Reply(f"Would {result.action} {len(result.targets)} memory(ies): {ids}", result)
     lines = [f"Forgot {result.forgotten} memory(ies) ({result.action}): {ids}"]
+    if result.superseded_by:
+        lines[0] += f", superseded by {result.superseded_by}"
     if result.removed_facts:
         lines.append(f"% facts removed ({len(result.removed_facts)}): {', '.join(result.removed_facts[:20])}"
                      + (f" (+{len(result.removed_facts) - 20} more)" if len(result.removed_facts) > 20 else ""))
     lines.append(Withdrawn(result.withdrawn or [], result.withdrawn_total, result.withdrawn_note or "").text())
     return Reply("\n".join(lines), result)
+
+
+def _preview_text(query: str, result: ForgetOutput, asked_to_apply: bool) -> str:
+    """A forget by query: what would go, what was cut or skipped, and the call that forgets exactly that."""
+    head = (f"Nothing forgotten yet: a query only lists. Would {result.action} {len(result.targets)} "
+            f"memory(ies) matching {query!r}" + (":" if result.targets else "."))
+    if asked_to_apply:
+        head += "\n% dry_run false does not apply to a query: forget by the ids below"
+    lines = [head] + [f"{i}. [{t['id']}] ({t['namespace']['type']}) {_preview(t['preview'])} — {'; '.join(t['why'])}"
+                      for i, t in enumerate(result.targets, 1)]
+    shown = len(result.targets) + len(result.skipped or [])
+    if result.truncated:
+        lines.append(f"% {shown} of {result.matched} matches listed: narrow the query or raise limit")
+    if result.skipped:
+        lines.append(f"% skipped {len(result.skipped)} you may read but not change: "
+                     + ", ".join(f"{s['id']} ({s['namespace']['type']}: needs {s['needs']})" for s in result.skipped))
+    if result.targets and result.confirm:
+        lines.append(f"% to forget exactly these: memory_forget {json.dumps(result.confirm)}")
+    return "\n".join(lines)
