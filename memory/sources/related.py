@@ -1,7 +1,7 @@
 """Which current memories a new one restates or contradicts: reported to the caller, never acted on.
 
-Restates: near-duplicate text. The measure is the Jaccard index of the two texts' word sets (words as search
-folds them: case and accents folded, runs of letters, digits and '_'), at least RESTATES_AT. Word sets ignore
+Restates: near-duplicate text. The measure is the Jaccard index of the two texts' term sets (the terms search's
+index holds, words.py: folded, stemmed, CJK character pairs, joined compounds), at least RESTATES_AT. Word sets ignore
 order, so "Ann pays Bob" restates "Bob pays Ann" by this measure; the report says "may".
 
 Contradicts: a projection with the same key and a different value. A projection's key is its predicate, its
@@ -16,7 +16,7 @@ reported, counted or let to change what is reported about the visible ones beyon
 
 Cost is bounded and indexed, whatever the store holds:
 - text: a memory with Jaccard >= t shares at least ceil(t|A|) of the new text's |A| words, so it holds one of
-  any |A| - ceil(t|A|) + 1 of them. The full-text index gives each word's newest visible current holders (up
+  any |A| - ceil(t|A|) + 1 of them. The term index (memory_words by word) gives each term's newest visible current holders (up
   to RARITY_CAP: how rare it is); the probe words are the rarest, and their holders, rarest word first, are
   the candidates (at most TEXT_CANDIDATES), each compared through search's per-memory word index
   (memory_words, by primary key), reading at most |A|/t of its words. Texts of more than
@@ -34,8 +34,7 @@ from ..terms import Compound, call_prefix, continued_range, format_term, plain_c
 from .context import READ, CallerContext
 from .namespaces import CAPABILITY, Namespace, readable_namespaces
 from .projections import Projection, same_scalar
-from .ranking import fts_match
-from .words import folded_words
+from .words import analyze
 
 RESTATES_AT = 0.7  # the Jaccard index of word sets from which a text counts as a restatement
 TEXT_CANDIDATES = 64  # visible current memories compared per remember, newest first
@@ -105,16 +104,15 @@ def probe_words(words: set[str], threshold: float = RESTATES_AT, counts: dict[st
 
 def visible_holders(conn, words: set[str], where: str, params: list, least: int) -> dict[str, list[int]]:
     """The newest visible current memories (seqs, up to RARITY_CAP) holding each word in their text or
-    statements and at least `least` words of text: how rare each word is, and who holds it. Read over what
+    statements and terms enough to share `least` of them (a text of n words has at most 2n - 1 terms, its joined forms included): how rare each word is, and who holds it. Read over what
     the caller may see only, so which memories are compared (and so what is reported) depends on nothing
     hidden."""
     holders = {}
     for word in sorted(words):
-        match, match_params = fts_match(conn, [word])
         holders[word] = [seq for seq, in conn.execute(
-            "SELECT m.seq FROM memory_fts JOIN source_memories AS m ON m.seq = memory_fts.rowid "
-            f"JOIN sources AS s ON s.id = m.source_id WHERE {match} AND {where} AND m.text_words >= ? "
-            "ORDER BY memory_fts.rowid DESC LIMIT ?", [*match_params, *params, least, RARITY_CAP]).fetchall()]
+            "SELECT m.seq FROM memory_words AS w JOIN source_memories AS m ON m.seq = w.seq "
+            f"JOIN sources AS s ON s.id = m.source_id WHERE w.word = ? AND {where} AND 2 * m.text_words >= ? "
+            "ORDER BY m.seq DESC LIMIT ?", [word, *params, least, RARITY_CAP]).fetchall()]
     return holders
 
 
@@ -190,7 +188,7 @@ def _contradictions(conn, specs: list[Projection], where: str, params: list, exc
 
 
 def _restatements(conn, text: str, where: str, params: list, exclude: set[str], entry) -> None:
-    words = set(folded_words(text))
+    words = {t.term for t in analyze(text)}  # the terms the index holds for a memory's text (words.py)
     if not words or len(words) > MAX_COMPARED_WORDS:
         return
     need = math.ceil(RESTATES_AT * len(words) - 1e-9)
