@@ -327,11 +327,11 @@ def test_the_change_feed_announces_everything_but_new_rows(store_file):
 
 
 def test_answers_are_kept_while_nothing_they_read_changes_and_maintained_when_it_does(store_file, monkeypatch):
-    import memory.knowledge.base as base
+    import memory.knowledge.queries as queries
     from memory.datalog import Evaluation
     evaluations, updates = [], []
-    real, update = base.solve_kept, Evaluation.update
-    monkeypatch.setattr(base, "solve_kept", lambda *a, **k: evaluations.append(a[1]) or real(*a, **k))
+    real, update = queries.solve_kept, Evaluation.update
+    monkeypatch.setattr(queries, "solve_kept", lambda *a, **k: evaluations.append(a[1]) or real(*a, **k))
     monkeypatch.setattr(Evaluation, "update", lambda self, changes, budget=None: updates.append(changes)
                         or update(self, changes, budget))
     with Memory(store_file) as m:
