@@ -355,7 +355,7 @@ def import_(
             added, kept = _bulk_add(m, terms, memory, count_lines(file))
             result = {"file": str(file), "facts_read": added + kept, "facts_added": added}
         else:
-            loaded = m.import_program(read_text(file), memory)
+            loaded = m.knowledge.import_program(read_text(file), memory)
             result = {"file": str(file), "facts_added": loaded["facts_added"], "rules_added": loaded["rules_added"],
                       "assumptions": loaded["assumptions"]}
     except DatalogMemoryError as exc:
@@ -378,7 +378,7 @@ def _bulk_add(m: Memory, terms, memory: Optional[str], lines: int) -> tuple[int,
 
     with Progress(console=err.console, transient=True, disable=lines < 2 * BULK_CHUNK) as progress:
         task = progress.add_task("importing", total=lines)
-        return m.add_fact_terms(terms, memory, BULK_CHUNK, lambda n: progress.advance(task, n))
+        return m.knowledge.add_fact_terms(terms, memory, BULK_CHUNK, lambda n: progress.advance(task, n))
 
 
 @app.command("import-observations", rich_help_panel=EVIDENCE)
@@ -392,7 +392,7 @@ def import_observations(
     try:
         m = _memory(ctx)
         m.require_for("remember_observations")  # before reading the file
-        result = m.remember_observations(read_observations(file))
+        result = m.evidence.remember_observations(read_observations(file))
     except DatalogMemoryError as exc:
         _fail(_in_file(exc, file), as_json)
     _report(result, as_json, f"observations stored: {result['stored']}" + (
@@ -407,7 +407,7 @@ def export(
 ) -> None:
     """Export a memory segment's facts and rules as a Prolog file that imports back identically."""
     try:
-        text = _memory(ctx).export_program(memory)
+        text = _memory(ctx).knowledge.export_program(memory)
     except DatalogMemoryError as exc:
         _fail(exc, False)
     _write_out(text, file, "Exported")
@@ -451,7 +451,7 @@ def snapshot_export(
 ) -> None:
     """Write a stored snapshot as the Prolog file it holds."""
     try:
-        text = _memory(ctx).export_snapshot(name, memory)
+        text = _memory(ctx).snapshots.export_snapshot(name, memory)
     except DatalogMemoryError as exc:
         _fail(exc, False)
     _write_out(text, file, f"Exported snapshot '{name}'")
@@ -469,7 +469,7 @@ def snapshot_import(
     try:
         m = _memory(ctx)
         m.require_for("import_snapshot", memory)  # before reading the file
-        result = m.import_snapshot(name, read_text(file), memory)
+        result = m.snapshots.import_snapshot(name, read_text(file), memory)
     except DatalogMemoryError as exc:
         _fail(_in_file(exc, file), as_json)
     _report(result, as_json, f"Snapshot '{name}' stored ({result['facts']} fact(s), {result['rules']} rule(s), "
@@ -494,7 +494,7 @@ def check(
     hash chain, stale materializations, ...); exit 1 when there are any. The check is recorded in the audit log."""
     lost = wal_findings(ctx)  # read before the database is opened: opening it recovers what it can, silently
     try:
-        report = _memory(ctx).check_invariants()
+        report = _memory(ctx).admin.check_invariants()
     except DatalogMemoryError as exc:
         _fail(exc, as_json)
     if as_json:
@@ -547,7 +547,7 @@ def token_create(
 
     granted = None if capabilities is None else sorted(parse_capabilities(capabilities))
     try:
-        issued = _memory(ctx).create_token(name, principal, project, granted, source_class)
+        issued = _memory(ctx).admin.create_token(name, principal, project, granted, source_class)
     except DatalogMemoryError as exc:
         _fail(exc, as_json, EXIT_USAGE if exc.code == "invalid_arguments" else None)
     record = _token_record(issued.row)
@@ -567,7 +567,7 @@ def token_list(
 ) -> None:
     """List the tokens (ids and the callers they name; never a token). Needs memory_admin."""
     try:
-        rows = _memory(ctx).list_tokens()
+        rows = _memory(ctx).admin.list_tokens()
     except DatalogMemoryError as exc:
         _fail(exc, as_json)
     records = [_token_record(row) for row in rows]
@@ -591,7 +591,7 @@ def token_revoke(
 ) -> None:
     """Revoke a token: every request presenting it is refused from now on (401). Needs memory_admin."""
     try:
-        row = _memory(ctx).revoke_token(token_id)
+        row = _memory(ctx).admin.revoke_token(token_id)
     except DatalogMemoryError as exc:
         _fail(exc, as_json)
     _report(_token_record(row), as_json, f"revoked token {row.id} ({row.principal})")

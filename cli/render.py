@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
+from memory.knowledge import proof_view
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -304,40 +306,40 @@ def _number(value: float) -> str:
 
 
 def _proof(console: Console, structured: dict[str, Any]) -> None:
-    nodes = structured.get("proof_nodes")
-    if not nodes:
+    root = proof_view.from_flat(structured.get("proof_nodes") or [])
+    if root is None:
         _plain(console, f"{structured['fact']}: not provable")
         return
     if not console.is_terminal:  # piped: one node per line, indented by depth
         lines = []
-        pending = [(0, 0)]
+        pending = [(root, 0)]
         while pending:
-            index, depth = pending.pop()
-            lines.append("  " * depth + _label(nodes[index]).plain)
-            pending.extend((child, depth + 1) for child in reversed(nodes[index]["children"]))
+            step, depth = pending.pop()
+            lines.append("  " * depth + _label(step).plain)
+            pending.extend((child, depth + 1) for child in reversed(step.children))
         console.file.write("\n".join(lines) + "\n")
         console.file.flush()
         return
     from rich.tree import Tree
 
-    root = Tree(_label(nodes[0]))
-    stack: list[tuple[Tree, dict]] = [(root, nodes[0])]
+    tree = Tree(_label(root))
+    stack: list[tuple[Tree, proof_view.ProofStep]] = [(tree, root)]
     while stack:
-        parent, node = stack.pop()
-        for child in node["children"]:  # indexes into the flat list
-            branch = parent.add(_label(nodes[child]))
-            stack.append((branch, nodes[child]))
-    console.print(root)
+        parent, step = stack.pop()
+        for child in step.children:
+            branch = parent.add(_label(child))
+            stack.append((branch, child))
+    console.print(tree)
 
 
-def _label(node: dict) -> Text:
+def _label(step: proof_view.ProofStep) -> Text:
     """`goal  fact  (supports)` or `goal  ⟸  rule`, built from styled pieces, never parsed as markup."""
-    label = Text(node["goal"], style="bold")
-    how = node["rule_applied"]
+    label = Text(step.goal, style="bold")
+    how = step.rule_applied
     label.append("  fact" if how == "fact" else f"  ⟸  {how}")
-    if node.get("supports"):
-        label.append(f"  ({', '.join(node['supports'])})", style="dim")
-    if node.get("truncated"):
+    if step.supports:
+        label.append(f"  ({', '.join(step.supports)})", style="dim")
+    if step.truncated:
         label.append("  …", style="dim")  # the proof goes on below max_depth
     return label
 

@@ -139,8 +139,9 @@ class GuardedH11Protocol(H11Protocol):
         cls.idle[self] = None  # idle until a byte of the next request arrives (newest last)
 
     def _stop_waiting(self) -> None:
-        if getattr(self, "_arrival", None) is not None:
-            self._arrival.cancel()
+        arrival = getattr(self, "_arrival", None)
+        if arrival is not None:
+            arrival.cancel()
             self._arrival = None
 
     def _too_slow(self) -> None:

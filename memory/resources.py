@@ -77,7 +77,7 @@ def list_resources(memory, cursor: str | None) -> tuple[list[Resource], str | No
         if _has_schema_text(memory):
             page.append(_schema_resource())
         # Segments are read through memory_read like everything else (reading one is export_program's check).
-        for segment in memory.list_memories()["memories"] if memory.context.can(READ) else []:
+        for segment in memory.segments.list_memories()["memories"] if memory.context.can(READ) else []:
             if segment["mounted"]:
                 page.append(Resource(SEGMENT + quote(segment["name"], safe=""), f"segment {segment['name']}",
                                      f"Segment {segment['name']}",
@@ -113,9 +113,9 @@ def read_resource(memory, uri: str) -> tuple[str, str]:
         return tool_guide(), "text/markdown"
     if uri.startswith(SEGMENT):
         name = unquote(uri[len(SEGMENT):])
-        return memory.export_program(name), PROLOG
+        return memory.knowledge.export_program(name), PROLOG
     if uri.startswith(MEMORY):
-        got = memory.memory_get(uri[len(MEMORY):])
+        got = memory.sources.memory_get(uri[len(MEMORY):])
         if got["source_text"] is None:  # erased: the id stays, the text is gone
             raise memory.sources.not_found(got["id"])
         return got["source_text"], "text/plain"

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory import Memory
-from memory.datalog.proofs import flatten_tree
+from memory.knowledge import proof_view
 from memory.terms import format_term, make_list, parse_term
 from memory.terms.codec import MAX_JSON_DEPTH, decode_args, encode_args, from_json, to_json
 from memory.tools import call_tool
@@ -72,7 +72,7 @@ def test_a_proof_a_thousand_steps_deep_over_the_api(store_file):
             depth += 1
         assert depth == 3_002 and node["goal"] == "start(n0)"
         assert m.get_belief_status("reach(n3000)")["status"] == "in"  # failed at depth ~3,000
-        nodes = flatten_tree(explained.detailed_tree)
+        nodes = proof_view.flat(explained.proof)
         assert len(nodes) == 6_002 and _json_depth(nodes) <= 4
 
 

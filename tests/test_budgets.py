@@ -234,7 +234,7 @@ def test_evaluations_of_one_call_share_its_time_budget(mem):
     mem.add_facts([f"v({i})" for i in range(200)])
     mem.define_rule("c(A,B,C)", "v(A), v(B), v(C)")
     token = Cancellation()
-    token.started -= mem.knowledge.budget.timeout_s  # the call began a whole budget ago
+    token.started -= mem.kb.budget.timeout_s  # the call began a whole budget ago
     with cancellable(token):
         with pytest.raises(BudgetExceeded) as info:
             mem.query_logic("c(1, 2, X)")

@@ -67,7 +67,7 @@ def test_everything_the_store_records_is_stamped_by_the_memorys_clock(tmp_path):
         assert m.check_invariants().at == START_TEXT
         assert m.recall("ann")["now"] == epoch_now(clock) == int(START.timestamp())
         assert m.memory_get(kept["id"])["recorded_at"] == START_TEXT
-        stamps = _stamps(m.store) + _stamps(m._global().store)
+        stamps = _stamps(m.store) + _stamps(m.bases.global_base().store)
     assert {value for _, value in stamps if isinstance(value, str)} == {START_TEXT}, stamps
     assert {value for _, value in stamps if isinstance(value, int)} == {int(START.timestamp())}, stamps
     recorded = {column for column, _ in stamps}

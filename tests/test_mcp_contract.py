@@ -9,6 +9,7 @@ from mcp.shared.exceptions import MCPError
 
 from memory import Memory
 from memory.mcp_server import ERROR_META, build_server
+from memory.services.segments import SegmentService
 from memory.sources import CallerContext
 from memory.tools import REGISTRY
 from surfaces import ERAS, MODERN_META, RawServer
@@ -61,7 +62,7 @@ def test_optional_outputs_are_left_out_and_results_match_their_schemas(store_fil
 @pytest.mark.parametrize("era", ERAS)
 def test_internal_failures_are_error_results_and_the_server_keeps_serving(store_file, era, monkeypatch):
     memory = Memory(store_file)
-    monkeypatch.setattr(Memory, "list_memories", lambda self: 1 / 0)
+    monkeypatch.setattr(SegmentService, "list_memories", lambda self: 1 / 0)
 
     async def scenario(client):
         return await client.call_tool("list_memories", {}), await client.call_tool("echo", {"message": "on"})

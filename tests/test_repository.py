@@ -189,11 +189,11 @@ def test_a_knowledge_base_uses_the_collaborators_it_was_built_with():
 
 def test_memory_builds_both_knowledge_bases_with_their_collaborators(tmp_path):
     with Memory(str(tmp_path / "project.db"), actor="tester", global_path=str(tmp_path / "global.db")) as m:
-        project = m.knowledge
+        project = m.kb
         assert isinstance(project.computed, ComputedRelations) and isinstance(project.computed, ObservationRelations)
-        assert project.projection_guard == m.sources.guard_projections
+        assert project.projection_guard == m.sources.memories.guard_projections
         assert isinstance(project.global_source(), GlobalKnowledge)
-        shared = m._global()
+        shared = m.bases.global_base()
         # The global database holds no source memories nor observations, and is itself the global store.
         assert shared.computed is None and shared.projection_guard is None and shared.global_source is None
         # It does apply the caller's visibility: a support resting on a memory the caller cannot read (none

@@ -129,7 +129,7 @@ def test_a_write_to_one_predicate_leaves_the_others_warm(store_file):
         m.define_rule("path(X, Y)", "edge(X, Y)")
         m.define_rule("path(X, Z)", "path(X, Y), edge(Y, Z)")
         assert m.query_logic("path(5, X)").total == 195
-        warm = m.knowledge.warm
+        warm = m.kb.warm
         edge = next(c.relation for k, c in warm._copies.items() if k[1] == "edge")
         assert edge.indexes, "the evaluation filed its index with the stored relation"
         m.remember_fact("note(1)")
@@ -176,7 +176,7 @@ def test_the_feed_names_the_facts_a_change_touched(store_file):
         m.add_facts(["p(a, b)", "p(b, c)", "p(c, d)"])
         m.assume_fact("p(b, c)", "h1")  # a second support
         assert m.query_logic("p(X, Y)").total == 3
-        copy = next(c.relation for k, c in m.knowledge.warm._copies.items() if k[1] == "p")
+        copy = next(c.relation for k, c in m.kb.warm._copies.items() if k[1] == "p")
         steps = [lambda: m.forget_fact("p(a, b)"),
                  slip_in,
                  lambda: m.forget_fact("p(b, c)"),  # the assumption still holds it
@@ -189,7 +189,7 @@ def test_the_feed_names_the_facts_a_change_touched(store_file):
             step()
             with Memory(path) as fresh:
                 assert m.query_logic("p(X, Y)").bindings == fresh.query_logic("p(X, Y)").bindings
-            now = next(c.relation for k, c in m.knowledge.warm._copies.items() if k[1] == "p")
+            now = next(c.relation for k, c in m.kb.warm._copies.items() if k[1] == "p")
             assert copy.changes_to(now, position) is not None  # changed step by step, never read whole again
             copy = now
         assert m.query_logic("p(X, Y)").bindings == [{"X": "y", "Y": "y"}, {"X": "z", "Y": "z"}]
@@ -327,11 +327,11 @@ def test_the_change_feed_announces_everything_but_new_rows(store_file):
 
 
 def test_answers_are_kept_while_nothing_they_read_changes_and_maintained_when_it_does(store_file, monkeypatch):
-    import memory.knowledge.base as base
+    import memory.knowledge.queries as queries
     from memory.datalog import Evaluation
     evaluations, updates = [], []
-    real, update = base.solve_kept, Evaluation.update
-    monkeypatch.setattr(base, "solve_kept", lambda *a, **k: evaluations.append(a[1]) or real(*a, **k))
+    real, update = queries.solve_kept, Evaluation.update
+    monkeypatch.setattr(queries, "solve_kept", lambda *a, **k: evaluations.append(a[1]) or real(*a, **k))
     monkeypatch.setattr(Evaluation, "update", lambda self, changes, budget=None: updates.append(changes)
                         or update(self, changes, budget))
     with Memory(store_file) as m:

@@ -17,7 +17,7 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Any, Iterator
 
 from ..errors import BudgetExceeded, Cancelled
 from ..settings import positive
@@ -225,4 +225,4 @@ def _trim() -> None:
         _malloc_trim(0)
 
 
-_malloc_trim = None
+_malloc_trim: Any = None  # libc's malloc_trim once looked up; False where there is none

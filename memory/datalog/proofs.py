@@ -58,30 +58,6 @@ def map_tree(root, convert, children=lambda node: node.children) -> dict:
     return top
 
 
-def walk_tree(tree: dict):
-    """Every node of a proof tree (dict form), parents before children, without recursion."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(reversed(node.get("children", ())))
-
-
-def flatten_tree(tree: dict) -> list[dict]:
-    """A proof tree as a flat list in depth-first order (the root first), each node's `children` the indexes
-    of its children in that list: as shallow in JSON as a proof of any depth can be."""
-    nodes: list[dict] = []
-    stack: list[tuple[dict, int | None]] = [(tree, None)]
-    while stack:
-        node, parent = stack.pop()
-        index = len(nodes)
-        nodes.append({**{k: v for k, v in node.items() if k != "children"}, "children": []})
-        if parent is not None:
-            nodes[parent]["children"].append(index)
-        stack.extend((child, index) for child in reversed(node.get("children", ())))
-    return nodes
-
-
 class ProofBuilder:
     def __init__(self, program: Program, rules: list[Rule], relations: dict, budget=None,
                  indexes: dict | None = None) -> None:

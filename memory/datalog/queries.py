@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Callable, Iterator
 
@@ -33,6 +33,7 @@ class Answers:
     derived: int
     memory: str = ""  # filled in by the service that asked
     goal: str = ""
+    warnings: list[str] = field(default_factory=list)  # the service's: calls that nothing defines
 
 
 def relevant_rules(rules: list[Rule], roots: set) -> list[Rule]:
@@ -69,7 +70,7 @@ def answer_variables(goal: Term) -> Iterator[Var]:
         yield from variables(term)
 
 
-def _with_goal(program: Program, goal: Term) -> tuple[Program, Rule, list[Var]]:
+def _with_goal(program: Program, goal: Term) -> tuple[Program, list[Rule], list[Var]]:
     """A copy of the program with the rule `$query(Vars) :- Goal`."""
     names = []
     for v in answer_variables(goal):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from ..datalog import BodyMatcher, Model, Pred, Program, Rule, goal_text
 from ..errors import BudgetExceeded
+from ..knowledge.proof_view import EVIDENCE, FACT, RULE, Evidence, ProofStep, evidence_graph
 from ..knowledge.segments import resolve as resolve_segment
 from ..store.repository import Transaction
 from ..terms.codec import to_json
@@ -159,7 +160,8 @@ def reason(kb, query: str = "", top_k: int | None = None, memory: str | None = N
 
 
 class _ProofWriter:
-    """Proof trees from the best derivations: evidence leaves, conclusion nodes, STEP tags in first-seen post-order."""
+    """Proofs from the best derivations, as proof steps (memory/knowledge/proof_view.py) in prove's graph shape:
+    evidence leaves, conclusion nodes, STEP tags in first-seen post-order across the call's proofs."""
 
     def __init__(self, reasoning: Reasoning, kb, tx: Transaction) -> None:
         self.r = reasoning
@@ -168,53 +170,39 @@ class _ProofWriter:
         self.step_of: dict[str, str] = {}
 
     def proof(self, pred: Pred, values: tuple) -> dict:
-        nodes: list[dict] = []
-        edges: list[dict] = []
-        self._node(pred, values, nodes, edges, set())
+        nodes, edges = evidence_graph(self.step(pred, values, set()), self.step_of)
         body = json.dumps({"nodes": [{k: v for k, v in n.items() if k not in ("id", "step_tag")} for n in nodes],
                            "edges": edges}, sort_keys=True, ensure_ascii=False)
         root = nodes[-1]
         return {"proof_id": "proof-" + hashlib.sha256(body.encode("utf-8")).hexdigest()[:16], "status": "proved",
                 "confidence": root["confidence"], "fact": root["fact"], "nodes": nodes, "edges": edges}
 
-    def _node(self, pred: Pred, values: tuple, nodes: list, edges: list, path: set) -> str:
+    def step(self, pred: Pred, values: tuple, path: set) -> ProofStep:
+        """The proof step of a conclusion (its best derivation), or the evidence it rests on; a conclusion met
+        again on its own path is shown as evidence, so every proof is finite."""
         text = goal_text(pred, values)
         best = self.r.best.get((pred, values))
         if best is None or best.rule is None or (pred, values) in path:
-            node = self._evidence(pred, values, text)
-        else:
-            children = []
-            for kind, lit, found in best.premises:
-                if kind == "lit":
-                    children.append(self._node(lit.pred, found, nodes, edges, path | {(pred, values)}))
-                else:
-                    child = {"id": f"n{len(nodes) + 1}", "kind": kind, "fact": found, "confidence": 1.0}
-                    nodes.append(child)
-                    children.append(child["id"])
-            rule_id, rule_tag, db_id = self.r.rule_label(best.rule)
-            if text not in self.step_of:  # one STEP tag per conclusion, however many proofs show it
-                self.step_of[text] = f"STEP-{len(self.step_of) + 1}"
-            node = {"kind": "conclusion", "fact": text, "confidence": round(best.confidence, 6), "rule_id": rule_id,
-                    "rule_tag": rule_tag, "rule": self.r.program.sources[best.rule.meaning.source].text,
-                    "step_tag": self.step_of[text]}
-            node["id"] = f"n{len(nodes) + 1}"
-            nodes.append(node)
-            edges.extend({"from": child, "to": node["id"]} for child in children)
-            return node["id"]
-        node["id"] = f"n{len(nodes) + 1}"
-        nodes.append(node)
-        return node["id"]
+            return self._evidence(pred, values, text)
+        children = []
+        for kind, lit, found in best.premises:
+            if kind == "lit":
+                children.append(self.step(lit.pred, found, path | {(pred, values)}))
+            else:
+                children.append(ProofStep(found, kind, confidence=1.0))
+        label, _, db_id = self.r.rule_label(best.rule)
+        return ProofStep(text, RULE, self.r.program.sources[best.rule.meaning.source].text, db_id, children,
+                         confidence=round(best.confidence, 6), label=label)
 
-    def _evidence(self, pred: Pred, values: tuple, text: str) -> dict:
+    def _evidence(self, pred: Pred, values: tuple, text: str) -> ProofStep:
         if pred.indicator in (("hedge", 4), ("member", 2)) and values and values[0] in self.r.edges:
             edge = self.r.edges[values[0]]
-            return {"kind": "evidence", "fact": text, "hedge_tag": edge.tag, "edge_id": edge.id,
-                    "formation": edge.formation, "event_ts": edge.event_ts, "members": edge.members,
-                    "weight": edge.weight, "content_hash": edge.content_hash, "confidence": edge.weight}
+            return ProofStep(text, EVIDENCE, confidence=edge.weight, evidence=Evidence(
+                edge.tag, edge.id, edge.formation, edge.event_ts, edge.members, edge.weight, edge.content_hash))
         supports = self.kb.supports_of(self.r.segment, text)
         if self.kb.computed is not None and pred.indicator in self.kb.computed.preds:
             supports += self.kb.computed.supports(self.tx, pred.indicator, values)
-        return {"kind": "fact", "fact": text, "supports": supports, "confidence": 1.0}
+        return ProofStep(text, FACT, supports=supports, confidence=1.0)
 
 
 def prove(kb, query: str = "", goal_pred: str | None = None, top_k: int | None = None,

@@ -90,7 +90,7 @@ def parse_query(conn, query: str, now: int) -> Parsed:
         for w in words:
             understood = w in named
             for candidate in (w, w[:-1] if w.endswith("s") else None, w[:-2] if w.endswith("es") else None):
-                if candidate in types:
+                if candidate is not None and candidate in types:
                     understood = True
                     if candidate not in parsed.types:
                         parsed.types.append(candidate)

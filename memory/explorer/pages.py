@@ -12,7 +12,9 @@ from typing import Any, Callable, Mapping
 
 from ..errors import DatalogMemoryError, InvalidArguments, NotFound
 from ..evidence.timeline import MAX_PAGE, observation_timeline
+from ..knowledge import proof_view
 from ..knowledge.consequences import Consequences, Withdrawn
+from ..knowledge.proof_view import ProofStep
 from ..sources.audit_trail import AuditFilter, audit_events
 from ..terms import Compound, Var, format_term, indicator, is_ground, map_leaves, parse_term
 from ..tools import REGISTRY, call_tool
@@ -317,27 +319,26 @@ def query(view: View, params: Mapping[str, str]) -> Page:
     return Page("Query and why", join(parts))
 
 
-def _node(view: View, nodes: list[dict], index: int, memory: str | None, seen: set[int]) -> Markup:
-    node = nodes[index]
-    if index in seen:  # explain_why shares nodes; each is drawn once
-        return h("div", {"class": "node"}, code(node["goal"]), " (shown above)")
-    seen.add(index)
-    kind = node["kind"]
-    head = [h("span", {"class": f"kind {kind}"}, kind), " ", code(node["goal"])]
+def _node(view: View, step: ProofStep, memory: str | None, seen: set[int]) -> Markup:
+    if id(step) in seen:  # a step shared by two parents is drawn once
+        return h("div", {"class": "node"}, code(step.goal), " (shown above)")
+    seen.add(id(step))
+    kind = step.kind
+    head = [h("span", {"class": f"kind {kind}"}, kind), " ", code(step.goal)]
     if kind == "rule":
-        head += [" ", h("span", {"class": "rule"}, "by ", code(node["rule_applied"]))]
-    if node.get("truncated"):
+        head += [" ", h("span", {"class": "rule"}, "by ", code(step.rule_applied))]
+    if step.truncated:
         head.append(h("span", {"class": "warning"}, " (deeper steps cut at max depth)"))
-    inner = [leaf_supports(view, node, memory)] if node.get("supports") else []
-    inner += [_node(view, nodes, child, memory, seen) for child in node.get("children", [])]
+    inner = [leaf_supports(view, step, memory)] if step.supports else []
+    inner += [_node(view, child, memory, seen) for child in step.children]
     return h("details", {"open": True, "class": f"node {kind}"}, h("summary", None, head), inner)
 
 
-def leaf_supports(view: View, node: dict, memory: str | None) -> Markup:
+def leaf_supports(view: View, step: ProofStep, memory: str | None) -> Markup:
     """What a stored fact rests on: asserted, an assumption, a source memory's exact text, an observation."""
-    texts = {m["id"]: m for m in node.get("memories", [])}
+    texts = {m["id"]: m for m in step.memories or []}
     items = []
-    for item in node["supports"]:
+    for item in step.supports or []:
         kind, _, ref = item.partition(":")
         if kind == "source" and ref in texts:
             found = texts[ref]
@@ -375,9 +376,9 @@ def why(view: View, params: Mapping[str, str]) -> Page:
                                  for a in status["justifications"]) or "none"),
         ]))
         parts += [h("p", {"class": "warning"}, w) for w in explained.get("warnings", [])]
-        nodes = explained.get("proof_nodes") or []
-        if explained["proven"] and nodes:
-            parts.append(h("section", {"class": "proof"}, h("h2", None, "Proof"), _node(view, nodes, 0, memory, set())))
+        root = proof_view.from_flat(explained.get("proof_nodes") or [])
+        if explained["proven"] and root is not None:
+            parts.append(h("section", {"class": "proof"}, h("h2", None, "Proof"), _node(view, root, memory, set())))
         else:
             parts.append(h("p", None, "No proof: the fact is not believed."))
     return Page("Why", join(parts))
@@ -429,7 +430,7 @@ def would_withdraw(view: View, memory: str | None, supported: list[str], gone: l
     if not gone:
         return Withdrawn()
     predicates = {indicator(parse_term(f)) for f in supported}
-    return Consequences(view.memory._kb(memory), memory, predicates).if_gone(gone, MAX_WITHDRAWN)
+    return Consequences(view.memory.bases.serving(memory), memory, predicates).if_gone(gone, MAX_WITHDRAWN)
 
 
 def withdrawn_list(withdrawn: Withdrawn, memory: str | None) -> Markup:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..datalog.proofs import walk_tree
 from ..datalog import explain
 from ..errors import InvalidArguments, NotFound
 from ..store.repository import Transaction, Visibility, new_fact
@@ -90,15 +89,11 @@ def belief_status(kb, fact: str, memory: str | None) -> dict:
         return {"status": "out", "justifications": [], "source": "unknown", "fact": text,
                 "memory": segment.name, "supports": [], "derived": False}
     with kb.repository.read() as tx:
-        detailed = kb.with_supports(tx, segment, proof)
-    assumptions = sorted({s.split(":", 1)[1] for leaf in _leaves(detailed) for s in leaf.get("supports", ())
+        steps = kb.proof_steps(tx, segment, proof)
+    assumptions = sorted({s.split(":", 1)[1] for leaf in steps.leaves() for s in leaf.supports or ()
                           if s.startswith("assumption:")})
     return {"status": "in", "justifications": assumptions, "source": "derived", "fact": text,
             "memory": segment.name, "supports": [], "derived": True}
-
-
-def _leaves(tree: dict):
-    return (node for node in walk_tree(tree) if not node["children"])
 
 
 def justification(kb, assumption: str, memory: str | None) -> dict:

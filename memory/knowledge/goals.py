@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterator, cast
 
 from ..terms import Compound, Term
 
@@ -55,13 +55,14 @@ def rewrite(body: Term, change: Callable[[GoalRef], str | None]) -> tuple[Term, 
         qualifier, inner = _parts(goal)
         if type(inner) not in (str, Compound):
             return goal
-        ref = GoalRef(qualifier, inner if type(inner) is str else inner.functor,
-                      0 if type(inner) is str else len(inner.args))
+        called = cast(Compound, inner)  # when not an atom
+        ref = GoalRef(qualifier, inner if type(inner) is str else called.functor,
+                      0 if type(inner) is str else len(called.args))
         new_name = change(ref)
         if new_name is None:
             return goal
         count += 1
-        renamed = new_name if type(inner) is str else Compound(new_name, inner.args)
+        renamed = new_name if type(inner) is str else Compound(new_name, called.args)
         return Compound(":", (qualifier, renamed)) if qualifier is not None else renamed
 
     return walk(body), count

@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Callable, Hashable
+from typing import Callable, Generic, Hashable, TypeVar
+
+V = TypeVar("V")
 
 
-class SizedLRU:
-    def __init__(self, capacity: int, size: Callable[[object], int]) -> None:
+class SizedLRU(Generic[V]):
+    def __init__(self, capacity: int, size: Callable[[V], int]) -> None:
         self.capacity = capacity
         self._size = size
-        self._items: OrderedDict = OrderedDict()  # key -> (value, its size when it was put)
+        self._items: OrderedDict[Hashable, tuple[V, int]] = OrderedDict()  # key -> (value, its size when it was put)
         self._total = 0
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable) -> object | None:
+    def get(self, key: Hashable) -> V | None:
         """The value under `key` (now the most recently used), or None."""
         with self._lock:
             item = self._items.get(key)
@@ -25,7 +27,7 @@ class SizedLRU:
             self._items.move_to_end(key)
             return item[0]
 
-    def put(self, key: Hashable, value: object) -> None:
+    def put(self, key: Hashable, value: V) -> None:
         """Keep `value` under `key` (its size measured now), then let the least recently used go while the
         total is over the capacity; the newest entry always stays."""
         size = self._size(value)
@@ -39,7 +41,7 @@ class SizedLRU:
                 _, (_, gone) = self._items.popitem(last=False)
                 self._total -= gone
 
-    def pop(self, key: Hashable) -> object | None:
+    def pop(self, key: Hashable) -> V | None:
         """Take the value under `key` out of the cache (None when there is none)."""
         with self._lock:
             item = self._items.pop(key, None)
@@ -48,7 +50,7 @@ class SizedLRU:
             self._total -= item[1]
             return item[0]
 
-    def items(self) -> list[tuple]:
+    def items(self) -> list[tuple[Hashable, V]]:
         """(key, value) pairs, least recently used first."""
         with self._lock:
             return [(key, value) for key, (value, _) in self._items.items()]

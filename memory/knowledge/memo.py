@@ -37,7 +37,7 @@ class Entry:
 class AnswerMemo:
     def __init__(self, capacity: int = MEMO_TUPLES) -> None:
         self.capacity = capacity
-        self._entries = SizedLRU(capacity, Entry.size)
+        self._entries: SizedLRU[Entry] = SizedLRU(capacity, Entry.size)
 
     def get(self, key: tuple, program: object, tx: Transaction, generation: int) -> AllAnswers | None:
         """The kept answers for `key` if the program is the same and every input still stands where it did

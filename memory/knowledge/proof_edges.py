@@ -49,7 +49,7 @@ class _Texts:
         self.plain: dict = {}
         self.goals: dict = {}
 
-    def fact(self, pred: tuple, args: tuple) -> str:
+    def fact(self, pred: Pred, args: tuple) -> str:
         key = (pred, args)
         text = self.plain.get(key)
         if text is None:
@@ -83,13 +83,15 @@ def model_conclusions(program: Program, model: Model, budget=None, computed: Ite
         if not pred.is_local:
             continue
         for args, provenance in model.derivations(pred):
+            assert provenance.rule is not None  # a derivation names its rule
             rule = provenance.rule.meaning
             found = matcher.derivation(rule, args, provenance.stamp) or []
             premises = []
             for kind, literal, value in found:
                 if kind == "lit":
-                    premises.append(_premise(texts, literal.pred, value,
-                                             model.provenance(literal.pred, value).derived, computed))
+                    found_premise = model.provenance(literal.pred, value)
+                    assert found_premise is not None  # a premise the matcher found is in the model
+                    premises.append(_premise(texts, literal.pred, value, found_premise.derived, computed))
                 else:
                     premises.append(Premise(kind, value))
             out.append(Conclusion(pred, args, texts.fact(pred, args), program.sources[rule.source].rule_id,

@@ -48,7 +48,7 @@ class _Copy:
 class WarmRelations:
     def __init__(self, capacity: int = WARM_TUPLES) -> None:
         # (segment id, functor, arity, visibility) -> _Copy
-        self._copies = SizedLRU(capacity, lambda copy: len(copy.relation))
+        self._copies: SizedLRU[_Copy] = SizedLRU(capacity, lambda copy: len(copy.relation))
 
     def relation(self, tx: Transaction, segment: Segment, functor: str, arity: int, visibility: Visibility | None,
                  computed: Callable[[], list] | None = None, inputs: dict | None = None) -> StoredRelation:

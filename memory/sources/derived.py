@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..datalog import explain, solve
-from ..datalog.proofs import ProofNode, walk_tree
+from ..datalog.proofs import ProofNode
 from ..knowledge.parsing import parse_fact, parse_goal
+from ..knowledge.proof_view import ProofStep
 from ..knowledge.segments import DEFAULT, resolve
 from ..store.repository import Visibility, new_fact
 from ..terms import Compound, Term, Var, format_term
@@ -26,9 +27,9 @@ from .projections import to_value
 MAX_PROOFS = 200
 
 
-def _leaf_memories(tree: dict, found: dict) -> None:
-    for node in walk_tree(tree):
-        for memory in node.get("memories", ()):
+def _leaf_memories(proof: ProofStep, found: dict) -> None:
+    for step in proof.walk():
+        for memory in step.memories or ():
             found.setdefault(memory["id"], memory)
 
 
@@ -55,17 +56,17 @@ def derived_recall(kb, sources: SourceMemories, predicate: str, arguments: list 
         answers = kb.query_terms(goal, limit=MAX_PROOFS)
         for row in answers.rows:
             explanation = kb.explain_why(format_term(fact_of(row)))
-            if explanation.detailed_tree is None:
+            if explanation.proof is None:
                 continue
-            sources.annotate_proof(explanation.detailed_tree)
+            sources.annotate_proof(explanation.proof)
             found: dict = {}
-            _leaf_memories(explanation.detailed_tree, found)
+            _leaf_memories(explanation.proof, found)
             if not found:
                 continue  # not resting on any memory the caller may read: not a recalled memory
             with_source = include_source or bool(_lossy(sources, list(found)))
             memories = [{"id": m["id"], "namespace": m["namespace"], "status": m["status"],
                          **({"source_text": m["source_text"]} if with_source else {})} for m in found.values()]
-            out.append({"fact": explanation.fact, "derived": True, "rule": explanation.detailed_tree["rule_applied"],
+            out.append({"fact": explanation.fact, "derived": True, "rule": explanation.proof.rule_applied,
                         "memories": memories, "source_context_included": with_source})
             if len(out) > limit:
                 return out

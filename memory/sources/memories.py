@@ -13,6 +13,7 @@ from typing import Any
 
 from ..clock import Clock, parse_instant
 from ..errors import Conflict, InvalidArguments, NotFound, PermissionDenied
+from ..knowledge.proof_view import ProofStep
 from ..knowledge.segments import bump_generation, resolve
 from ..store import utc_now
 from ..store.repository import Repository, Transaction, new_fact
@@ -187,16 +188,13 @@ class SourceMemories:
         })
         return out
 
-    def annotate_proof(self, tree: dict) -> None:
+    def annotate_proof(self, proof: ProofStep) -> None:
         """Lead a proof's leaves back to their memories: each `source:mem_…` support the caller may read gets
         the memory's id, namespace, status and exact text; ones it may not read are dropped."""
         with self.store.read() as conn:
             spaces = readable_namespaces(conn, self.context) if self.context.can(READ) else []
-            stack = [tree]
-            while stack:
-                node = stack.pop()
-                stack.extend(node.get("children", ()))
-                supports = node.get("supports")
+            for step in proof.walk():
+                supports = step.supports
                 if not supports or not any(s.startswith(SUPPORT_KIND + ":") for s in supports):
                     continue
                 kept, memories = [], []
@@ -210,8 +208,8 @@ class SourceMemories:
                         memories.append({"id": record.id, "namespace": record.ns.to_dict(), "status": record.status,
                                          "source_text": record.text})
                     kept.append(support)
-                node["supports"] = kept
-                node["memories"] = memories
+                step.supports = kept
+                step.memories = memories
 
     # --- remembering -----------------------------------------------------------------------
     def remember(self, memory: str, scope: str = "auto", retention: str = "long_term", kind: str = "text",

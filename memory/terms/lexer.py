@@ -123,8 +123,8 @@ class Lexer:
                     raise self.error("expected a character after 0'", start)
                 ch = text[self.pos]
                 if ch == "\\":
-                    value = self._escape()
-                    return Token("int", ord(value), start, layout)
+                    escaped = self._escape()
+                    return Token("int", ord(escaped), start, layout)
                 if ch == "'" and text.startswith("''", self.pos):
                     self.pos += 2
                     return Token("int", ord("'"), start, layout)
@@ -163,10 +163,10 @@ class Lexer:
         self.pos = end
         literal = text[start:end]
         if is_float:
-            value = float(literal)
-            if value in (float("inf"), float("-inf")):
+            number = float(literal)
+            if number in (float("inf"), float("-inf")):
                 raise self.error("float literal out of range", start)
-            return Token("float", value, start, layout)
+            return Token("float", number, start, layout)
         if len(literal) > MAX_INTEGER_DIGITS:
             raise self.error(f"integer literal with more than {MAX_INTEGER_DIGITS} digits", start)
         return Token("int", int(literal), start, layout)

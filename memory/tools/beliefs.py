@@ -45,7 +45,7 @@ class AssumeOutput(ToolOutput):
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def assume_fact(api: Memory, args: AssumeInput) -> Reply[AssumeOutput]:
-    result = AssumeOutput.model_validate(api.assume_fact(args.fact, args.assumption, args.memory))
+    result = AssumeOutput.model_validate(api.beliefs.assume_fact(args.fact, args.assumption, args.memory))
     return Reply(f"Assumed: {args.fact.strip()} under assumption '{result.assumption}'", result)
 
 
@@ -79,7 +79,7 @@ class BeliefOutput(ToolOutput):
     evaluates=True,
 )
 def get_belief_status(api: Memory, args: BeliefInput) -> Reply[BeliefOutput]:
-    result = BeliefOutput.model_validate(api.get_belief_status(args.fact, args.memory))
+    result = BeliefOutput.model_validate(api.beliefs.get_belief_status(args.fact, args.memory))
     return Reply(compact_json({"status": result.status, "justifications": result.justifications,
                                "source": result.source}), result)
 
@@ -105,7 +105,7 @@ class JustificationOutput(ToolOutput):
     annotations=Annotations(read_only=True),
 )
 def get_justification(api: Memory, args: AssumptionInput) -> Reply[JustificationOutput]:
-    result = JustificationOutput.model_validate(api.get_justification(args.assumption, args.memory))
+    result = JustificationOutput.model_validate(api.beliefs.get_justification(args.assumption, args.memory))
     return Reply(compact_json({"facts": result.facts}), result)
 
 
@@ -124,7 +124,7 @@ class AssumptionsOutput(ToolOutput):
     annotations=Annotations(read_only=True),
 )
 def list_assumptions(api: Memory, args: SegmentInput) -> Reply[AssumptionsOutput]:
-    result = AssumptionsOutput.model_validate(api.list_assumptions(args.memory))
+    result = AssumptionsOutput.model_validate(api.beliefs.list_assumptions(args.memory))
     return Reply(compact_json({"assumptions": result.assumptions}), result)
 
 
@@ -177,7 +177,7 @@ class RetractInput(ToolInput):
     evaluates=True,  # it says which conclusions stopped holding: they are evaluated before and after
 )
 def retract_assumption(api: Memory, args: RetractInput) -> Reply[RetractionOutput]:
-    result = api.retract_assumption(args.assumption, args.memory)
+    result = api.beliefs.retract_assumption(args.assumption, args.memory)
     return Reply(_retraction_text(f"Retracted assumption '{args.assumption}': {len(result.removed)} fact(s) "
                                   "removed", result), RetractionOutput(**_retraction(result)))
 
@@ -206,6 +206,6 @@ class RetractPatternOutput(RetractionOutput):
     evaluates=True,  # it says which conclusions stopped holding: they are evaluated before and after
 )
 def retract_assumptions(api: Memory, args: RetractPatternInput) -> Reply[RetractPatternOutput]:
-    result = api.retract_assumptions(args.pattern, args.memory)
+    result = api.beliefs.retract_assumptions(args.pattern, args.memory)
     return Reply(_retraction_text(f"Retracted pattern '{args.pattern}': {len(result.assumptions)} assumption(s) "
                                   "removed", result), RetractPatternOutput(pattern=args.pattern, **_retraction(result)))

@@ -70,7 +70,7 @@ class RememberOutput(ToolOutput):
 )
 def remember(api: Memory, args: RememberInput) -> Reply[RememberOutput]:
     weight = 1.0 if args.weight is None else args.weight
-    stored = RememberOutput.model_validate(api.remember(args.members, args.event_ts, weight, args.formation or ""))
+    stored = RememberOutput.model_validate(api.evidence.remember(args.members, args.event_ts, weight, args.formation or ""))
     return Reply(f"Stored observation {stored.hedge_tag} ({_formation(stored.structural_formation, stored.formation)}) "
                  f"at {stored.event_ts} ({iso(stored.event_ts)}): {', '.join(stored.members)}", stored)
 
@@ -108,7 +108,7 @@ class ForgetOutput(ToolOutput):
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def forget_observation(api: Memory, args: ForgetInput) -> Reply[ForgetOutput]:
-    result = ForgetOutput.model_validate(api.forget_observation(args.hedge_tags, args.reason))
+    result = ForgetOutput.model_validate(api.evidence.forget_observation(args.hedge_tags, args.reason))
     return Reply(f"Retracted {len(result.retracted)} observation(s)"
                  + (f": {', '.join(result.retracted)}" if result.retracted else ""), result)
 
@@ -157,7 +157,7 @@ class RecallOutput(ToolOutput):
     annotations=Annotations(read_only=True),
 )
 def recall(api: Memory, args: RecallInput) -> Reply[RecallOutput]:
-    found = api.recall(args.query or "", args.top_k, args.now)
+    found = api.evidence.recall(args.query or "", args.top_k, args.now)
     result = RecallOutput.model_validate(found)
     lines = [f"{e['hedge_tag']} {_formation(e['formation'], e.get('label', ''))} {iso(e['timestamp'])} "
              f"w={e['weight']:g}: {', '.join(e['members'])}" for e in result.edges]
@@ -220,7 +220,7 @@ class ReasonOutput(ToolOutput):
     evaluates=True,
 )
 def reason(api: Memory, args: ReasonInput) -> Reply[ReasonOutput]:
-    result = ReasonOutput.model_validate(api.reason(args.query or "", args.top_k, args.memory, args.now))
+    result = ReasonOutput.model_validate(api.evidence.reason(args.query or "", args.top_k, args.memory, args.now))
     return Reply(compact_json({"derived": result.derived, "rules_fired": result.rules_fired,
                                "iterations": result.iterations, "timed_out": result.timed_out,
                                "edges_considered": result.edges_considered}), result)
@@ -260,7 +260,7 @@ class ProveOutput(ToolOutput):
     evaluates=True,
 )
 def prove(api: Memory, args: ProveInput) -> Reply[ProveOutput]:
-    result = ProveOutput.model_validate(api.prove(args.query or "", args.goal_pred, args.top_k, args.memory,
+    result = ProveOutput.model_validate(api.evidence.prove(args.query or "", args.goal_pred, args.top_k, args.memory,
                                                   args.now))
     lines = [_proof_line(p) for p in result.proofs]
     return Reply("\n".join(lines) if lines else "Nothing proved", result)
@@ -322,7 +322,7 @@ class VerifyOutput(ToolOutput):
     evaluates=True,
 )
 def verify(api: Memory, args: VerifyInput) -> Reply[VerifyOutput]:
-    result = VerifyOutput.model_validate(api.verify(args.answer, args.query or "", bool(args.require_proof),
+    result = VerifyOutput.model_validate(api.evidence.verify(args.answer, args.query or "", bool(args.require_proof),
                                                     args.goal_pred, args.top_k, args.memory, args.now))
     kept, checked = result.supported_count, result.supported_count + result.stripped_count
     if result.outcome == "supported":
@@ -383,7 +383,7 @@ class DetectOutput(ToolOutput):
     annotations=Annotations(read_only=True),
 )
 def detect(api: Memory, args: DetectInput) -> Reply[DetectOutput]:
-    result = DetectOutput.model_validate(api.detect(bool(args.full_scan), args.window, args.sensitivity, args.now))
+    result = DetectOutput.model_validate(api.evidence.detect(bool(args.full_scan), args.window, args.sensitivity, args.now))
     lines = [f"{f['pattern']} {f['score']:g}: {', '.join(f['nodes']) or '(all)'} [{', '.join(f['hedge_tags'][:5])}"
              f"{', …' if f['edge_count'] > 5 else ''}]" for f in result.findings]
     lines.append(f"risk_score {result.summary.risk_score:g} ({len(result.findings)} finding(s))")

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from ..api import Memory
-from ..datalog.proofs import flatten_tree, map_tree
+from ..knowledge import proof_view
 from ..sources.context import ADMIN, READ, WRITE_KNOWLEDGE
 from .models import OutputPart, SegmentInput, Rows, Segment, Strings, ToolInput, ToolOutput, about, int_field, name_field, shaped, text_field
 from .registry import Annotations, Reply, tool
@@ -61,7 +61,7 @@ class RememberFactOutput(ToolOutput):
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def remember_fact(api: Memory, args: FactInput) -> Reply[RememberFactOutput]:
-    change = api.remember_fact(args.fact, args.memory)
+    change = api.knowledge.remember_fact(args.fact, args.memory)
     return Reply(f"Asserted: {args.fact.strip()}", RememberFactOutput(
         fact=change.fact, memory=change.memory, created=change.created, supports=change.supports))
 
@@ -102,7 +102,7 @@ class DefineRuleOutput(ToolOutput):
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def define_rule(api: Memory, args: DefineRuleInput) -> Reply[DefineRuleOutput]:
-    change = api.define_rule(args.head, args.body, args.memory, args.name, args.confidence)
+    change = api.knowledge.define_rule(args.head, args.body, args.memory, args.name, args.confidence)
     text = with_notes(f"Asserted rule: {args.head.strip()} :- {args.body.strip()}",
                       [f"% rule_id {change.rule_id}" + (f", name {change.name}" if change.name else "")
                        + ("" if change.created else " (already defined)"), *warning_lines(change.warnings)])
@@ -142,7 +142,7 @@ class ForgetRuleOutput(ToolOutput):
     evaluates=True,  # the conclusions resting on the rule are evaluated before and after, to say which fell
 )
 def forget_rule(api: Memory, args: ForgetRuleInput) -> Reply[ForgetRuleOutput]:
-    removal = api.forget_rule(args.memory, rule=args.rule, rule_id=args.rule_id, name=args.name)
+    removal = api.knowledge.forget_rule(args.memory, rule=args.rule, rule_id=args.rule_id, name=args.name)
     return Reply(f"Forgot rule {removal.rule_id}: {removal.rule}\n{removal.withdrawn.text()}", ForgetRuleOutput(
         rule=removal.rule, rule_id=removal.rule_id, memory=removal.memory, name=removal.name, head=removal.head,
         **removal.withdrawn.to_dict()))
@@ -176,7 +176,7 @@ class ForgetFactOutput(ToolOutput):
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def forget_fact(api: Memory, args: ForgetFactInput) -> Reply[ForgetFactOutput]:
-    change = api.forget_fact(args.fact, args.memory)
+    change = api.knowledge.forget_fact(args.fact, args.memory)
     message = f"Retracted: {args.fact.strip()}"
     if not change.removed:
         message += f" (still believed: supported by {', '.join(change.supports)})"
@@ -226,7 +226,7 @@ class QueryOutput(ToolOutput):
 )
 def query_logic(api: Memory, args: QueryInput) -> Reply[QueryOutput]:
     limit = DEFAULT_QUERY_LIMIT if args.limit is None else args.limit
-    result = api.query_logic(args.goal, args.memory, limit, args.offset or 0)
+    result = api.knowledge.query_logic(args.goal, args.memory, limit, args.offset or 0)
     text_rows = [
         {name: (value if isinstance(value, (int, float)) and not isinstance(value, bool) else binding[name])
          for name, value in typed.items()}
@@ -284,25 +284,13 @@ class ExplainOutput(ToolOutput):
     evaluates=True,
 )
 def explain_why(api: Memory, args: ExplainInput) -> Reply[ExplainOutput]:
-    result = api.explain_why(args.fact, args.max_depth, args.memory, bool(args.record_proof))
-    tree = None if result.detailed_tree is None else map_tree(result.detailed_tree, _text_node, lambda n: n["children"])
+    result = api.knowledge.explain_why(args.fact, args.max_depth, args.memory, bool(args.record_proof))
+    tree = None if result.proof is None else proof_view.text_tree(result.proof)
     text = with_notes(compact_json({"fact": result.fact, "proven": result.proven, "proof_tree": tree}),
                       warning_lines(result.warnings))
-    nodes = None if result.detailed_tree is None else flatten_tree(result.detailed_tree)
+    nodes = None if result.proof is None else proof_view.flat(result.proof)
     return Reply(text, ExplainOutput(fact=result.fact, memory=result.memory, proven=result.proven, proof_nodes=nodes,
                                      warnings=result.warnings or None, recorded=result.recorded))
-
-
-def _text_node(node: dict[str, Any]) -> dict[str, Any]:
-    """The reference's node (goal, rule_applied, children), plus the supports of a stored fact: the text is what
-    most hosts show the model, so it must say what each leaf rests on."""
-    out = {"goal": node["goal"], "rule_applied": node["rule_applied"], "children": []}
-    if node.get("truncated"):
-        out["truncated"] = True
-    if "supports" in node:
-        out["supports"] = node["supports"]
-    return out
-
 
 
 class PageOutput(ToolOutput):
@@ -340,7 +328,7 @@ class ListFactsInput(ToolInput):
     annotations=Annotations(read_only=True),
 )
 def list_facts(api: Memory, args: ListFactsInput) -> Reply[PageOutput]:
-    return _page(api.list_facts(args.memory, args.functor, args.arity, args.limit, args.offset or 0), "fact")
+    return _page(api.knowledge.list_facts(args.memory, args.functor, args.arity, args.limit, args.offset or 0), "fact")
 
 
 class ListRulesInput(ToolInput):
@@ -359,7 +347,7 @@ class ListRulesInput(ToolInput):
     annotations=Annotations(read_only=True),
 )
 def list_rules(api: Memory, args: ListRulesInput) -> Reply[PageOutput]:
-    return _page(api.list_rules(args.memory, args.limit, args.offset or 0), "rule")
+    return _page(api.knowledge.list_rules(args.memory, args.limit, args.offset or 0), "rule")
 
 
 class MaterializeOutput(ToolOutput):
@@ -389,7 +377,7 @@ class MaterializeOutput(ToolOutput):
     evaluates=True,
 )
 def materialize(api: Memory, args: SegmentInput) -> Reply[MaterializeOutput]:
-    result = api.materialize(args.memory)
+    result = api.knowledge.materialize(args.memory)
     return Reply(
         f"Materialized {result.tuples} conclusion(s) in memory '{result.memory}' at generation {result.generation}.",
         MaterializeOutput(memory=result.memory, generation=result.generation, tuples=result.tuples,
@@ -445,7 +433,7 @@ class ClearContextOutput(ToolOutput):
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def clear_context(api: Memory, args: ClearContextInput) -> Reply[ClearContextOutput]:
-    result = api.clear_context(args.category, args.memory)
+    result = api.knowledge.clear_context(args.category, args.memory)
     pattern = args.category.strip()
     text = f"Cleared all facts matching: {pattern} ({len(result.removed)} fact(s) removed{_kept_note(result)})"
     return Reply(text, ClearContextOutput(pattern=pattern, **_edit(result)))
@@ -484,7 +472,7 @@ class UpdateFactOutput(ToolOutput):
     annotations=Annotations(read_only=False, destructive=True, idempotent=False),
 )
 def update_fact(api: Memory, args: UpdateFactInput) -> Reply[UpdateFactOutput]:
-    result = api.update_fact(args.old_fact, args.new_fact, args.memory)
+    result = api.knowledge.update_fact(args.old_fact, args.new_fact, args.memory)
     assert result.added is not None  # an update always asserts its new fact
     return Reply(f"Updated: {args.old_fact.strip()} -> {args.new_fact.strip()}{_kept_note(result)}",
                  UpdateFactOutput(old_fact=args.old_fact.strip(), new_fact=result.added, **_edit(result)))
@@ -521,7 +509,7 @@ class UpsertFactOutput(ToolOutput):
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def upsert_fact(api: Memory, args: UpsertFactInput) -> Reply[UpsertFactOutput]:
-    result = api.upsert_fact(args.fact, args.memory)
+    result = api.knowledge.upsert_fact(args.fact, args.memory)
     assert result.added is not None  # an upsert always asserts its fact
     return Reply(f"Upserted: {args.fact.strip()}",
                  UpsertFactOutput(fact=result.added, created=result.created, **_edit(result)))
@@ -557,7 +545,7 @@ class TraceOutput(ToolOutput):
     evaluates=True,
 )
 def trace_dependency(api: Memory, args: TraceInput) -> Reply[TraceOutput]:
-    result = api.trace_dependency(args.start_node, args.memory)
+    result = api.knowledge.trace_dependency(args.start_node, args.memory)
     return Reply(compact_json(result["nodes"]), TraceOutput.model_validate(result))
 
 
@@ -590,5 +578,5 @@ class ConsistencyOutput(ToolOutput):
     evaluates=True,
 )
 def verify_consistency(api: Memory, args: ConsistencyInput) -> Reply[ConsistencyOutput]:
-    result = api.verify_consistency(args.scope, args.memory)
+    result = api.knowledge.verify_consistency(args.scope, args.memory)
     return Reply(compact_json({"violations": result["violations"]}), ConsistencyOutput.model_validate(result))

@@ -40,7 +40,7 @@ class SaveSnapshotOutput(ToolOutput):
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def save_snapshot(api: Memory, args: SnapshotInput) -> Reply[SaveSnapshotOutput]:
-    result = SaveSnapshotOutput.model_validate(api.save_snapshot(args.name, args.memory))
+    result = SaveSnapshotOutput.model_validate(api.snapshots.save_snapshot(args.name, args.memory))
     note = " (replaced the previous snapshot of that name)" if result.replaced else ""
     return Reply(f"Snapshot '{args.name}' saved successfully.{note}", result)
 
@@ -74,7 +74,7 @@ class RestoreOutput(ToolOutput):
     annotations=Annotations(read_only=False, destructive=True, idempotent=True),
 )
 def restore_snapshot(api: Memory, args: RestoreInput) -> Reply[RestoreOutput]:
-    result = RestoreOutput.model_validate(api.restore_snapshot(args.name, args.memory))
+    result = RestoreOutput.model_validate(api.snapshots.restore_snapshot(args.name, args.memory))
     return Reply(f"Snapshot '{args.name}' restored successfully.", result)
 
 
@@ -93,7 +93,7 @@ class SnapshotsOutput(ToolOutput):
     annotations=Annotations(read_only=True),
 )
 def list_snapshots(api: Memory, args: SegmentInput) -> Reply[SnapshotsOutput]:
-    result = SnapshotsOutput.model_validate(api.list_snapshots(args.memory))
+    result = SnapshotsOutput.model_validate(api.snapshots.list_snapshots(args.memory))
     return Reply(f"Snapshots: [{', '.join(s['name'] for s in result.snapshots)}]", result)
 
 
@@ -140,7 +140,7 @@ class StatusOutput(ToolOutput):
     annotations=Annotations(read_only=False, destructive=False, idempotent=True),
 )
 def get_persistence_status(api: Memory, args: StatusInput) -> Reply[StatusOutput]:
-    result = StatusOutput.model_validate(api.get_persistence_status(bool(args.check_integrity)))
+    result = StatusOutput.model_validate(api.admin.get_persistence_status(bool(args.check_integrity)))
     last = result.last_snapshot["name"] if result.last_snapshot else "none"
     text = (f"status: {result.status}\ndir: {result.directory}\nlast_snapshot: {last}\n"
             f"journal_size: {result.wal_bytes} bytes")

@@ -38,7 +38,7 @@ class SchemaOutput(ToolOutput):
     annotations=Annotations(read_only=True),
 )
 def get_knowledge_schema(api: Memory, args: SegmentInput) -> Reply[SchemaOutput]:
-    result = SchemaOutput.model_validate(api.get_knowledge_schema(args.memory))
+    result = SchemaOutput.model_validate(api.knowledge.get_knowledge_schema(args.memory))
     return Reply(compact_json({"predicates": result.predicates, "total": result.total}), result)
 
 
@@ -73,7 +73,7 @@ class OverviewOutput(ToolOutput):
     annotations=Annotations(read_only=True),
 )
 def get_kb_overview(api: Memory, args: OverviewInput) -> Reply[OverviewOutput]:
-    result = api.get_kb_overview(args.sample_size)
+    result = api.knowledge.get_kb_overview(args.sample_size)
     return Reply(compact_json(result), OverviewOutput.model_validate(result))
 
 
@@ -113,7 +113,7 @@ class ReferencesOutput(ToolOutput):
 )
 def find_predicate_references(api: Memory, args: ReferencesInput) -> Reply[ReferencesOutput]:
     cross = True if args.include_cross_memory_refs is None else args.include_cross_memory_refs
-    result = api.find_predicate_references(args.functor, args.arity, args.memory, cross)
+    result = api.knowledge.find_predicate_references(args.functor, args.arity, args.memory, cross)
     return Reply(compact_json(result), ReferencesOutput.model_validate(result))
 
 
@@ -165,7 +165,7 @@ class RenameOutput(ToolOutput):
     annotations=Annotations(read_only=False, destructive=True, idempotent=False),
 )
 def rename_predicate(api: Memory, args: RenameInput) -> Reply[RenameOutput]:
-    report = api.rename_predicate(args.old_functor, args.new_functor, args.arity, args.memory,
+    report = api.knowledge.rename_predicate(args.old_functor, args.new_functor, args.arity, args.memory,
                                   bool(args.dry_run), bool(args.propagate_cross_memory_refs))
     return Reply(json.dumps({k: report[k] for k in REPORT_KEYS}, ensure_ascii=False),
                  RenameOutput.model_validate(report))

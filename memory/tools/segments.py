@@ -42,7 +42,7 @@ class SegmentOutput(ToolOutput):
     annotations=Annotations(read_only=False, destructive=False, idempotent=False),
 )
 def create_memory(api: Memory, args: CreateInput) -> Reply[SegmentOutput]:
-    result = SegmentOutput.model_validate(api.create_memory(args.name, args.scope or "project"))
+    result = SegmentOutput.model_validate(api.segments.create_memory(args.name, args.scope or "project"))
     return Reply(f"Created memory '{args.name}' ({result.scope} scope)", result)
 
 
@@ -76,7 +76,7 @@ class MountOutput(ToolOutput):
     annotations=Annotations(read_only=False, destructive=False, idempotent=False),
 )
 def mount_memory(api: Memory, args: MountInput) -> Reply[MountOutput]:
-    result = MountOutput.model_validate(api.mount_memory(args.name, args.mode or "rw", args.scope))
+    result = MountOutput.model_validate(api.segments.mount_memory(args.name, args.mode or "rw", args.scope))
     return Reply(f"Mounted memory '{args.name}' ({result.mode})", result)
 
 
@@ -94,7 +94,7 @@ class UnmountInput(ToolInput):
     annotations=Annotations(read_only=False, destructive=False, idempotent=False),
 )
 def unmount_memory(api: Memory, args: UnmountInput) -> Reply[SegmentOutput]:
-    result = SegmentOutput.model_validate(api.unmount_memory(args.name))
+    result = SegmentOutput.model_validate(api.segments.unmount_memory(args.name))
     return Reply(f"Unmounted memory '{args.name}'", result)
 
 
@@ -112,5 +112,5 @@ class SegmentsOutput(ToolOutput):
     annotations=Annotations(read_only=True),
 )
 def list_memories(api: Memory, args: Empty) -> Reply[SegmentsOutput]:
-    result = api.list_memories()
+    result = api.segments.list_memories()
     return Reply(compact_json(result), SegmentsOutput.model_validate(result))

@@ -106,7 +106,7 @@ class RememberOutput(ToolOutput):
 )
 def memory_remember(api: Memory, args: RememberInput) -> Reply[RememberOutput]:
     projections = None if args.projections is None else [p.model_dump(exclude_unset=True) for p in args.projections]
-    receipt = api.memory_remember(args.memory, args.scope or "auto", args.retention or "long_term",
+    receipt = api.sources.memory_remember(args.memory, args.scope or "auto", args.retention or "long_term",
                                   args.kind or "text", projections, args.idempotency_key, args.supersedes,
                                   args.valid_from, args.valid_to)
     stored = RememberOutput.model_validate(receipt)
@@ -181,7 +181,7 @@ class GetOutput(MemorySummary):
     annotations=Annotations(read_only=True),
 )
 def memory_get(api: Memory, args: GetInput) -> Reply[GetOutput]:
-    found = GetOutput.model_validate(api.memory_get(args.id, args.as_of))
+    found = GetOutput.model_validate(api.sources.memory_get(args.id, args.as_of))
     text = found.source_text if found.source_text is not None else f"Memory {args.id}: its text was erased"
     return Reply(text, found)
 
@@ -225,12 +225,12 @@ class SearchOutput(ToolOutput):
     annotations=Annotations(read_only=True),
 )
 def memory_search(api: Memory, args: SearchInput) -> Reply[SearchOutput]:
-    found = SearchOutput.model_validate(api.memory_search(
+    found = SearchOutput.model_validate(api.sources.memory_search(
         args.query, args.scope or "all_visible", bool(args.history), args.limit, args.kind, args.as_of,
         args.mode or "auto"))
     if not found.results:
         message = f"No memory matches {args.query!r}"
-        if not args.history and api.memory_search(args.query, args.scope or "all_visible", True, 1, args.kind,
+        if not args.history and api.sources.memory_search(args.query, args.scope or "all_visible", True, 1, args.kind,
                                                   args.as_of, args.mode or "auto")["total"]:
             message += "\n% forgotten, expired or superseded memories match: search again with history: true"
         return Reply(message, found)
@@ -288,7 +288,7 @@ class RecallOutput(ToolOutput):
     evaluates=True,
 )
 def memory_recall(api: Memory, args: RecallInput) -> Reply[RecallOutput]:
-    found = RecallOutput.model_validate(api.memory_recall(
+    found = RecallOutput.model_validate(api.sources.memory_recall(
         args.predicate, args.arguments, bool(args.include_source), args.limit, args.as_of,
         args.scope or "all_visible"))
     return Reply(found.content, found)
@@ -348,7 +348,7 @@ class ForgetOutput(ToolOutput):
     evaluates=True,  # it says which conclusions stopped holding: they are evaluated before and after
 )
 def memory_forget(api: Memory, args: ForgetInput) -> Reply[ForgetOutput]:
-    result = ForgetOutput.model_validate(api.memory_forget(
+    result = ForgetOutput.model_validate(api.sources.memory_forget(
         args.ids, args.query, args.action or "expire", args.reason, bool(args.erase), bool(args.dry_run),
         args.limit, args.superseded_by))
     if args.query is not None:

@@ -87,7 +87,7 @@ class Start:
         store = memory.store
         expected = store.dialect == "sqlite" and (store.expected or store.path != ":memory:" and store.exists)
         return cls(absolute(memory.path), absolute(memory.global_path), memory.context,
-                   memory.knowledge.budget.copy(), expected)
+                   memory.kb.budget.copy(), expected)
 
     def to_message(self) -> dict:
         b = self.budget

@@ -11,9 +11,11 @@ _COLUMNS = ("id, digest, name, principal, project_remote, source_class, capabili
             "revoked_at, revoked_by")
 
 
-def _row(values) -> TokenRow:
-    *head, capabilities, created_at, created_by, revoked_at, revoked_by = values
-    return TokenRow(*head, tuple(json.loads(capabilities)), created_at, created_by, revoked_at, revoked_by)
+def _row(values: tuple) -> TokenRow:
+    ident, digest, name, principal, remote, source_class, capabilities, created_at, created_by, revoked_at, \
+        revoked_by = values
+    return TokenRow(ident, digest, name, principal, remote, source_class, tuple(json.loads(capabilities)),
+                    created_at, created_by, revoked_at, revoked_by)
 
 
 class Tokens:
@@ -26,7 +28,7 @@ class Tokens:
             f"INSERT INTO access_tokens ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)",
             (token_id, digest, name, principal, project_remote, source_class, json.dumps(sorted(capabilities)),
              utc_now(self._conn.clock), created_by))
-        return self.get(token_id)
+        return self._existing(token_id)
 
     def get(self, token_id: str) -> TokenRow | None:
         row = self._conn.execute(f"SELECT {_COLUMNS} FROM access_tokens WHERE id = ?", (token_id,)).fetchone()
@@ -42,4 +44,10 @@ class Tokens:
     def revoke(self, token_id: str, revoked_by: str) -> TokenRow:
         self._conn.execute("UPDATE access_tokens SET revoked_at = ?, revoked_by = ? WHERE id = ? AND revoked_at IS NULL",
                            (utc_now(self._conn.clock), revoked_by, token_id))
-        return self.get(token_id)
+        return self._existing(token_id)
+
+    def _existing(self, token_id: str) -> TokenRow:
+        row = self.get(token_id)
+        if row is None:  # the caller checked it exists (or just wrote it) in this transaction
+            raise LookupError(f"access token {token_id} vanished inside its transaction")
+        return row
