@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT))
 
 from memory import Memory  # noqa: E402
 from memory.datalog.budget import Budget  # noqa: E402
-from memory.sources import CallerContext  # noqa: E402
-from memory.sources.context import DEFAULT_CAPABILITIES  # noqa: E402
+from memory.access import CallerContext  # noqa: E402
+from memory.access.context import DEFAULT_CAPABILITIES  # noqa: E402
 from memory.workers import WorkerPool, WorkerSettings  # noqa: E402
 
 

@@ -173,8 +173,8 @@ def isolate(folder: Path) -> None:
 
 def ours_store(path: Path, turns: list[Turn]):
     from memory import Memory
-    from memory.sources import CallerContext
-    from memory.sources.context import DEFAULT_CAPABILITIES
+    from memory.access import CallerContext
+    from memory.access.context import DEFAULT_CAPABILITIES
     m = Memory(str(path), context=CallerContext("bench", "s1", "https://example.org/locomo",
                                                 capabilities=frozenset(DEFAULT_CAPABILITIES)))
     ids = [m.memory_remember(t.text, scope="project", valid_from=t.valid_from)["id"] for t in turns]

@@ -43,7 +43,7 @@ def main() -> None:
 
     from memory import Memory
     import memory.sources.memories as memories
-    from memory.sources import CallerContext
+    from memory.access import CallerContext
     from memory.sources.related import RESTATES_AT, RelatedReport, find_related, jaccard
     from memory.sources.words import folded_words
     from memory.store import utc_now

@@ -277,7 +277,7 @@ def _http_socket(memory: Memory, host: str, port: int, require_token: bool):
     """The HTTP server's listening socket and whether it requires tokens; refused (exit 2) when it would have to
     and cannot (no token exists), or for a database only this process could see."""
     from memory.http_connections import configure
-    from memory.sources.tokens import token_required
+    from memory.access.tokens import token_required
     from memory.store import IN_MEMORY
 
     configure()  # the connection limits from the environment: a bad value stops here, before anything listens
@@ -298,7 +298,7 @@ def explore(
 ) -> None:
     """Browse the store in a local, read-only web view (127.0.0.1, a token in the URL it prints)."""
     from memory.explorer import read_only, serve as run
-    from memory.sources.context import CallerContext
+    from memory.access.context import CallerContext
 
     state = ctx.find_root().obj
     # The principal the server would run as (the same environment), able to read and nothing more.
@@ -543,7 +543,7 @@ def token_create(
     as_json: bool = typer.Option(False, "--json", help="Print the token and its record as JSON"),
 ) -> None:
     """Create a token and print it (once: only its hash is kept). Needs memory_admin."""
-    from memory.sources.context import parse_capabilities
+    from memory.access.context import parse_capabilities
 
     granted = None if capabilities is None else sorted(parse_capabilities(capabilities))
     try:

@@ -24,7 +24,8 @@ from .services.knowledge import KnowledgeService
 from .services.segments import SegmentService
 from .services.snapshots import SnapshotService
 from .services.sources import SourceService
-from .sources import CallerContext, CallerVisibility, SourceMemories
+from .access import CallerContext, CallerVisibility
+from .sources import SourceMemories
 from .store import IN_MEMORY, DatabaseLocation, Store, global_db_path, resolve_location
 from .store.repository import Repository
 

@@ -12,7 +12,7 @@ connection, and its session is the token's own (`token-<id>`), or the configured
 
 Without any token, on a loopback address, and without --require-token, every caller gets the process's
 configured caller, as stdio's single client does (the host's environment names it); each connection still
-has its own session. Once a token is required, it is required of every request (memory/sources/tokens.py
+has its own session. Once a token is required, it is required of every request (memory/access/tokens.py
 `token_required` decides, at start)."""
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from .api import Memory
 from .http_connections import GuardedH11Protocol
 from .settings import positive
 from .mcp_server import SESSION_STATE, Arrivals, announce_storage, build_server, configure_logging, read_message, taking
-from .sources.context import CallerContext
-from .sources.tokens import caller_of, is_loopback, verify
+from .access.context import CallerContext
+from .access.tokens import caller_of, is_loopback, verify
 from .store import Store, absolute
 from .store import shown as displayed
 from .store.repository import Repository, TokenRow

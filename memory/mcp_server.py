@@ -54,7 +54,7 @@ from .early_initialize import EarlyStart
 from .early_initialize import keep as keep_answer
 from .errors import DatalogMemoryError, InvalidArguments, NotFound
 from .log_level import log_level
-from .sources.context import CallerContext
+from .access.context import CallerContext
 from .store import absolute, shown
 from .tools import REGISTRY, ToolResult, UnknownTool, error_result, get_tool
 from .tools.toolsets import ENVIRONMENT, from_environment

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
 from .errors import NotFound, PermissionDenied
-from .sources.context import READ
+from .access.context import READ
 
 SCHEME = "datalog-memory://"
 SEGMENT = SCHEME + "segment/"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from memory import Memory
 from memory.clock import utc_now
-from memory.sources import CallerContext
+from memory.access import CallerContext
 from memory.tools import call_tool
 
 from conftest import stepping_clock

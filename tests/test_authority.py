@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from conftest import STORES, copy_store, postgresql_server, table_names
 from memory import Memory
 from memory.errors import DatalogMemoryError
-from memory.sources import CallerContext
-from memory.sources.context import (DEFAULT_CAPABILITIES, KNOWN_CAPABILITIES, READ, WRITE_GLOBAL, WRITE_PROJECT,
+from memory.access import CallerContext
+from memory.access.context import (DEFAULT_CAPABILITIES, KNOWN_CAPABILITIES, READ, WRITE_GLOBAL, WRITE_PROJECT,
                                     WRITE_SESSION)
 from memory.tools import REGISTRY, call_tool
 from memory.tools.docs import capability_table

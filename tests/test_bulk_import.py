@@ -28,7 +28,7 @@ from memory.clock import ManualClock
 from memory.errors import DatalogMemoryError
 from memory.knowledge.parsing import parse_fact, plain_fact, plain_row
 from memory.knowledge.segments import resolve
-from memory.sources.context import KNOWN_CAPABILITIES, CallerContext
+from memory.access.context import KNOWN_CAPABILITIES, CallerContext
 from memory.store.repository import new_fact
 from memory.terms import Compound, Float, String, format_term, parse_term
 from memory.terms.codec import encode_args

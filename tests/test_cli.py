@@ -477,7 +477,7 @@ def test_admin_writes_check_the_capability_before_reading_the_file(store_file, t
     """Without the capability the operation declares (memory/api.py BULK_OPERATIONS), the refusal comes first:
     the file's own errors (it is malformed on purpose) are not even looked at, and nothing is written."""
     from memory.api import BULK_OPERATIONS
-    from memory.sources.context import KNOWN_CAPABILITIES
+    from memory.access.context import KNOWN_CAPABILITIES
     needed = BULK_OPERATIONS[operation][0]
     args = [a.format(file=tmp_path / "bad") for a in command]
     Path(args[1]).write_text(content)

@@ -10,8 +10,8 @@ from conftest import ROOT
 from memory import Memory
 from memory.clock import SYSTEM_CLOCK, Clock, ManualClock, SystemClock, epoch_now, format_instant, utc_now
 from memory.errors import NotFound
-from memory.sources import CallerContext
-from memory.sources.context import KNOWN_CAPABILITIES
+from memory.access import CallerContext
+from memory.access.context import KNOWN_CAPABILITIES
 
 START = datetime(2001, 2, 3, 4, 5, 6, 789012, tzinfo=timezone.utc)
 START_TEXT = "2001-02-03T04:05:06.789012Z"

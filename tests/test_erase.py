@@ -9,7 +9,7 @@ from pathlib import Path
 import apsw
 
 from memory import Memory
-from memory.sources import CallerContext
+from memory.access import CallerContext
 from memory.store import load_migrations, migrate
 from memory.tools import call_tool
 

@@ -22,7 +22,7 @@ from memory.explorer import build_app, read_only
 from memory.explorer.graph import KINDS, NODE_H, NODE_W, Edge, layers, layout, rule_edges
 from memory.explorer.html import Markup, escape, h, url
 from memory.explorer.pages import PAGES, View
-from memory.sources.context import READ
+from memory.access.context import READ
 from memory.tools import call_tool
 
 TOKEN = "test-token-0123456789"

@@ -24,8 +24,8 @@ from hypothesis import given, settings, strategies as st
 from conftest import by_hand
 from memory import Memory
 from memory.errors import Conflict, InvalidArguments, InvalidConfiguration, PermissionDenied
-from memory.sources.context import ADMIN, READ, CallerContext
-from memory.sources.tokens import DEFAULT_TOKEN_CAPABILITIES, caller_of, is_loopback, token_required, verify
+from memory.access.context import ADMIN, READ, CallerContext
+from memory.access.tokens import DEFAULT_TOKEN_CAPABILITIES, caller_of, is_loopback, token_required, verify
 from memory.workers.protocol import Call, decode, encode
 from surfaces import ERAS, ROOT, HttpServer, cli, run_http_client
 from test_official_clients import CALLS, TS_CLIENT, _check_text, _node_ready, assert_answers_to_calls

@@ -4,7 +4,7 @@ import apsw
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from memory.evidence.observations import verify_chain
+from memory.store.observation_chain import verify_chain
 from memory.store import plain_ddl, schema_sql_path
 from conftest import by_hand
 from surfaces import cli
@@ -159,8 +159,8 @@ def test_check_and_recording_a_proof_are_an_admins(tmp_path):
     from conftest import snapshot_counts
     from memory import Memory
     from memory.errors import PermissionDenied
-    from memory.sources import CallerContext
-    from memory.sources.context import READ
+    from memory.access import CallerContext
+    from memory.access.context import READ
     from memory.tools import call_tool
 
     path = str(tmp_path / "memory.db")

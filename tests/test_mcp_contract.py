@@ -10,7 +10,7 @@ from mcp.shared.exceptions import MCPError
 from memory import Memory
 from memory.mcp_server import ERROR_META, build_server
 from memory.services.segments import SegmentService
-from memory.sources import CallerContext
+from memory.access import CallerContext
 from memory.tools import REGISTRY
 from surfaces import ERAS, MODERN_META, RawServer
 

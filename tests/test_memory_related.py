@@ -9,8 +9,8 @@ from hypothesis import given, settings, strategies as st
 from conftest import snapshot_counts
 from memory import Memory
 from memory.errors import Conflict, InvalidArguments, NotFound, PermissionDenied
-from memory.sources import CallerContext
-from memory.sources.context import DEFAULT_CAPABILITIES, READ, WRITE_GLOBAL, WRITE_PROJECT, WRITE_SESSION
+from memory.access import CallerContext
+from memory.access.context import DEFAULT_CAPABILITIES, READ, WRITE_GLOBAL, WRITE_PROJECT, WRITE_SESSION
 from memory.sources.related import RESTATES_AT, TEXT_CANDIDATES, jaccard, probe_words
 from memory.tools.registry import call_tool
 

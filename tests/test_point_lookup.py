@@ -51,8 +51,8 @@ def test_a_bound_call_answers_as_the_whole_relation_does(store_location, functor
 
 
 def test_a_lookup_sees_only_what_the_caller_may(store_file):
-    from memory.sources import CallerContext
-    from memory.sources.context import KNOWN_CAPABILITIES
+    from memory.access import CallerContext
+    from memory.access.context import KNOWN_CAPABILITIES
     path = store_file
     owner = CallerContext(principal="owner", project_remote="https://example.org/a", capabilities=KNOWN_CAPABILITIES)
     other = CallerContext(principal="other", project_remote="https://example.org/b", capabilities=KNOWN_CAPABILITIES)

@@ -321,7 +321,7 @@ def test_a_postgresql_url_is_kept_as_it_is_by_the_location_rules(monkeypatch):
 def test_an_erase_leaves_no_content_in_the_tables(store_file):
     """On PostgreSQL the erase deletes and redacts as on SQLite, and Store.scrub rewrites the tables that held
     the content (VACUUM FULL), so no dead row version keeps it in the database's files."""
-    from memory.sources import CallerContext
+    from memory.access import CallerContext
     owner = CallerContext(principal="owner", session_id="s1", project_remote="https://example.org/p")
     with Memory(store_file, context=owner) as m:
         ident = m.memory_remember("the vault code is 4711", projections=[

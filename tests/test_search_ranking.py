@@ -9,8 +9,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import fresh_location, stepping_clock
 from memory import Memory
-from memory.sources import CallerContext, SourceMemories, ranking
-from memory.sources.context import DEFAULT_CAPABILITIES, WRITE_GLOBAL
+from memory.access import CallerContext
+from memory.sources import SourceMemories, ranking
+from memory.access.context import DEFAULT_CAPABILITIES, WRITE_GLOBAL
 
 WORDS = ["alpha", "beta", "Beta", "gamma", "delta", "café", "CAFE", "naïve", "foo_bar", "foo", "bar", "x1", "42",
          "7", "true", "strasse", "Straße", "ärger", "Ärger", "tag", "likes", "José", "_", "a__b", "½"]

@@ -7,8 +7,8 @@ from hypothesis import given, settings, strategies as st
 
 from memory import Memory
 from memory.errors import InvalidConfiguration
-from memory.sources import CallerContext, SourceMemories, reindex
-from memory.sources.context import DEFAULT_CAPABILITIES, WRITE_GLOBAL
+from memory.access import CallerContext, SourceMemories, reindex
+from memory.access.context import DEFAULT_CAPABILITIES, WRITE_GLOBAL
 from memory.sources.stemming import LANGUAGE_VARIABLE, language_setting, stem
 from memory.sources.words import analyze, count_words, query_terms
 

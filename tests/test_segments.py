@@ -3,8 +3,8 @@
 import pytest
 
 from memory import Memory
-from memory.sources import CallerContext
-from memory.sources.context import KNOWN_CAPABILITIES
+from memory.access import CallerContext
+from memory.access.context import KNOWN_CAPABILITIES
 from memory.errors import Conflict, InvalidArguments, NotFound, ReadOnly
 
 MUTATIONS = [

@@ -12,9 +12,9 @@ from conftest import snapshot_counts, stepping_clock
 from memory import Memory
 from memory.clock import utc_now
 from memory.errors import Conflict, InvalidArguments, NotFound, PermissionDenied
-from memory.sources import CallerContext
-from memory.sources.context import DEFAULT_CAPABILITIES, READ, WRITE_GLOBAL, WRITE_PROJECT, WRITE_SESSION
-from memory.sources.namespaces import normalize_remote
+from memory.access import CallerContext
+from memory.access.context import DEFAULT_CAPABILITIES, READ, WRITE_GLOBAL, WRITE_PROJECT, WRITE_SESSION
+from memory.access.namespaces import normalize_remote
 
 REMOTE = "https://github.com/example/alpha"
 TRICKY = "Use  Prolog\nas the authority ✓ — naïve café 👩‍💻\r\n\ttabs\u00a0nbsp  trailing  \n\n"

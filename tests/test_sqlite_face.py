@@ -10,7 +10,7 @@ from jsonschema import Draft202012Validator
 
 from conftest import snapshot_counts
 from memory import Memory
-from memory.sources import CallerContext
+from memory.access import CallerContext
 from memory.tools import REGISTRY, call_tool
 
 ROOT = Path(__file__).resolve().parents[1]

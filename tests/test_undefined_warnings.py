@@ -5,7 +5,7 @@ import jsonschema
 import pytest
 
 from memory import Memory
-from memory.sources import CallerContext
+from memory.access import CallerContext
 from memory.tools import REGISTRY, call_tool
 
 

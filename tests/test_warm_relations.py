@@ -16,8 +16,8 @@ from memory import Memory
 from memory.datalog.predicates import Pred
 from memory.errors import DatalogMemoryError
 from memory.datalog.relations import Relations, StoredRelation, build_index
-from memory.sources import CallerContext
-from memory.sources.context import KNOWN_CAPABILITIES
+from memory.access import CallerContext
+from memory.access.context import KNOWN_CAPABILITIES
 
 ME = CallerContext(principal="me", session_id="s1", project_remote="https://example.org/mine",
                    capabilities=KNOWN_CAPABILITIES)

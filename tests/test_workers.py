@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memory import Memory
 from memory.datalog.budget import Budget, Cancellation
-from memory.sources import CallerContext
-from memory.sources.context import ADMIN, DEFAULT_CAPABILITIES
+from memory.access import CallerContext
+from memory.access.context import ADMIN, DEFAULT_CAPABILITIES
 from memory.tools import REGISTRY
 from memory.workers import WorkerPool, WorkerSettings, run_call
 from memory.workers.fairness import FairShare

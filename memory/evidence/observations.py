@@ -8,7 +8,6 @@ entity_type(Entity, Type)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -17,8 +16,9 @@ from dataclasses import dataclass, field
 from ..clock import epoch_now
 from ..errors import InvalidArguments, NotFound
 from ..knowledge.segments import bump_generation, resolve
-from ..sources.context import CallerContext
+from ..access.context import CallerContext
 from ..store import utc_now
+from ..store.observation_chain import chain_hash, hedge_tag, observation_hash
 from ..store.repository import Repository, Transaction
 from ..terms import Float
 from ..validation import require_text
@@ -42,10 +42,6 @@ def entity_type(name: str) -> str:
 def local_name(name: str) -> str:
     head, sep, rest = name.partition(":")
     return (rest if sep and entity_type(name) != "entity" else name).lower()
-
-
-def hedge_tag(edge_id: int) -> str:
-    return f"HEDGE-{edge_id}"
 
 
 @dataclass
@@ -233,49 +229,6 @@ class Observations:
                              [(n, entity_type(n), local_name(n)) for n in missing])
             ids.update(known(missing))
         return ids
-
-
-def observation_hash(members: list[str], event_ts: int, weight: float, formation: str, label: str) -> str:
-    """sha256 of the canonical observation: what `content_hash` holds."""
-    content = json.dumps({"members": members, "event_ts": event_ts, "weight": weight, "formation": formation,
-                          "label": label}, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(content.encode("utf-8")).hexdigest()
-
-
-def chain_hash(previous: str, content_hash: str) -> str:
-    """The next link of the tamper-evident chain ('' before the first observation)."""
-    return hashlib.sha256((previous + content_hash).encode("ascii")).hexdigest()
-
-
-@dataclass
-class ChainBreak:
-    id: int
-    reason: str  # content (the row no longer matches its content_hash) or chain (a link does not follow)
-
-
-def verify_chain(conn, batch: int = 10_000) -> tuple[int, list[ChainBreak]]:
-    """Recompute every observation's content hash and the chain over them, in id order: (rows checked,
-    the rows where it breaks). Retracted observations stay in the chain."""
-    breaks: list[ChainBreak] = []
-    previous, checked, last_id = "", 0, 0
-    while True:
-        rows = conn.execute("SELECT id, formation, label, event_ts, weight, content_hash, chain_hash FROM hyperedges "
-                            "WHERE id > ? ORDER BY id LIMIT ?", (last_id, batch)).fetchall()
-        if not rows:
-            return checked, breaks
-        members: dict = {}
-        for edge_id, name in conn.execute(
-                "SELECT m.edge_id, e.name FROM hyperedge_members AS m JOIN entities AS e ON e.id = m.entity_id "
-                "WHERE m.edge_id BETWEEN ? AND ? ORDER BY m.edge_id, m.position", (rows[0][0], rows[-1][0])):
-            members.setdefault(edge_id, []).append(name)
-        for edge_id, formation, label, event_ts, weight, content, chain in rows:
-            if observation_hash(members.get(edge_id, []), event_ts, weight, formation, label) != content:
-                breaks.append(ChainBreak(edge_id, "content"))
-            if chain_hash(previous, content) != chain:
-                breaks.append(ChainBreak(edge_id, "chain"))
-            previous = chain
-            checked += 1
-        last_id = rows[-1][0]
 
 
 def load_edges(conn, ids: list[int] | None = None) -> list[Edge]:

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from ..errors import InvalidArguments, PermissionDenied
-from ..sources.context import READ, CallerContext
+from ..access.context import READ, CallerContext
 from ..store import Store
 
 MAX_PAGE = 500

@@ -21,7 +21,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from ..errors import DatalogMemoryError
-from ..sources.context import READ, CallerContext
+from ..access.context import READ, CallerContext
 from .html import PREFIX, Markup, document, h, url
 from .pages import NAV, NAV_PARENT, PAGES, Page, View, failure, memory_page
 

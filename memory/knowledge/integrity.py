@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from ..evidence.observations import hedge_tag, verify_chain
+from ..store.observation_chain import hedge_tag, verify_chain
 from ..store import utc_now
 from ..store.repository import Repository, Transaction
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from ..knowledge import integrity, programs
-from ..sources import CallerContext
-from ..sources.context import ADMIN
-from ..sources.tokens import AccessTokens, IssuedToken
+from ..access import CallerContext
+from ..access.context import ADMIN
+from ..access.tokens import AccessTokens, IssuedToken
 from ..store import Store
 from ..store.repository import Repository
 from .bases import KnowledgeBases

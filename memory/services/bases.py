@@ -9,8 +9,8 @@ from ..errors import ReadOnly
 from ..knowledge import KnowledgeBase
 from ..knowledge.refactor import ALL
 from ..knowledge.segments import DEFAULT
-from ..sources import CallerContext, CallerVisibility
-from ..sources.context import ADMIN, READ, WRITE_GLOBAL, WRITE_KNOWLEDGE, WRITE_OBSERVATIONS
+from ..access import CallerContext, CallerVisibility
+from ..access.context import ADMIN, READ, WRITE_GLOBAL, WRITE_KNOWLEDGE, WRITE_OBSERVATIONS
 from ..store import Store
 from ..store.repository import Repository
 

@@ -15,10 +15,10 @@ from typing import Any
 from ..clock import parse_instant
 from ..errors import InvalidArguments
 from ..store.repository import Repository
-from .context import CallerContext
+from ..access.context import CallerContext
 from .memories import SourceMemories
-from .namespaces import readable_namespaces
-from .visibility import visibility
+from ..access.namespaces import readable_namespaces
+from ..access.visibility import visibility
 
 MAX_PAGE = 500
 

@@ -21,7 +21,7 @@ from ..store.repository import Visibility, new_fact
 from ..terms import Compound, Term, Var, format_term
 from ..terms.codec import decode_many
 from .memories import COLUMNS, FROM, MemoryRecord, SourceMemories, current_filter
-from .namespaces import readable_namespaces
+from ..access.namespaces import readable_namespaces
 from .projections import to_value
 
 MAX_PROOFS = 200

@@ -18,10 +18,10 @@ from ..knowledge.segments import bump_generation, resolve
 from ..store import utc_now
 from ..store.repository import Repository, Transaction, new_fact
 from ..validation import require_text
-from .context import READ, CallerContext
-from .namespaces import CAPABILITY, Namespace, new_id, readable_namespaces, require_write, write_namespace
+from ..access.context import READ, CallerContext
+from ..access.namespaces import CAPABILITY, Namespace, new_id, readable_namespaces, require_write, write_namespace
 from .erasure import erase_memory
-from .visibility import visibility
+from ..access.visibility import visibility
 from .projections import Projection, parse_projections
 from .related import find_related
 from .words import count_words, store_words

@@ -31,8 +31,8 @@ import math
 from dataclasses import dataclass, field
 
 from ..terms import Compound, call_prefix, continued_range, format_term, plain_call
-from .context import READ, CallerContext
-from .namespaces import CAPABILITY, Namespace, readable_namespaces
+from ..access.context import READ, CallerContext
+from ..access.namespaces import CAPABILITY, Namespace, readable_namespaces
 from .projections import Projection, same_scalar
 from .words import analyze
 

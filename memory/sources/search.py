@@ -15,7 +15,7 @@ from ..errors import InvalidArguments
 from ..terms import call_prefix, continued_range, plain_call
 from ..validation import require_text
 from .memories import COLUMNS, FROM, KINDS, MemoryRecord, SourceMemories, check_instant, current_filter
-from .namespaces import Namespace, readable_namespaces
+from ..access.namespaces import Namespace, readable_namespaces
 from .projections import check_predicate, same_scalar
 from .ranking import (B, COLUMN_WEIGHTS, FTS_CANDIDATES, K1, K1_PLUS_1, ONE_MINUS_B, SYMBOLIC_WEIGHT, Ranking,
                       rank_in_sql, term_match)

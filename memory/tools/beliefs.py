@@ -8,7 +8,7 @@ from pydantic import Field
 
 from ..api import Memory
 from ..knowledge.beliefs import Retraction
-from ..sources.context import READ, WRITE_KNOWLEDGE
+from ..access.context import READ, WRITE_KNOWLEDGE
 from .models import SegmentInput, Segment, Strings, ToolInput, ToolOutput, name_field, text_field
 from .registry import Annotations, Reply, tool
 from .json_text import compact_json

@@ -10,7 +10,7 @@ from ..api import Memory
 from ..evidence.limits import MAX_ANSWER_CHARS, MAX_QUERY_CHARS, MAX_TOP_K, SENSITIVITY_RANGE
 from ..evidence.observations import (FIRST_SECOND, LAST_SECOND, MAX_ENTITY_CHARS, MAX_LABEL_CHARS, MAX_MEMBERS,
                                      MAX_RETRACT, TAG)
-from ..sources.context import READ, WRITE_OBSERVATIONS
+from ..access.context import READ, WRITE_OBSERVATIONS
 from .models import OutputPart, Rows, Segment, Strings, ToolInput, ToolOutput, about, int_field, name_field, text_field
 from .registry import Annotations, Reply, tool
 from .json_text import compact_json

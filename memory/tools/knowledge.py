@@ -8,7 +8,7 @@ from pydantic import Field
 
 from ..api import Memory
 from ..knowledge import proof_view
-from ..sources.context import ADMIN, READ, WRITE_KNOWLEDGE
+from ..access.context import ADMIN, READ, WRITE_KNOWLEDGE
 from .models import OutputPart, SegmentInput, Rows, Segment, Strings, ToolInput, ToolOutput, about, int_field, name_field, shaped, text_field
 from .registry import Annotations, Reply, tool
 from .json_text import compact_json

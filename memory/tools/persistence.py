@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from ..api import Memory
-from ..sources.context import ADMIN, READ, WRITE_KNOWLEDGE
+from ..access.context import ADMIN, READ, WRITE_KNOWLEDGE
 from .models import Rows, Segment, SegmentInput, ToolInput, ToolOutput, about, name_field
 from .registry import Annotations, Reply, tool
 

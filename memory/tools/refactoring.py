@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from ..api import Memory
-from ..sources.context import ADMIN, READ
+from ..access.context import ADMIN, READ
 from .models import Rows, SegmentInput, Strings, ToolInput, ToolOutput, about, int_field, text_field
 from .registry import Annotations, Reply, tool
 from .json_text import compact_json

@@ -89,7 +89,7 @@ class Tool:
     output_model: type[ToolOutput]
     annotations: Annotations
     handler: Callable[[Any, Any], Reply[Any]]
-    # The capability every call needs (None: none), checked before the handler runs; see memory/sources/context.py.
+    # The capability every call needs (None: none), checked before the handler runs; see memory/access/context.py.
     capability: str | None = None
     # Further capabilities some argument values need: {argument: {value: capability}}.
     argument_capabilities: dict[str, dict[Any, str]] = field(default_factory=dict)

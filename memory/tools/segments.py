@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from ..api import Memory
-from ..sources.context import ADMIN, READ, WRITE_GLOBAL
+from ..access.context import ADMIN, READ, WRITE_GLOBAL
 from .models import Empty, Rows, ToolInput, ToolOutput, about, name_field
 from .registry import Annotations, Reply, tool
 from .json_text import compact_json

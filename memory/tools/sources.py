@@ -12,9 +12,9 @@ from pydantic import Field, WithJsonSchema
 
 from ..api import Memory
 from ..knowledge.consequences import Withdrawn
-from ..sources.context import READ
+from ..access.context import READ
 from ..sources.memories import ACTIONS, KINDS, MAX_IDS, MAX_KEY_CHARS, MAX_SOURCE_CHARS, RETENTION
-from ..sources.namespaces import READ_SCOPES, SCOPES
+from ..access.namespaces import READ_SCOPES, SCOPES
 from ..sources.projections import (MAX_ARITY, MAX_PREDICATE_CHARS, MAX_PROJECTIONS, MAX_STATEMENT_CHARS,
                                    MAX_STRING_ARGUMENT_CHARS, QUALITIES)
 from ..sources.search import MAX_LIMIT, MAX_QUERY_CHARS, MODES

@@ -34,7 +34,7 @@ from typing import Any, Mapping
 
 from ..datalog.budget import CURRENT_CANCELLATION, Cancellation, resident_mb
 from ..errors import Cancelled, EvaluationError, InvalidConfiguration
-from ..sources.context import CallerContext
+from ..access.context import CallerContext
 from ..store import IN_MEMORY
 from .calls import OK, Outcome
 from .fairness import FairShare, Ticket

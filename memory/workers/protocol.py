@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..datalog.budget import Budget
-from ..sources.context import CallerContext
+from ..access.context import CallerContext
 from ..tools import ToolResult
 from .calls import ERROR, INTERNAL, OK, Outcome
 
