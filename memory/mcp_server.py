@@ -679,7 +679,7 @@ async def _serve(memory: Memory, interactive: bool = False, workers: WorkerPool 
 
 
 def _report_unready(workers: WorkerPool) -> None:
-    if not workers.wait_ready():
+    if not workers.wait_ready() and not workers.closed:  # closed: the server ended before it was needed
         log.error("the evaluation process did not start; evaluating calls will fail (see the log above)")
 
 

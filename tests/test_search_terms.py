@@ -7,7 +7,8 @@ from hypothesis import given, settings, strategies as st
 
 from memory import Memory
 from memory.errors import InvalidConfiguration
-from memory.access import CallerContext, SourceMemories, reindex
+from memory.access import CallerContext
+from memory.sources import SourceMemories, reindex
 from memory.access.context import DEFAULT_CAPABILITIES, WRITE_GLOBAL
 from memory.sources.stemming import LANGUAGE_VARIABLE, language_setting, stem
 from memory.sources.words import analyze, count_words, query_terms
@@ -115,7 +116,10 @@ def test_a_store_indexed_otherwise_is_indexed_again_before_search(store_location
             assert conn.execute("SELECT analyzer FROM search_index_state").fetchone()[0] == reindex.analyzer_tag()
             words = {w for (w,) in conn.execute("SELECT word FROM memory_words")}
         assert words == {t.term for t in analyze("Deployments went well")}
-        assert reindex.ensure_terms(m.store) is False  # done once
+        assert reindex.ensure_terms(m.kb.repository, "ann") is False  # done once
+        with m.store.read() as conn:  # the re-index was one write with its audit row
+            audited = conn.execute("SELECT payload FROM audit_log WHERE operation = 'reindex_search'").fetchall()
+        assert len(audited) == 1 and '"was":"1"' in audited[0][0].replace(" ", "")
 
 
 def test_the_stemming_language_is_configured_by_name(monkeypatch):

@@ -20,9 +20,11 @@ def analyzer_tag(language: str | None = None) -> str:
     return f"{ANALYZER_VERSION}:{language or language_setting()}"
 
 
-def ensure_terms(store) -> bool:
-    """Re-index `store` when its terms were made by another analyzer; True when it did. A store that cannot be
+def ensure_terms(repository, actor: str) -> bool:
+    """Re-index the repository's store when its terms were made by another analyzer, in one write with its
+    audit row (`actor` is the caller whose search started it); True when it did. A store that cannot be
     written (read-only) is searched with the terms it has."""
+    store = repository.store
     language = language_setting()
     tag = analyzer_tag(language)
     if _checked.get(store) == tag:
@@ -33,13 +35,16 @@ def ensure_terms(store) -> bool:
         _checked[store] = tag
         return False
     try:
-        with store.write() as conn:
+        with repository.write() as tx:
+            conn = tx.connection
             row = conn.execute("SELECT analyzer FROM search_index_state WHERE id = 1").fetchone()
             if row is not None and row[0] == tag:  # another process did it meanwhile
                 _checked[store] = tag
                 return False
-            rebuild_terms(conn, language)
+            memories = rebuild_terms(conn, language)
             conn.execute("UPDATE search_index_state SET analyzer = ? WHERE id = 1", (tag,))
+            tx.audit.record(actor, "reindex_search", None, {"analyzer": tag, "memories": memories,
+                                                            "was": row[0] if row is not None else None})
     except DatalogMemoryError:  # a read-only database: its terms stay as they are
         return False
     _checked[store] = tag

@@ -60,7 +60,7 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
     analyzed = query_terms(" ".join(words))  # the words MAX_TOKENS kept, analyzed (stemmed, paired, joined)
     terms = [t.term for t in analyzed]
     if mode != "symbolic":
-        ensure_terms(service.store)
+        ensure_terms(service.repository, service.context.principal)
     with service.store.read() as conn:
         spaces = readable_namespaces(conn, service.context, scope)
         if not spaces or (not words and mode != "exact"):

@@ -427,6 +427,11 @@ class WorkerPool:
                     reason="worker_start_failed"))
         return worker, started + (time.monotonic() - cold)
 
+    @property
+    def closed(self) -> bool:
+        """Whether `close` has been called (a worker still starting then was stopped on purpose)."""
+        return self._closed
+
     def wait_ready(self, timeout: float = START_TIMEOUT_S, workers: int = 1) -> bool:
         """Whether `workers` workers are ready (waiting up to `timeout` for them to start)."""
         deadline = time.monotonic() + timeout
