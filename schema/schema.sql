@@ -290,13 +290,15 @@ CREATE TABLE memory_words (
 CREATE INDEX memory_words_by_word ON memory_words (word);
 
 -- (0014) Which analysis made memory_words' terms: '1' is 0011's folded words; the library re-indexes
--- every memory with its own analyzer in one write before it next searches, and records its tag here.
+-- every memory with its own analyzer in one write before it next searches, and records its tag here;
+-- '' (a new store, no terms yet): the first memory's write records the tag of the analyzer that made them.
 CREATE TABLE search_index_state (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     analyzer TEXT NOT NULL            -- words.ANALYZER_VERSION ':' the stemming language
 );
 
-INSERT INTO search_index_state (id, analyzer) VALUES (1, '1');
+INSERT INTO search_index_state (id, analyzer)
+    VALUES (1, CASE WHEN EXISTS (SELECT 1 FROM memory_words) THEN '1' ELSE '' END);
 
 -- Symbolic search matches a projection when a query word is one of its keys: an argument as
 -- lower(CAST(value AS TEXT)), or a '_'-separated part of its predicate. `plain` says that these keys

@@ -81,6 +81,31 @@ def cli_process(db: str | None, *args: str, check: bool = False, input: str | No
     return proc
 
 
+def cli_on_terminal(db: str, columns: int, *args: str, stderr_too: bool = True) -> tuple[int, str]:
+    """The command line on a pseudo-terminal `columns` wide: (exit status, what a person sees, styles aside).
+    Standard error shows on the terminal too unless `stderr_too` is false (then it is dropped)."""
+    import pty
+    import re
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([*COMMAND, "--db", db, *args], stdout=follower,
+                            stderr=subprocess.STDOUT if stderr_too else subprocess.DEVNULL,
+                            env=env({"COLUMNS": str(columns), "NO_COLOR": "1"}))
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    proc.wait(timeout=60)
+    os.close(leader)
+    return proc.returncode, re.sub(r"\x1b\[[0-9;]*m", "", shown.decode("utf-8")).replace("\r\n", "\n")
+
+
 def cli_json(db: str, *args: str, extra_env: dict | None = None) -> dict:
     ran = cli(db, *args, "--json", check=True, extra_env=extra_env)
     return json.loads(ran.stdout)

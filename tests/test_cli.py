@@ -22,7 +22,7 @@ from memory.tools import REGISTRY
 from memory.tools.docs import capability_table, render_markdown
 from memory.tools.registry import GROUPS
 from memory import Memory
-from surfaces import COMMAND, ROOT, cli, cli_json, cli_process, env, run_in_process
+from surfaces import ROOT, cli, cli_json, cli_on_terminal, cli_process, env, run_in_process
 
 
 def test_help_lists_every_tool_under_its_family_with_its_summary(db_path):
@@ -157,27 +157,11 @@ def test_piped_rows_are_tab_separated_and_the_count_goes_to_stderr(store_file):
 
 
 def test_real_process_output_piped_and_on_a_terminal(store_file):
-    import pty
     cli(store_file, "remember-fact", "--fact", "tags(x, [red, green])", check=True)
     piped = cli_process(store_file, "query-logic", "--goal", "tags(X, L)", check=True)
     assert piped.stdout == "X\tL\nx\t[red, green]\n" and piped.stderr == "1 row(s)\n"
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen([*COMMAND, "--db", store_file, "query-logic", "--goal", "tags(X, L)"], stdout=follower,
-                            stderr=subprocess.PIPE, env=env({"COLUMNS": "60", "NO_COLOR": "1"}))
-    os.close(follower)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        shown += chunk
-    proc.wait(timeout=60)
-    os.close(leader)
-    text = re.sub(r"\x1b\[[0-9;]*m", "", shown.decode("utf-8"))  # styles aside
-    assert proc.returncode == 0 and "┃ X" in text and "│ x │ [red, green] │" in text and "1 row(s)" in text
+    status, text = cli_on_terminal(store_file, 60, "query-logic", "--goal", "tags(X, L)", stderr_too=False)
+    assert status == 0 and "┃ X" in text and "│ x │ [red, green] │" in text and "1 row(s)" in text
 
 
 def test_cli_and_mcp_give_the_same_structured_result(store_file):

@@ -4,9 +4,7 @@ command (cli_process); the rest run the same `main` in this process (surfaces.cl
 
 import io
 import json
-import os
 import re
-import subprocess
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -14,7 +12,7 @@ from rich.console import Console
 
 from memory.cli.render import AS_FORM, NOT_PRINTED, render
 from memory.tools import REGISTRY
-from surfaces import COMMAND, cli, cli_json, cli_process, env
+from surfaces import cli, cli_json, cli_on_terminal, cli_process
 
 NOW = 1_780_000_000
 SOURCE_ID = "mem_c5e4a9d2-5b1e-4f8c-9d68-4a1887d684a1"
@@ -28,24 +26,7 @@ def _terminal(structured: dict, width: int, text: str = "", inputs: frozenset = 
 
 def _on_a_terminal(db: str, columns: int, *args: str) -> str:
     """The real command on a pseudo-terminal COLUMNS wide: what a person sees (styles aside)."""
-    import pty
-
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen([*COMMAND, "--db", db, *args], stdout=follower, stderr=subprocess.STDOUT,
-                            env=env({"COLUMNS": str(columns), "NO_COLOR": "1"}))
-    os.close(follower)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        shown += chunk
-    proc.wait(timeout=60)
-    os.close(leader)
-    return re.sub(r"\x1b\[[0-9;]*m", "", shown.decode("utf-8")).replace("\r\n", "\n")
+    return cli_on_terminal(db, columns, *args)[1]
 
 
 # --- boolean flags ----------------------------------------------------------------------------------------

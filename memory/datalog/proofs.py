@@ -44,16 +44,17 @@ class ProofNode:
         return out
 
 
-def map_tree(root, convert, children=lambda node: node.children) -> dict:
-    """`convert(node)` (a dict with an empty "children" list) for every node of a tree, nested the same
-    way, with an explicit stack instead of recursion."""
+def map_tree(root, convert, children=lambda node: node.children,
+             attach=lambda out, child: out["children"].append(child)):
+    """`convert(node)` for every node of a tree, nested the same way (by default a dict with an empty
+    "children" list; `attach(parent, child)` nests otherwise), with an explicit stack instead of recursion."""
     top = convert(root)
     stack = [(root, top)]
     while stack:
         node, out = stack.pop()
         for child in children(node):
             converted = convert(child)
-            out["children"].append(converted)
+            attach(out, converted)
             stack.append((child, converted))
     return top
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from ..datalog.proofs import ProofNode
+from ..datalog.proofs import ProofNode, map_tree
 
 # The kinds of step: the engine's (fact, rule, builtin, negation, aggregate) and prove's evidence leaf (an
 # observation the conclusion rests on).
@@ -69,15 +69,7 @@ class ProofStep:
 
 def _mapped(root: ProofStep, convert: Callable[[ProofStep], dict[str, Any]]) -> dict[str, Any]:
     """`convert(step)` (a dict with an empty "children" list) for every step, nested the same way."""
-    top = convert(root)
-    stack = [(root, top)]
-    while stack:
-        step, out = stack.pop()
-        for child in step.children:
-            converted = convert(child)
-            out["children"].append(converted)
-            stack.append((child, converted))
-    return top
+    return map_tree(root, convert)
 
 
 # --- building --------------------------------------------------------------------------------------------
@@ -94,15 +86,8 @@ def build(proof: ProofNode, supports_of: SupportsOf) -> ProofStep:
             out.supports, out.memory = supports_of(node)
         return out
 
-    root = step(proof)
-    stack = [(proof, root)]
-    while stack:
-        node, built = stack.pop()
-        for child in node.children:
-            made = step(child)
-            built.children.append(made)
-            stack.append((child, made))
-    return root
+    built: ProofStep = map_tree(proof, step, attach=lambda out, child: out.children.append(child))
+    return built
 
 
 # --- rendering -------------------------------------------------------------------------------------------

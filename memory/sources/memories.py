@@ -24,6 +24,7 @@ from .erasure import erase_memory
 from ..access.visibility import visibility
 from .projections import Projection, parse_projections
 from .related import find_related
+from .reindex import analyzer_tag
 from .words import count_words, store_words
 
 MAX_SOURCE_CHARS = 1_000_000
@@ -262,6 +263,8 @@ class SourceMemories:
             self._project(tx, memory_id, specs, now)
             conn.execute("INSERT INTO memory_fts (rowid, text, statements) VALUES (?, ?, ?)", (seq, text, statements))
             store_words(conn, seq, words)
+            # A new store's first terms name their analyzer, so no search re-indexes what this one just wrote.
+            conn.execute("UPDATE search_index_state SET analyzer = ? WHERE id = 1 AND analyzer = ''", (analyzer_tag(),))
             withdrawn = []
             for old in olds:
                 withdrawn += self._end(tx, old, "superseded", f"superseded by {memory_id}", now, memory_id)

@@ -31,7 +31,7 @@ def ensure_terms(repository, actor: str) -> bool:
         return False
     with store.read() as conn:
         row = conn.execute("SELECT analyzer FROM search_index_state WHERE id = 1").fetchone()
-    if row is not None and row[0] == tag:
+    if row is not None and row[0] in (tag, ""):  # '': no terms yet, the first write names their analyzer
         _checked[store] = tag
         return False
     try:

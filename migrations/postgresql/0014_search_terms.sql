@@ -6,4 +6,5 @@ CREATE TABLE search_index_state (
     analyzer TEXT COLLATE "C" NOT NULL
 );
 
-INSERT INTO search_index_state (id, analyzer) VALUES (1, '1');
+INSERT INTO search_index_state (id, analyzer)
+    VALUES (1, CASE WHEN EXISTS (SELECT 1 FROM memory_words) THEN '1' ELSE '' END);
