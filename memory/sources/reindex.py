@@ -41,9 +41,10 @@ def ensure_terms(repository, actor: str) -> bool:
             if row is not None and row[0] == tag:  # another process did it meanwhile
                 _checked[store] = tag
                 return False
-            memories = rebuild_terms(conn, language)
+            rebuild_terms(conn, language)
             conn.execute("UPDATE search_index_state SET analyzer = ? WHERE id = 1", (tag,))
-            tx.audit.record(actor, "reindex_search", None, {"analyzer": tag, "memories": memories,
+            # No count of memories: the caller whose search started it may not see them all.
+            tx.audit.record(actor, "reindex_search", None, {"analyzer": tag,
                                                             "was": row[0] if row is not None else None})
     except DatalogMemoryError:  # a read-only database: its terms stay as they are
         return False
