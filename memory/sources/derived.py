@@ -136,6 +136,8 @@ def _derived_as_of(kb, sources: SourceMemories, predicate: str, arguments: list 
         segment = resolve(tx, DEFAULT)
         program = kb.program(tx, segment)
 
+    read: dict = {}  # pred -> its tuples as they stood then: read once for the query and every proof after it
+
     def load(preds: set) -> dict:
         out = {}
         with kb.repository.read() as tx:
@@ -144,11 +146,13 @@ def _derived_as_of(kb, sources: SourceMemories, predicate: str, arguments: list 
                 if pred.segment is not None:
                     out.update(mounted({pred}))
                 elif pred.is_stored:
-                    rows = tx.facts.tuples(segment.id, pred.name, pred.arity, NO_MEMORIES)
-                    if kb.computed is not None and (pred.name, pred.arity) in kb.computed.preds:
-                        rows += kb.computed.tuples(tx, (pred.name, pred.arity))
-                    rows += then.tuples.get((pred.name, pred.arity), [])
-                    out[pred] = list(dict.fromkeys(rows))
+                    if pred not in read:
+                        rows = tx.facts.tuples(segment.id, pred.name, pred.arity, NO_MEMORIES)
+                        if kb.computed is not None and (pred.name, pred.arity) in kb.computed.preds:
+                            rows += kb.computed.tuples(tx, (pred.name, pred.arity))
+                        rows += then.tuples.get((pred.name, pred.arity), [])
+                        read[pred] = list(dict.fromkeys(rows))
+                    out[pred] = list(read[pred])  # a list each evaluation owns
         return out
 
     out: list[dict] = []
