@@ -61,6 +61,9 @@ def environment(home: Path, db: Path) -> dict:
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(HOME=str(home), XDG_DATA_HOME=str(home / "data"), XDG_CACHE_HOME=str(home / "cache"),
                DATALOG_MEMORY_DB=str(db),
+               # Every toolset listed: the calls timed span several (memory_recall and memory_search are not in
+               # the default set a model starts with).
+               DATALOG_MEMORY_TOOLSETS="all",
                PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""))
     return env
 

@@ -53,7 +53,7 @@ class _Entry:
 
 
 class Memory:
-    """A knowledge base in one SQLite file (or `":memory:"`): the services over it, for one caller."""
+    """One memory (an SQLite file, `":memory:"`, or a PostgreSQL database): the services over it, for one caller."""
 
     def __init__(self, path: str = IN_MEMORY, *, actor: str | None = None, budget: Budget | None = None,
                  global_path: str | None = None, context: CallerContext | None = None,

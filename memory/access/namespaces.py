@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass
 
 from ..errors import InvalidArguments, NotFound, PermissionDenied
-from ..store import utc_now
+from ..store.repository import within
 from .context import WRITE_GLOBAL, WRITE_PROJECT, WRITE_SESSION, CallerContext
 
 SCOPES = ("auto", "session", "project", "global")
@@ -98,13 +98,12 @@ def project_id(conn, context: CallerContext, create: bool = False) -> str | None
     if not context.project_remote:
         return None
     remote = normalize_remote(context.project_remote)
-    row = conn.execute("SELECT id FROM projects WHERE remote = ?", (remote,)).fetchone()
-    if row is not None:
-        return row[0]
-    if not create:
-        return None
+    projects = within(conn).projects
+    found = projects.of_remote(remote)
+    if found is not None or not create:
+        return found
     ident = new_id("project")
-    conn.execute("INSERT INTO projects (id, remote, created_at) VALUES (?, ?, ?)", (ident, remote, utc_now(conn.clock)))
+    projects.add(ident, remote)
     return ident
 
 

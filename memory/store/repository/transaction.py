@@ -13,6 +13,7 @@ from .audit import Audit
 from .derived import Derived
 from .facts import Facts
 from .invariants import Invariants
+from .projects import Projects
 from .rules import Rules
 from .segments import Segments
 from .snapshots import Snapshots
@@ -62,6 +63,10 @@ class Transaction:
     def tokens(self) -> Tokens:
         return Tokens(self._conn)
 
+    @cached_property
+    def projects(self) -> Projects:
+        return Projects(self._conn)
+
     @property
     def clock(self) -> Clock:
         """The clock this store stamps rows with (and a read's "now" comes from)."""
@@ -97,6 +102,12 @@ class Transaction:
     def quick_check(self, limit: int = 20) -> list[str]:
         """The store's own consistency check: ['ok'], or up to `limit` problems."""
         return self._conn.quick_check(limit)
+
+
+def within(handle) -> Transaction:
+    """`handle` as a transaction: a Transaction as it is, or a store connection wrapped in one (the namespace
+    resolution in memory/access is handed either)."""
+    return handle if isinstance(handle, Transaction) else Transaction(handle)
 
 
 class Repository:
