@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass
 
 from ..errors import InvalidArguments, NotFound, PermissionDenied
-from ..store.repository import within
+from ..store.repository import Transaction
 from .context import WRITE_GLOBAL, WRITE_PROJECT, WRITE_SESSION, CallerContext
 
 SCOPES = ("auto", "session", "project", "global")
@@ -98,7 +98,7 @@ def project_id(conn, context: CallerContext, create: bool = False) -> str | None
     if not context.project_remote:
         return None
     remote = normalize_remote(context.project_remote)
-    projects = within(conn).projects
+    projects = Transaction(conn).projects  # conn: the open transaction's connection
     found = projects.of_remote(remote)
     if found is not None or not create:
         return found

@@ -9,10 +9,10 @@ docs/storage.md for the interface and what it needs from a store."""
 from .facts import IMPORT_BATCH, new_fact
 from .records import (AuditRow, DerivedRow, EdgeRow, FactListing, FactRow, NewFact, PredicateState, RuleRow, Segment,
                       SegmentRecord, SnapshotRow, SupportRow, TokenRow, Visibility)
-from .transaction import Repository, Transaction, within
+from .transaction import Repository, Transaction
 
 __all__ = [
     "IMPORT_BATCH", "AuditRow", "DerivedRow", "EdgeRow", "FactListing", "FactRow", "NewFact", "PredicateState",
     "Repository", "RuleRow", "Segment",
-    "SegmentRecord", "SnapshotRow", "SupportRow", "TokenRow", "Transaction", "Visibility", "new_fact", "within",
+    "SegmentRecord", "SnapshotRow", "SupportRow", "TokenRow", "Transaction", "Visibility", "new_fact",
 ]

@@ -104,12 +104,6 @@ class Transaction:
         return self._conn.quick_check(limit)
 
 
-def within(handle) -> Transaction:
-    """`handle` as a transaction: a Transaction as it is, or a store connection wrapped in one (the namespace
-    resolution in memory/access is handed either)."""
-    return handle if isinstance(handle, Transaction) else Transaction(handle)
-
-
 class Repository:
     """The core tables of one store (an SQLite file or a PostgreSQL database): segments, facts, supports, rules, the audit log, derived
     conclusions and snapshots. `read()` is a consistent snapshot; `write()` is all-or-nothing (nested
