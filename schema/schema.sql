@@ -300,6 +300,18 @@ CREATE TABLE search_index_state (
 INSERT INTO search_index_state (id, analyzer)
     VALUES (1, CASE WHEN EXISTS (SELECT 1 FROM memory_words) THEN '1' ELSE '' END);
 
+-- (0015) Semantic search: one sentence embedding per memory whose text is kept, written after the
+-- transaction that stored the memory (never before its acknowledgement) by the process's embedder
+-- (memory/sources/embedding.py). A vector is compared only with queries embedded by the model it names;
+-- the library embeds again what another model made. Erasing a memory deletes its vector.
+CREATE TABLE memory_vectors (
+    seq INTEGER PRIMARY KEY REFERENCES source_memories (seq),  -- the memory
+    model TEXT NOT NULL,              -- the embedder that made it (all-MiniLM-L6-v2, hashed-words)
+    vector BLOB NOT NULL              -- float32 little-endian, unit length
+);
+
+CREATE INDEX memory_vectors_by_model ON memory_vectors (model, seq);
+
 -- Symbolic search matches a projection when a query word is one of its keys: an argument as
 -- lower(CAST(value AS TEXT)), or a '_'-separated part of its predicate. `plain` says that these keys
 -- are exactly the words the match counts (predicate of a-z, 0-9 and '_'; arguments ASCII strings,

@@ -51,6 +51,7 @@ def erase_memory(tx: Transaction, record, now: str, eraser: str) -> None:
     if tx.dialect == "sqlite":
         conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
     erase_words(conn, record.seq)  # the search index's words (0011); the projection keys go with the projections
+    tx.vectors.erase(record.seq)  # its sentence embedding (0015): a vector is readable content too
     # Which conclusions rest on the memory is a question about proofs; the cache is cheaper to drop than to
     # search, and nothing but `materialize` writes it.
     tx.derived.clear_everywhere()

@@ -25,6 +25,7 @@ from ..access.visibility import visibility
 from .projections import Projection, parse_projections
 from .related import find_related
 from .reindex import analyzer_tag
+from .semantic import after_write
 from .words import count_words, store_words
 
 MAX_SOURCE_CHARS = 1_000_000
@@ -274,6 +275,7 @@ class SourceMemories:
                 "id": memory_id, "source_id": source_id, "namespace": namespace.key, "capability": capability,
                 "projections": len(specs), "supersedes": replaced, "idempotency_key_given": key is not None,
                 "withdrawn_facts": len(withdrawn)})
+        after_write(self.repository, self.context.principal)  # its vector comes after the acknowledgement
         return {**receipt, **related.to_dict()}
 
     def _replay(self, conn, namespace: Namespace, key: str, digest: str) -> dict | None:

@@ -20,6 +20,8 @@ from .projections import check_predicate, same_scalar
 from .ranking import (B, COLUMN_WEIGHTS, FTS_CANDIDATES, K1, K1_PLUS_1, ONE_MINUS_B, SYMBOLIC_WEIGHT, Ranking,
                       rank_in_sql, term_match)
 from .reindex import ensure_terms
+from .embedding import current_embedder
+from .semantic import SEMANTIC_ONLY_FLOOR, index_of
 from .words import Term, count_words, matched_forms, query_terms
 
 MAX_QUERY_CHARS = 2048
@@ -28,6 +30,12 @@ MAX_LIMIT = 200
 PREVIEW_CHARS = 1000
 _WORD = re.compile(r"\w+")
 MODES = ("auto", "text", "symbolic", "exact")
+# Ranking by meaning (modes auto and text, when an embedder is on): a memory's score is its word and projection
+# score divided by the best one among the results, plus MEANING_WEIGHT x its cosine similarity to the query; the
+# words' ranking is read this many times deeper than the limit so that meaning can lift a memory into it.
+MEANING_WEIGHT = 1.5  # LoCoMo (docs/recall.md): 1.0 gives R@5 0.583, 1.5 0.587, 2.0 0.590 but a lower R@10
+DEEPER = 3
+MEANING_CANDIDATES = 20  # the nearest visible memories by meaning, at least, added to the words' candidates
 
 
 def _limit(limit: object, default: int) -> int:
@@ -59,21 +67,29 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
     words = tokens(query)
     analyzed = query_terms(" ".join(words))  # the words MAX_TOKENS kept, analyzed (stemmed, paired, joined)
     terms = [t.term for t in analyzed]
+    embedder = current_embedder() if mode in ("auto", "text") else None
     if mode != "symbolic":
         ensure_terms(service.repository, service.context.principal)
+    if embedder is not None:
+        index_of(service.store, embedder).kick(service.context.principal)  # vectors for what has none yet
+    semantic = None if embedder is None else embedder.name
+    indexing = embedder is not None and index_of(service.store, embedder).busy
     with service.store.read() as conn:
         spaces = readable_namespaces(conn, service.context, scope)
         if not spaces or (not words and mode != "exact"):
-            return _search_result(query, scope, history, at, [], 0, limit)
+            return _search_result(query, scope, history, at, [], 0, limit, semantic, indexing)
         where, params = current_filter(at, history, conn.clock)
         where += f" AND m.namespace IN ({_in(spaces)})"
         params += spaces
         if kind is not None:
             where += " AND m.kind = ?"
             params.append(kind)
-        ranking = None if mode == "exact" else rank_in_sql(conn, words, terms, where, params, mode, limit)
+        depth = min(MAX_LIMIT * DEEPER, limit * DEEPER) if embedder is not None else limit
+        ranking = None if mode == "exact" else rank_in_sql(conn, words, terms, where, params, mode, depth)
         if ranking is None:
-            ranking = rank_in_python(conn, query, words, terms, where, params, mode, limit)
+            ranking = rank_in_python(conn, query, words, terms, where, params, mode, depth)
+        if embedder is not None:
+            ranking = _with_meaning(conn, service, embedder, query, ranking, where, params, limit)
         results = []
         for seq, score in ranking.top:
             record = MemoryRecord(*conn.execute(f"SELECT {COLUMNS} FROM {FROM} WHERE m.seq = ?", (seq,)).fetchone())
@@ -85,7 +101,37 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
             results.append({**service.describe(conn, record, at), "memory": text[:PREVIEW_CHARS],
                             "text_truncated": len(text) > PREVIEW_CHARS, "scope": record.ns.type,
                             "score": round(score, 6), "why": reasons})
-    return _search_result(query, scope, history, at, results, ranking.total, limit)
+    return _search_result(query, scope, history, at, results, ranking.total, limit, semantic, indexing)
+
+
+def _with_meaning(conn, service: SourceMemories, embedder, query: str, ranking: Ranking, where: str, params: list,
+                  limit: int) -> Ranking:
+    """The words' ranking fused with similarity of meaning (MEANING_WEIGHT), over visible memories only."""
+    index = index_of(service.store, embedder)
+    wanted = embedder.embed([query])[0]
+
+    def visible(seqs: list[int]) -> set[int]:
+        return {seq for (seq,) in conn.execute(f"SELECT m.seq FROM {FROM} WHERE m.seq IN ({_in(seqs)}) AND {where}",
+                                               [*seqs, *params])}
+
+    near = index.similarities(conn, wanted, visible, max(limit, MEANING_CANDIDATES))
+    lexical = dict(ranking.top)
+    missing = [seq for seq in lexical if seq not in near]
+    near.update(index.similarity_of(conn, wanted, missing))
+    best = max(lexical.values(), default=0.0) or 1.0
+    scores = {seq: score / best for seq, score in lexical.items()}
+    added = 0
+    for seq, cosine in near.items():
+        if seq not in scores:
+            if cosine < SEMANTIC_ONLY_FLOOR:
+                continue
+            scores[seq] = 0.0
+            added += 1
+        scores[seq] += MEANING_WEIGHT * cosine
+    ranked = sorted(scores, key=lambda seq: (-scores[seq], -seq))[:limit]
+    why = {seq: ranking.why.get(seq, []) + ([f"meaning is close to the query (similarity {near[seq]:.2f})"]
+                                            if seq in near else []) for seq in ranked}
+    return Ranking([(seq, scores[seq]) for seq in ranked], ranking.total + added, why)
 
 
 def _text_reasons(conn, seq: int, text: str | None, analyzed: list[Term]) -> list[str]:
@@ -172,9 +218,16 @@ def visible_text_scores(terms: list[str], candidates: list[tuple[int, str | None
     return scores
 
 
-def _search_result(query, scope, history, at, results, total, limit) -> dict:
-    return {"query": query, "searched": scope, "history": history, "as_of": at, "results": results,
-            "total": total, "limit": limit, "truncated": total > len(results), "model_calls": 0}
+def _search_result(query, scope, history, at, results, total, limit, semantic: str | None = None,
+                   indexing: bool = False) -> dict:
+    """`semantic`: the embedding model that also ranked by meaning; `indexing`: its vectors of some memories
+    are still being written (those are found by their words only)."""
+    found = {"query": query, "searched": scope, "history": history, "as_of": at, "results": results,
+             "total": total, "limit": limit, "truncated": total > len(results), "semantic": semantic,
+             "model_calls": 0}
+    if indexing:
+        found["semantic_indexing"] = True
+    return found
 
 
 def recall(service: SourceMemories, predicate: str, arguments: list | None = None, include_source: bool = False,

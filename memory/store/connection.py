@@ -502,6 +502,13 @@ class Store:
                 raise StorageError(f"could not scrub {self.path} after an erase: {exc}") from exc
             return busy == 0
 
+    @contextmanager
+    def while_open(self) -> Iterator[bool]:
+        """The store's lock held, and whether its connection is open: a background task reads and writes only
+        then, and never reopens a store its owner closed."""
+        with self._lock:
+            yield self._conn is not None
+
     def data_version(self) -> int:
         """Changes whenever another connection commits (PRAGMA data_version)."""
         with self._lock:

@@ -453,6 +453,13 @@ class PostgresStore:
                 raise StorageError(f"could not scrub {self.display} after an erase: {exc}") from exc
             return False
 
+    @contextmanager
+    def while_open(self) -> Iterator[bool]:
+        """The store's lock held, and whether its connection is open: a background task reads and writes only
+        then, and never reopens a store its owner closed."""
+        with self._lock:
+            yield self._conn is not None
+
     def data_version(self) -> int:
         """Changes whenever a transaction commits anywhere on the server (the snapshot's bounds and its list
         of running transactions change): a reader that sees the same number has nothing new to read."""

@@ -204,6 +204,8 @@ class SearchOutput(ToolOutput):
     total: int
     limit: int
     truncated: bool
+    semantic: str | None = None  # the embedding model that also ranked by meaning (left out: words only)
+    semantic_indexing: bool | None = None  # true: some memories have no vector yet (found by their words only)
 
 
 @tool(
@@ -219,7 +221,9 @@ class SearchOutput(ToolOutput):
         "projection statements in any inflection (Snowball stems: deploy finds deployed), words inside Chinese, "
         "Japanese and Korean text, compounds joined or apart (rollback finds roll back); a question's stop words "
         "are dropped. Also projections whose predicate or arguments are query words. Ranked by BM25 over what "
-        "the caller may see; each result says why it matched. Current memories only unless history is true."
+        "the caller may see; each result says why it matched. Current memories only unless history is true. "
+        "With an embedding model (the semantic extra; DATALOG_MEMORY_EMBEDDER), modes auto and text also rank by "
+        "meaning and find memories that share no word with the query; `semantic` names the model."
     ),
     capability=READ,
     annotations=Annotations(read_only=True),
@@ -233,12 +237,19 @@ def memory_search(api: Memory, args: SearchInput) -> Reply[SearchOutput]:
         if not args.history and api.sources.memory_search(args.query, args.scope or "all_visible", True, 1, args.kind,
                                                   args.as_of, args.mode or "auto")["total"]:
             message += "\n% forgotten, expired or superseded memories match: search again with history: true"
+        if found.semantic_indexing:
+            message += f"\n% {INDEXING_NOTE}"
         return Reply(message, found)
     lines = [f"{i}. [{r['id']}] ({r['scope']}, {r['status']}) {_preview(r['memory'])} — {'; '.join(r['why'])}"
              for i, r in enumerate(found.results, 1)]
     if found.truncated:
         lines.append(f"({len(found.results)} of {found.total} shown)")
+    if found.semantic_indexing:
+        lines.append(f"% {INDEXING_NOTE}")
     return Reply("\n".join(lines), found)
+
+
+INDEXING_NOTE = "meaning vectors are still being written: some memories were matched by words only; search again soon"
 
 
 def _preview(text_value: str, size: int = 160) -> str:

@@ -19,6 +19,7 @@ from .segments import Segments
 from .snapshots import Snapshots
 from .supports import Supports
 from .tokens import Tokens
+from .vectors import Vectors
 
 
 class Transaction:
@@ -66,6 +67,10 @@ class Transaction:
     @cached_property
     def projects(self) -> Projects:
         return Projects(self._conn)
+
+    @cached_property
+    def vectors(self) -> Vectors:
+        return Vectors(self._conn)
 
     @property
     def clock(self) -> Clock:

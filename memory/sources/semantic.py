@@ -1,0 +1,200 @@
+"""Semantic search's index: each kept memory's sentence embedding (memory_vectors, migration 0015), written
+off the acknowledgement path, and the memories nearest in meaning to a query among those the caller may see.
+
+Writing: a memory is stored and acknowledged first; then this process's indexer (one daemon thread per store)
+embeds the memories that have no vector by its model, newest first, BATCH at a time, computing outside the
+store's lock and writing each batch in one transaction with its audit row. A search kicks it too, so vectors
+also come for memories another process wrote, a store opened after an upgrade, or a change of model. A
+memory without a vector yet is still found by its words; the reply says when vectors are being written.
+
+Searching: the store's vectors of this model are held in memory as one matrix (read again only when their
+count or newest seq changes), the query's embedding is compared with all of them, and the best are kept
+in order of similarity only after the caller's visibility filter admits them, so a memory the caller may
+not see never changes what it is shown or how it is scored."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import DatalogMemoryError
+from .embedding import BATCH, Embedder
+
+log = logging.getLogger("datalog-memory")
+SEMANTIC_ONLY_FLOOR = 0.25  # a memory found by meaning alone is shown only from this cosine similarity up
+IDLE_SECONDS = 30.0  # an indexer thread with nothing to do ends after this long (the next write starts one)
+ROUNDS = 4  # visibility checks of ever more candidates before the nearest visible ones are given up on
+
+
+@dataclass
+class _Matrix:
+    shape: tuple[int, int] = (0, 0)
+    seqs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+
+
+class SemanticIndex:
+    """The vectors of one store by one embedder, and the thread that writes the missing ones."""
+
+    def __init__(self, store, embedder: Embedder) -> None:
+        self._store = weakref.ref(store)
+        self.embedder = embedder
+        self._matrix = _Matrix(rows=np.zeros((0, embedder.dimensions), dtype=np.float32))
+        self._matrix_lock = threading.Lock()
+        self._wake = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._thread: threading.Thread | None = None
+        self._thread_lock = threading.Lock()
+        self._actor = "datalog-memory"
+        self.failure: str | None = None  # why the last pass stopped, when it did
+
+    # --- writing vectors ----------------------------------------------------------------------------------
+    def kick(self, actor: str) -> None:
+        """Have the indexer look for memories without vectors (after a write or before a search)."""
+        with self._thread_lock:
+            self._actor = actor
+            self._idle.clear()
+            self._wake.set()
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="datalog-memory-vectors", daemon=True)
+                self._thread.start()
+
+    @property
+    def busy(self) -> bool:
+        return not self._idle.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until every memory has its vector (or `timeout` seconds); True when it has."""
+        return self._idle.wait(timeout)
+
+    def _run(self) -> None:
+        while True:
+            woken = self._wake.wait(IDLE_SECONDS)
+            with self._thread_lock:
+                if not woken or self._store() is None:  # nothing asked for a while: the thread ends
+                    self._thread = None
+                    self._idle.set()
+                    return
+                self._wake.clear()
+            try:
+                while self.embed_missing():
+                    pass
+                self.failure = None
+            except Exception as exc:  # an unwritable store: its memories are still found by their words
+                self.failure = str(exc)
+                log.debug("vectors not written: %s", exc)
+            with self._thread_lock:
+                if not self._wake.is_set():
+                    self._idle.set()
+
+    def embed_missing(self) -> int:
+        """Embed and store one batch of memories without vectors; how many (0: none was missing)."""
+        from ..store.repository import Repository
+        store = self._store()
+        if store is None:
+            return 0
+        repository, name = Repository(store), self.embedder.name
+        with store.while_open() as open_, repository.read() if open_ else nullcontext() as tx:
+            missing = tx.vectors.missing(name, BATCH) if tx is not None else []
+        if not missing:
+            return 0
+        vectors = self.embedder.embed([text for _, text in missing])  # outside the store's lock
+        with store.while_open() as open_:
+            if not open_:  # closed meanwhile by its owner: never reopened from here
+                return 0
+            with repository.write() as tx:
+                tx.vectors.put(name, [(seq, vector.astype("<f4").tobytes()) for (seq, _), vector in
+                                      zip(missing, vectors)])
+                # No ids or counts: the caller whose write started it may not see the memories it embedded.
+                tx.audit.record(self._actor, "embed_memories", None, {"model": name})
+        return len(missing)
+
+    # --- searching ----------------------------------------------------------------------------------------
+    def _current(self, conn) -> _Matrix:
+        from ..store.repository import Transaction
+        vectors = Transaction(conn).vectors
+        name = self.embedder.name
+        with self._matrix_lock:
+            held = self._matrix
+            shape = vectors.shape(name)
+            if shape == held.shape:
+                return held
+            newer = vectors.after(name, held.shape[1])
+            if shape[0] == held.shape[0] + len(newer):  # only additions since: append them
+                seqs, rows = held.seqs, held.rows
+            else:  # some were deleted (erased) or replaced: read them all again
+                newer = vectors.after(name, 0)
+                seqs, rows = np.zeros(0, dtype=np.int64), np.zeros((0, self.embedder.dimensions), dtype=np.float32)
+            if newer:
+                seqs = np.concatenate([seqs, np.array([s for s, _ in newer], dtype=np.int64)])
+                rows = np.vstack([rows, np.frombuffer(b"".join(v for _, v in newer), dtype="<f4").reshape(
+                    len(newer), self.embedder.dimensions)])
+            self._matrix = _Matrix(shape, seqs, rows)
+            return self._matrix
+
+    def similarities(self, conn, query: np.ndarray, visible, want: int) -> dict[int, float]:
+        """Cosine similarity to `query` of the `want` nearest memories that `visible(seqs)` admits (a function
+        returning the subset of the given seqs the caller may see and the search covers)."""
+        matrix = self._current(conn)
+        if not len(matrix.seqs):
+            return {}
+        cosine = matrix.rows @ query
+        order = np.argsort(-cosine, kind="stable")
+        found: dict[int, float] = {}
+        start, step = 0, max(want * 4, 64)
+        for _ in range(ROUNDS):
+            chosen = order[start:start + step]
+            if not len(chosen):
+                break
+            admitted = visible([int(s) for s in matrix.seqs[chosen]])
+            for i in chosen:
+                seq = int(matrix.seqs[i])
+                if seq in admitted:
+                    found[seq] = float(cosine[i])
+                    if len(found) == want:
+                        return found
+            start, step = start + step, step * 4
+        return found
+
+
+    def similarity_of(self, conn, query: np.ndarray, seqs: list[int]) -> dict[int, float]:
+        """Cosine similarity to `query` of these memories (those that have a vector)."""
+        matrix = self._current(conn)
+        if not seqs or not len(matrix.seqs):
+            return {}
+        wanted = np.array(seqs, dtype=np.int64)
+        at = np.minimum(np.searchsorted(matrix.seqs, wanted), len(matrix.seqs) - 1)  # seqs are held in order
+        held = matrix.seqs[at] == wanted
+        cosine = matrix.rows[at[held]] @ query
+        return {int(seq): float(c) for seq, c in zip(wanted[held], cosine)}
+
+
+_indexes: "weakref.WeakKeyDictionary[object, dict[str, SemanticIndex]]" = weakref.WeakKeyDictionary()
+_indexes_lock = threading.Lock()
+
+
+def index_of(store, embedder: Embedder) -> SemanticIndex:
+    """The one index of this store by this embedder in this process."""
+    with _indexes_lock:
+        by_model = _indexes.setdefault(store, {})
+        index = by_model.get(embedder.name)
+        if index is None:
+            index = by_model[embedder.name] = SemanticIndex(store, embedder)
+        return index
+
+
+def after_write(repository, actor: str) -> None:
+    """Called once a write that stored memories has committed: their vectors come in the background."""
+    from .embedding import current_embedder
+    try:
+        embedder = current_embedder()
+    except DatalogMemoryError:  # a mistyped setting is reported by search, where the caller asks for meaning
+        return
+    if embedder is not None:
+        index_of(repository.store, embedder).kick(actor)
