@@ -33,6 +33,9 @@ os.environ["DATALOG_MEMORY_DB"] = str(SESSION_HOME / "project" / "memory.db")
 # Servers the tests start list every tool with its whole contract (the references' names and schemas); the
 # tests of the default toolsets (tests/test_toolsets.py) choose theirs.
 os.environ["DATALOG_MEMORY_TOOLSETS"] = "all"
+# Search ranks by words alone unless a test asks for meaning too (tests/test_semantic.py sets an embedder): the
+# word-ranking tests pin exact scores, which an embedding model's similarity would change.
+os.environ["DATALOG_MEMORY_EMBEDDER"] = "off"
 # hypothesis keeps its example database in the working directory unless told otherwise
 from hypothesis.configuration import set_hypothesis_home_dir  # noqa: E402
 

@@ -70,10 +70,9 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
     embedder = current_embedder() if mode in ("auto", "text") else None
     if mode != "symbolic":
         ensure_terms(service.repository, service.context.principal)
-    if embedder is not None:
-        index_of(service.store, embedder).kick(service.context.principal)  # vectors for what has none yet
+    # Vectors for what has none yet (memories another process stored, or embedded by another model).
+    indexing = embedder is not None and index_of(service.store, embedder).refresh(service.context.principal)
     semantic = None if embedder is None else embedder.name
-    indexing = embedder is not None and index_of(service.store, embedder).busy
     with service.store.read() as conn:
         spaces = readable_namespaces(conn, service.context, scope)
         if not spaces or (not words and mode != "exact"):

@@ -52,22 +52,30 @@ class SemanticIndex:
         self._thread: threading.Thread | None = None
         self._thread_lock = threading.Lock()
         self._actor = "datalog-memory"
+        self.pending = False  # memories are known to lack vectors (a write stored some, or a pass found some)
+        self._version: int | None = None  # the store's data_version when a pass last found nothing missing
         self.failure: str | None = None  # why the last pass stopped, when it did
 
     # --- writing vectors ----------------------------------------------------------------------------------
-    def kick(self, actor: str) -> None:
-        """Have the indexer look for memories without vectors (after a write or before a search)."""
+    def kick(self, actor: str, pending: bool = False) -> None:
+        """Have the indexer look for memories without vectors; `pending`: a write just stored some."""
         with self._thread_lock:
             self._actor = actor
+            self.pending = self.pending or pending
+            self._version = None
             self._idle.clear()
             self._wake.set()
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="datalog-memory-vectors", daemon=True)
                 self._thread.start()
 
-    @property
-    def busy(self) -> bool:
-        return not self._idle.is_set()
+    def refresh(self, actor: str) -> bool:
+        """Before a search: look again when the store changed since the last complete pass (another process
+        may have stored memories); True while memories are known to lack vectors."""
+        store = self._store()
+        if store is not None and (self._version is None or store.data_version() != self._version):
+            self.kick(actor)
+        return self.pending
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until every memory has its vector (or `timeout` seconds); True when it has."""
@@ -82,16 +90,32 @@ class SemanticIndex:
                     self._idle.set()
                     return
                 self._wake.clear()
+            version = None
             try:
-                while self.embed_missing():
-                    pass
+                while True:
+                    version = self._data_version()
+                    if not self.embed_missing():
+                        break
+                    self.pending = True
+                with self._thread_lock:
+                    if not self._wake.is_set():  # no write came meanwhile: complete as of `version`
+                        self.pending, self._version = False, version
                 self.failure = None
             except Exception as exc:  # an unwritable store: its memories are still found by their words
                 self.failure = str(exc)
                 log.debug("vectors not written: %s", exc)
+                with self._thread_lock:  # tried again once the store changes, not at every search
+                    self.pending, self._version = False, version
             with self._thread_lock:
                 if not self._wake.is_set():
                     self._idle.set()
+
+    def _data_version(self) -> int | None:
+        store = self._store()
+        if store is None:
+            return None
+        with store.while_open() as open_:
+            return store.data_version() if open_ else None
 
     def embed_missing(self) -> int:
         """Embed and store one batch of memories without vectors; how many (0: none was missing)."""
@@ -197,4 +221,4 @@ def after_write(repository, actor: str) -> None:
     except DatalogMemoryError:  # a mistyped setting is reported by search, where the caller asks for meaning
         return
     if embedder is not None:
-        index_of(repository.store, embedder).kick(actor)
+        index_of(repository.store, embedder).kick(actor, pending=True)
