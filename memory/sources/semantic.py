@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import weakref
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ from .embedding import BATCH, Embedder
 
 log = logging.getLogger("datalog-memory")
 SEMANTIC_ONLY_FLOOR = 0.25  # a memory found by meaning alone is shown only from this cosine similarity up
+QUIET_SECONDS = 0.2  # the indexer embeds once writes have paused this long...
+MAX_DELAY_SECONDS = 5.0  # ...or, under a steady stream of writes, one batch this often: writes come first
 IDLE_SECONDS = 30.0  # an indexer thread with nothing to do ends after this long (the next write starts one)
 ROUNDS = 4  # visibility checks of ever more candidates before the nearest visible ones are given up on
 
@@ -54,6 +57,7 @@ class SemanticIndex:
         self._actor = "datalog-memory"
         self.pending = False  # memories are known to lack vectors (a write stored some, or a pass found some)
         self._version: int | None = None  # the store's data_version when a pass last found nothing missing
+        self._last_write = 0.0  # when this process last stored a memory here (monotonic)
         self.failure: str | None = None  # why the last pass stopped, when it did
 
     # --- writing vectors ----------------------------------------------------------------------------------
@@ -62,6 +66,8 @@ class SemanticIndex:
         with self._thread_lock:
             self._actor = actor
             self.pending = self.pending or pending
+            if pending:
+                self._last_write = time.monotonic()
             self._version = None
             self._idle.clear()
             self._wake.set()
@@ -93,6 +99,7 @@ class SemanticIndex:
             version = None
             try:
                 while True:
+                    self._wait_for_a_pause()
                     version = self._data_version()
                     if not self.embed_missing():
                         break
@@ -109,6 +116,17 @@ class SemanticIndex:
             with self._thread_lock:
                 if not self._wake.is_set():
                     self._idle.set()
+
+    def _wait_for_a_pause(self) -> None:
+        """Embedding competes with the writes for the cores and the store's lock: wait until they pause
+        (QUIET_SECONDS), but no longer than MAX_DELAY_SECONDS, so vectors still come under a steady stream."""
+        started = time.monotonic()
+        while True:
+            quiet = time.monotonic() - self._last_write
+            waited = time.monotonic() - started
+            if quiet >= QUIET_SECONDS or waited >= MAX_DELAY_SECONDS:
+                return
+            time.sleep(min(QUIET_SECONDS - quiet, MAX_DELAY_SECONDS - waited))
 
     def _data_version(self) -> int | None:
         store = self._store()
