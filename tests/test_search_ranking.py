@@ -1,4 +1,4 @@
-"""memory_search ranks inside SQLite (memory/sources/ranking.py) exactly as the general ranking that reads the
+"""memory_search ranks from the index (memory/sources/ranking.py) exactly as the general ranking that reads the
 texts and projections in Python (search.rank_in_python) does."""
 
 import importlib
@@ -68,10 +68,11 @@ def _store(memories: list[dict], stored_before_0011: set[int], location: str = "
     return m
 
 
-def test_sql_ranking_equals_the_python_ranking(store_kind, tmp_path):
+def test_index_ranking_equals_the_general_ranking(store_kind, tmp_path):
     """Law: for random memories in several namespaces (some ended, erased, or stored before 0011), callers that see
     only some of them, and random queries, modes, scopes and limits, search answers exactly alike (results in
-    order, scores, reasons, totals, truncation) whether SQLite ranks or Python does; SQLite answers most of them."""
+    order, scores, reasons, totals, truncation) whether it ranks from the index (postings and projection keys) or
+    by analyzing the texts again; the index answers most of them."""
     answered = Counter()
 
     # (PostgreSQL: fewer examples, each on a new database.)
@@ -88,25 +89,25 @@ def test_sql_ranking_equals_the_python_ranking(store_kind, tmp_path):
             for call in calls:
                 reader = SourceMemories(m.repository, CALLERS[call["reader"]])
                 arguments = {k: call[k] for k in ("mode", "scope", "history", "limit", "kind")}
-                in_sql = ranking.rank_in_sql
+                by_index = ranking.rank_by_index
 
-                def spy(conn, words, terms, where, params, mode, limit, in_sql=in_sql):
-                    out = in_sql(conn, words, terms, where, params, mode, limit)
-                    answered["sql" if out is not None else "python"] += 1
+                def spy(conn, words, terms, where, params, mode, limit, by_index=by_index):
+                    out = by_index(conn, words, terms, where, params, mode, limit)
+                    answered["index" if out is not None else "python"] += 1
                     if out is not None:  # unrounded: the same floating-point numbers, to the last bit
                         assert out == search_module.rank_in_python(conn, "", words, terms, where, params, mode,
                                                                    limit)
                     return out
 
-                with mock.patch.object(search_module, "rank_in_sql", spy):
+                with mock.patch.object(search_module, "rank_by_index", spy):
                     fast = search_module.search(reader, call["query"], **arguments)
-                with mock.patch.object(search_module, "rank_in_sql", lambda *args: None):
+                with mock.patch.object(search_module, "rank_by_index", lambda *args: None):
                     general = search_module.search(reader, call["query"], **arguments)
                 assert fast == general
 
     law()
     print(answered)
-    assert answered["sql"] >= 2 * answered["python"], answered
+    assert answered["index"] >= 2 * answered["python"], answered
 
 
 def test_several_projections_add_their_hits_one_by_one(store_location):

@@ -7,7 +7,6 @@ forgotten ones, `as_of` answers as the store stood at an earlier time."""
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any
 
@@ -17,8 +16,7 @@ from ..validation import require_text
 from .memories import COLUMNS, FROM, KINDS, MemoryRecord, SourceMemories, check_instant, current_filter
 from ..access.namespaces import Namespace, readable_namespaces
 from .projections import check_predicate, same_scalar
-from .ranking import (B, COLUMN_WEIGHTS, FTS_CANDIDATES, K1, K1_PLUS_1, ONE_MINUS_B, SYMBOLIC_WEIGHT, Ranking,
-                      rank_in_sql, term_match)
+from .ranking import FTS_CANDIDATES, SYMBOLIC_WEIGHT, Ranking, bm25, rank_by_index, term_match
 from .reindex import ensure_terms
 from .embedding import current_embedder
 from .semantic import SEMANTIC_ONLY_FLOOR, index_of
@@ -84,7 +82,7 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
             where += " AND m.kind = ?"
             params.append(kind)
         depth = min(MAX_LIMIT * DEEPER, limit * DEEPER) if embedder is not None else limit
-        ranking = None if mode == "exact" else rank_in_sql(conn, words, terms, where, params, mode, depth)
+        ranking = None if mode == "exact" else rank_by_index(conn, words, terms, where, params, mode, depth)
         if ranking is None:
             ranking = rank_in_python(conn, query, words, terms, where, params, mode, depth)
         if embedder is not None:
@@ -153,8 +151,9 @@ def _text_reasons(conn, seq: int, text: str | None, analyzed: list[Term]) -> lis
 
 def rank_in_python(conn, query: str, words: list[str], terms: list[str], where: str, params: list, mode: str,
                    limit: int) -> Ranking:
-    """The general ranking: reads the candidates' texts and the projections' JSON. The reference the SQL ranking
-    (ranking.py) equals, and the answer wherever that one cannot be exact."""
+    """The general ranking: reads the candidates' texts and the projections' JSON. The reference the index
+    ranking (ranking.rank_by_index) equals, and the answer wherever that one cannot be exact (mode exact, a
+    projection that is not plain, a memory stored before 0011)."""
     scores: dict[int, float] = {}
     why: dict[int, list[str]] = {}
     word_set = set(words)
@@ -191,30 +190,13 @@ def rank_in_python(conn, query: str, words: list[str], terms: list[str], where: 
 
 
 def visible_text_scores(terms: list[str], candidates: list[tuple[int, str | None, str | None]]) -> dict[int, float]:
-    """BM25 over the candidates the caller may see (text weighted 1.0, projection statements 0.5): every
-    statistic (how many memories hold a term, the average length) comes from these rows only. The terms and
-    lengths are those words.count_words gives, which memory_words holds."""
+    """BM25 (ranking.bm25) over the candidates the caller may see, their terms and lengths analyzed from the texts
+    again (words.count_words: what memory_words holds)."""
     docs = {}
     for seq, text, statements in candidates:
         counts = count_words(text, statements)
         docs[seq] = ({w: (t, s) for w, t, s in counts.occurrences}, (counts.text_words, counts.statement_words))
-    if not docs:
-        return {}
-    count = len(docs)
-    average = [max(1.0, sum(d[1][column] for d in docs.values()) / count) for column in (0, 1)]
-    holding = {w: sum(1 for d in docs.values() if w in d[0]) for w in terms}
-    scores = {}
-    for seq, (occurrences, lengths) in docs.items():
-        score = 0.0
-        for w in terms:
-            idf = math.log(1 + (count - holding[w] + 0.5) / (holding[w] + 0.5))
-            for column, weight in enumerate(COLUMN_WEIGHTS):
-                tf = occurrences.get(w, (0, 0))[column]
-                if tf:
-                    norm = K1 * (ONE_MINUS_B + B * lengths[column] / average[column])
-                    score += weight * idf * tf * K1_PLUS_1 / (tf + norm)
-        scores[seq] = score
-    return scores
+    return bm25(terms, docs)
 
 
 def _search_result(query, scope, history, at, results, total, limit, semantic: str | None = None,
