@@ -278,15 +278,12 @@ def latency(conversations: list[Conversation], folder: Path, size: int, calls: i
                                                              capabilities=frozenset(DEFAULT_CAPABILITIES)))
         behind = "vectors written behind it" if embedder != "off" else "words only"
         timed(f"memory_remember, filling to {size:,} ({behind})",
-              lambda t: m.memory_remember(t.text, scope="project", valid_from=t.valid_from), many)
-        if embedder == "off":
-            m.memory_search(questions[0])  # the first search of a process checks the index's analyzer
-            timed(f"memory_search at {size:,}, words only", lambda q: m.memory_search(q, limit=10), questions[:calls])
-        else:
+              lambda t, m=m: m.memory_remember(t.text, scope="project", valid_from=t.valid_from), many)
+        if embedder != "off":
             settle(m)
-            m.memory_search(questions[0])
-            timed(f"memory_search at {size:,}, words and meaning", lambda q: m.memory_search(q, limit=10),
-                  questions[:calls])
+        m.memory_search(questions[0])  # the first search of a process checks the index's analyzer
+        signals = "words only" if embedder == "off" else "words and meaning"
+        timed(f"memory_search at {size:,}, {signals}", lambda q, m=m: m.memory_search(q, limit=10), questions[:calls])
         m.close()
     return rows
 

@@ -121,34 +121,38 @@ class MiniLM:
             out[chosen] = self._pooled(ids, mask)
         return _unit(out)
 
+    def _linear(self, x: np.ndarray, name: str) -> np.ndarray:
+        return x @ self.w[name + ".weight"] + self.w[name + ".bias"]
+
+    def _layer(self, p: str, x: np.ndarray, blocked: np.ndarray) -> np.ndarray:
+        """One transformer layer (`p`: its weights' prefix): self-attention, then the feed-forward block."""
+        batch, width, _ = x.shape
+        size = self.dimensions // self.heads
+
+        def heads(v: np.ndarray) -> np.ndarray:
+            return v.reshape(batch, width, self.heads, size).transpose(0, 2, 1, 3)
+
+        q, k, v = (heads(self._linear(x, f"{p}attention.self.{n}")) for n in ("query", "key", "value"))
+        scores = q @ k.transpose(0, 1, 3, 2) / np.float32(math.sqrt(size)) + blocked
+        scores = np.exp(scores - scores.max(-1, keepdims=True))
+        attended = ((scores / scores.sum(-1, keepdims=True)) @ v).transpose(0, 2, 1, 3).reshape(x.shape)
+        x = _layer_norm(self._linear(attended, f"{p}attention.output.dense") + x,
+                        self.w[p + "attention.output.LayerNorm.weight"], self.w[p + "attention.output.LayerNorm.bias"],
+                        self.eps)
+        hidden = self._linear(x, f"{p}intermediate.dense")
+        hidden = 0.5 * hidden * (1.0 + _erf(hidden / np.float32(math.sqrt(2.0))))  # exact GELU
+        return _layer_norm(self._linear(hidden, f"{p}output.dense") + x, self.w[p + "output.LayerNorm.weight"],
+                           self.w[p + "output.LayerNorm.bias"], self.eps)
+
     def _pooled(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         w = self.w
         batch, width = ids.shape
         x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:width]
              + w["embeddings.token_type_embeddings.weight"][0])
         x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], self.eps)
-        size = self.dimensions // self.heads
         blocked = (1.0 - mask)[:, None, None, :] * np.float32(-1e9)  # padding is never attended to
         for i in range(self.layers):
-            p = f"encoder.layer.{i}."
-
-            def linear(v: np.ndarray, name: str) -> np.ndarray:
-                return v @ w[p + name + ".weight"] + w[p + name + ".bias"]
-
-            def split(v: np.ndarray) -> np.ndarray:
-                return v.reshape(batch, width, self.heads, size).transpose(0, 2, 1, 3)
-
-            q, k, v = (split(linear(x, f"attention.self.{n}")) for n in ("query", "key", "value"))
-            scores = q @ k.transpose(0, 1, 3, 2) / np.float32(math.sqrt(size)) + blocked
-            scores = np.exp(scores - scores.max(-1, keepdims=True))
-            attended = (scores / scores.sum(-1, keepdims=True)) @ v
-            attended = attended.transpose(0, 2, 1, 3).reshape(batch, width, self.dimensions)
-            x = _layer_norm(linear(attended, "attention.output.dense") + x, w[p + "attention.output.LayerNorm.weight"],
-                            w[p + "attention.output.LayerNorm.bias"], self.eps)
-            hidden = linear(x, "intermediate.dense")
-            hidden = 0.5 * hidden * (1.0 + _erf(hidden / np.float32(math.sqrt(2.0))))
-            x = _layer_norm(linear(hidden, "output.dense") + x, w[p + "output.LayerNorm.weight"],
-                            w[p + "output.LayerNorm.bias"], self.eps)
+            x = self._layer(f"encoder.layer.{i}.", x, blocked)
         counts = np.maximum(mask.sum(1, keepdims=True), 1.0)
         return (x * mask[:, :, None]).sum(1) / counts
 
