@@ -8,4 +8,4 @@ CREATE TABLE memory_vectors (
     vector BLOB NOT NULL
 );
 
-CREATE INDEX memory_vectors_by_model ON memory_vectors (model, seq);
+CREATE INDEX memory_vectors_by_model ON memory_vectors (model);  -- its entries end with the key, seq

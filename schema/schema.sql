@@ -310,7 +310,7 @@ CREATE TABLE memory_vectors (
     vector BLOB NOT NULL              -- float32 little-endian, unit length
 );
 
-CREATE INDEX memory_vectors_by_model ON memory_vectors (model, seq);
+CREATE INDEX memory_vectors_by_model ON memory_vectors (model);  -- its entries end with the key, seq
 
 -- Symbolic search matches a projection when a query word is one of its keys: an argument as
 -- lower(CAST(value AS TEXT)), or a '_'-separated part of its predicate. `plain` says that these keys

@@ -6,4 +6,4 @@ CREATE TABLE memory_vectors (
     vector BYTEA NOT NULL
 );
 
-CREATE INDEX memory_vectors_by_model ON memory_vectors (model, seq);
+CREATE INDEX memory_vectors_by_model ON memory_vectors (model, seq);  -- SQLite's (model) index, whose entries end with seq
