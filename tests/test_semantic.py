@@ -10,7 +10,7 @@ import pytest
 from memory import Memory
 from memory.access import CallerContext
 from memory.access.context import DEFAULT_CAPABILITIES, WRITE_GLOBAL
-from memory.errors import InvalidArguments
+from memory.errors import InvalidConfiguration
 from memory.sources import embedding, semantic
 from memory.sources.embedding import HASHED, MINILM, SETTING, HashedWords, MiniLM, current_embedder, minilm_folder
 from surfaces import call_checked, run_client
@@ -86,14 +86,14 @@ def test_the_setting_is_checked(monkeypatch):
     assert _with(monkeypatch, "off") is None
     assert _with(monkeypatch, HASHED).name == HASHED
     monkeypatch.setenv(SETTING, "word2vec")
-    with pytest.raises(InvalidArguments, match="DATALOG_MEMORY_EMBEDDER must be one of"):
+    with pytest.raises(InvalidConfiguration, match="invalid DATALOG_MEMORY_EMBEDDER='word2vec': one of auto, off"):
         current_embedder()
     monkeypatch.setattr(embedding, "minilm_folder", lambda: None)
     embedding._loaded.clear()
     try:
         assert _with(monkeypatch, "auto") is None  # no extra: words only
         monkeypatch.setenv(SETTING, MINILM)
-        with pytest.raises(InvalidArguments, match=r"needs the semantic extra"):
+        with pytest.raises(InvalidConfiguration, match=r"needs the semantic extra"):
             current_embedder()
     finally:
         embedding._loaded.clear()

