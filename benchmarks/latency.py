@@ -335,6 +335,15 @@ def measure_sources(memories: int, calls: int, tmp: Path) -> dict:
     calls_made = {"recall": ("memory_recall", {"predicate": "mentions", "arguments": ["item42", None]}),
                   "search": ("memory_search", {"query": "outage budget"})}
     out: dict = {}
+    # With an embedding model (DATALOG_MEMORY_EMBEDDER), the server writes vectors after the fill: timed once
+    # every memory has one, as a warm server's searches run.
+    deadline = time.monotonic() + 600
+    while True:
+        found = server.call("memory_search", {"query": "outage budget", "limit": 1})["structuredContent"]
+        out["semantic"] = found.get("semantic")
+        if not found.get("semantic_indexing") or time.monotonic() > deadline:
+            break
+        time.sleep(1)
     for key, (tool, arguments) in calls_made.items():
         # What the timed call finds: a call that finds nothing would time an empty answer.
         out[key + "_total"] = server.call(tool, arguments)["structuredContent"]["total"]
@@ -442,10 +451,14 @@ def report(sizes, stores, swipl, sources, aggregate, args) -> None:
         report_stores(sizes, stores, swipl, args)
     if sources:
         print()
-        print(f"Source memories ({args.memories:,} stored), ms p50/p99")
+        print(f"Source memories ({args.memories:,} stored; search by "
+              f"{'words and meaning, ' + sources['semantic'] if sources.get('semantic') else 'words only'}), "
+              "ms p50/p99")
         for key in ("recall", "search"):
             p50, p99 = sources[key]
-            print(f"{'memory_' + key:38} {p50:>8.2f}/{p99:<9.2f}  p50 <= 5 ms: {'met' if p50 <= 5 else 'missed'}"
+            target = 15 if key == "search" and sources.get("semantic") else 5  # meaning: a query to embed
+            print(f"{'memory_' + key:38} {p50:>8.2f}/{p99:<9.2f}  p50 <= {target} ms: "
+                  f"{'met' if p50 <= target else 'missed'}"
                   f"  ({sources[key + '_total']:,} found)")
     if aggregate:
         report_aggregate(aggregate, args)

@@ -111,10 +111,8 @@ def _with_meaning(conn, service: SourceMemories, embedder, query: str, ranking: 
         return {seq for (seq,) in conn.execute(f"SELECT m.seq FROM {FROM} WHERE m.seq IN ({_in(seqs)}) AND {where}",
                                                [*seqs, *params])}
 
-    near = index.similarities(conn, wanted, visible, max(limit, MEANING_CANDIDATES))
     lexical = dict(ranking.top)
-    missing = [seq for seq in lexical if seq not in near]
-    near.update(index.similarity_of(conn, wanted, missing))
+    near = index.similarities(conn, wanted, visible, max(limit, MEANING_CANDIDATES), list(lexical))
     best = max(lexical.values(), default=0.0) or 1.0
     scores = {seq: score / best for seq, score in lexical.items()}
     added = 0

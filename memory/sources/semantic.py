@@ -40,6 +40,7 @@ class _Matrix:
     shape: tuple[int, int] = (0, 0)
     seqs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+    marker: object = None  # the store's change marker when these were read (None: not known)
 
 
 class SemanticIndex:
@@ -161,12 +162,16 @@ class SemanticIndex:
     # --- searching ----------------------------------------------------------------------------------------
     def _current(self, conn) -> _Matrix:
         from ..store.repository import Transaction
-        vectors = Transaction(conn).vectors
-        name = self.embedder.name
+        store = self._store()
+        marker = store.change_marker() if store is not None else None  # None: ask the table every time
         with self._matrix_lock:
             held = self._matrix
+            if marker is not None and marker == held.marker:  # nothing was written since it was read
+                return held
+            vectors, name = Transaction(conn).vectors, self.embedder.name
             shape = vectors.shape(name)
             if shape == held.shape:
+                held.marker = marker
                 return held
             newer = vectors.after(name, held.shape[1])
             if shape[0] == held.shape[0] + len(newer):  # only additions since: append them
@@ -178,20 +183,29 @@ class SemanticIndex:
                 seqs = np.concatenate([seqs, np.array([s for s, _ in newer], dtype=np.int64)])
                 rows = np.vstack([rows, np.frombuffer(b"".join(v for _, v in newer), dtype="<f4").reshape(
                     len(newer), self.embedder.dimensions)])
-            self._matrix = _Matrix(shape, seqs, rows)
+            self._matrix = _Matrix(shape, seqs, rows, marker)
             return self._matrix
 
-    def similarities(self, conn, query: np.ndarray, visible, want: int) -> dict[int, float]:
+    def similarities(self, conn, query: np.ndarray, visible, want: int, also: list[int]) -> dict[int, float]:
         """Cosine similarity to `query` of the `want` nearest memories that `visible(seqs)` admits (a function
-        returning the subset of the given seqs the caller may see and the search covers)."""
+        returning the subset of the given seqs the caller may see and the search covers), and of the memories
+        `also` names (already admitted) that have a vector."""
         matrix = self._current(conn)
-        if not len(matrix.seqs):
+        count = len(matrix.seqs)
+        if not count:
             return {}
         cosine = matrix.rows @ query
-        order = np.argsort(-cosine, kind="stable")
         found: dict[int, float] = {}
-        start, step = 0, max(want * 4, 64)
-        for _ in range(ROUNDS):
+        wanted = np.array(also, dtype=np.int64)
+        at = np.minimum(np.searchsorted(matrix.seqs, wanted), count - 1)  # seqs are held in order
+        held = matrix.seqs[at] == wanted
+        known = {int(seq): float(c) for seq, c in zip(wanted[held], cosine[at[held]])}
+        step = min(count, max(want * 4, 64))
+        # The nearest `step` first (a partial sort); all of them in order only when too few of those are visible.
+        first = np.argpartition(-cosine, step - 1)[:step] if step < count else np.arange(count)
+        order = first[np.lexsort((first, -cosine[first]))]
+        start = 0
+        for round_ in range(ROUNDS):
             chosen = order[start:start + step]
             if not len(chosen):
                 break
@@ -201,21 +215,11 @@ class SemanticIndex:
                 if seq in admitted:
                     found[seq] = float(cosine[i])
                     if len(found) == want:
-                        return found
+                        return {**known, **found}
+            if round_ == 0 and step < count:
+                order = np.argsort(-cosine, kind="stable")
             start, step = start + step, step * 4
-        return found
-
-
-    def similarity_of(self, conn, query: np.ndarray, seqs: list[int]) -> dict[int, float]:
-        """Cosine similarity to `query` of these memories (those that have a vector)."""
-        matrix = self._current(conn)
-        if not seqs or not len(matrix.seqs):
-            return {}
-        wanted = np.array(seqs, dtype=np.int64)
-        at = np.minimum(np.searchsorted(matrix.seqs, wanted), len(matrix.seqs) - 1)  # seqs are held in order
-        held = matrix.seqs[at] == wanted
-        cosine = matrix.rows[at[held]] @ query
-        return {int(seq): float(c) for seq, c in zip(wanted[held], cosine)}
+        return {**known, **found}
 
 
 _indexes: "weakref.WeakKeyDictionary[object, dict[str, SemanticIndex]]" = weakref.WeakKeyDictionary()

@@ -502,6 +502,13 @@ class Store:
                 raise StorageError(f"could not scrub {self.path} after an erase: {exc}") from exc
             return busy == 0
 
+    def change_marker(self) -> tuple[int, int] | None:
+        """Differs whenever anything was committed to the database since it was last asked, by this
+        connection or another: (PRAGMA data_version, this connection's count of changed rows)."""
+        with self._lock:
+            conn = self._connection(for_write=False)
+            return conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes()
+
     @contextmanager
     def while_open(self) -> Iterator[bool]:
         """The store's lock held, and whether its connection is open: a background task reads and writes only

@@ -453,6 +453,11 @@ class PostgresStore:
                 raise StorageError(f"could not scrub {self.display} after an erase: {exc}") from exc
             return False
 
+    def change_marker(self) -> None:
+        """None: PostgreSQL gives no cheap marker of this session's own writes (see data_version), so what
+        may have changed is read again."""
+        return None
+
     @contextmanager
     def while_open(self) -> Iterator[bool]:
         """The store's lock held, and whether its connection is open: a background task reads and writes only
