@@ -171,6 +171,19 @@ def _fresh_index_of(embedder):
     return index_of
 
 
+def test_memories_stored_without_vectors_are_said_to_be_indexing(store_location, monkeypatch):
+    """Memories another process stored (here: with the embedder off) have no vectors: the first search by
+    meaning says so, and once the indexer is done it does not."""
+    _with(monkeypatch, "off")
+    with Memory(store_location, context=ANN) as m:
+        m.memory_remember("the red car", scope="project")
+        _with(monkeypatch, HASHED)
+        assert m.memory_search("red car")["semantic_indexing"] is True
+        _settled(m)
+        found = m.memory_search("red car")
+        assert "semantic_indexing" not in found and found["results"][0]["why"][-1].startswith("meaning is close")
+
+
 def test_erasing_a_memory_erases_its_vector(store_location, monkeypatch):
     _with(monkeypatch, HASHED)
     with Memory(store_location, context=ANN) as m:

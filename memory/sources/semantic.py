@@ -63,12 +63,13 @@ class SemanticIndex:
         self.failure: str | None = None  # why the last pass stopped, when it did
 
     # --- writing vectors ----------------------------------------------------------------------------------
-    def kick(self, actor: str, pending: bool = False) -> None:
-        """Have the indexer look for memories without vectors; `pending`: a write just stored some."""
+    def kick(self, actor: str, pending: bool = False, wrote: bool = False) -> None:
+        """Have the indexer look for memories without vectors; `pending`: some are known to lack one; `wrote`:
+        this process just stored some (the indexer then waits for the writes to pause)."""
         with self._thread_lock:
             self._actor = actor
             self.pending = self.pending or pending
-            if pending:
+            if wrote:
                 self._last_write = time.monotonic()
             self._version = None
             self._idle.clear()
@@ -82,7 +83,10 @@ class SemanticIndex:
         may have stored memories); True while memories are known to lack vectors."""
         store = self._store()
         if store is not None and (self._version is None or store.data_version() != self._version):
-            self.kick(actor)
+            from ..store.repository import Repository
+            with Repository(store).read() as tx:  # memories another process stored, or a store never indexed
+                behind = tx.vectors.behind(self.embedder.name)
+            self.kick(actor, pending=behind)
         return self.pending
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -244,4 +248,4 @@ def after_write(repository, actor: str) -> None:
     except DatalogMemoryError:  # a mistyped setting is reported by search, where the caller asks for meaning
         return
     if embedder is not None:
-        index_of(repository.store, embedder).kick(actor, pending=True)
+        index_of(repository.store, embedder).kick(actor, pending=True, wrote=True)

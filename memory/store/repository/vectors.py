@@ -33,6 +33,17 @@ class Vectors:
             "SELECT count(*), coalesce(max(seq), 0) FROM memory_vectors WHERE model = ?", (model,)).fetchone()
         return count, newest
 
+    def behind(self, model: str) -> bool:
+        """Whether the newest memory whose text is kept has no vector by `model` (two index lookups: what a
+        search asks before it knows whether vectors are still being written)."""
+        newest = self._conn.execute(
+            "SELECT m.seq FROM source_memories AS m JOIN sources AS s ON s.id = m.source_id "
+            "WHERE s.text IS NOT NULL ORDER BY m.seq DESC LIMIT 1").fetchone()
+        if newest is None:
+            return False
+        return self._conn.execute("SELECT 1 FROM memory_vectors WHERE seq = ? AND model = ?",
+                                  (newest[0], model)).fetchone() is None
+
     def after(self, model: str, seq: int) -> list[tuple[int, bytes]]:
         """`model`'s vectors of memories newer than `seq`, oldest first."""
         return [(s, bytes(v)) for s, v in self._conn.execute(
