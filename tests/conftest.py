@@ -7,7 +7,13 @@ from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
+# One BLAS thread per process (this one and every server a test starts), set before NumPy loads: the suite already
+# runs a process per core, and the embedding model's matrix products would otherwise start a thread per core in
+# each, which spin while they wait and delay the timing-sensitive tests beside them.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import pytest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
