@@ -24,6 +24,7 @@ from typing import Protocol
 import numpy as np
 
 from ..errors import InvalidConfiguration
+from .words import folded_words
 
 SETTING = "DATALOG_MEMORY_EMBEDDER"
 MINILM = "all-MiniLM-L6-v2"
@@ -53,7 +54,6 @@ class HashedWords:
     dimensions = 256
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        from .words import folded_words
         rows = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         for i, text in enumerate(texts):
             for word in folded_words(text):

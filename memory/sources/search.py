@@ -19,7 +19,7 @@ from .projections import check_predicate, same_scalar
 from .ranking import FTS_CANDIDATES, SYMBOLIC_WEIGHT, Ranking, bm25, rank_by_index, term_match
 from .reindex import ensure_terms
 from .embedding import current_embedder
-from .semantic import SEMANTIC_ONLY_FLOOR, index_of
+from .semantic import SEMANTIC_ONLY_FLOOR, SemanticIndex, index_of
 from .words import Term, count_words, matched_forms, query_terms
 
 MAX_QUERY_CHARS = 2048
@@ -66,10 +66,11 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
     analyzed = query_terms(" ".join(words))  # the words MAX_TOKENS kept, analyzed (stemmed, paired, joined)
     terms = [t.term for t in analyzed]
     embedder = current_embedder() if mode in ("auto", "text") else None
+    index = None if embedder is None else index_of(service.store, embedder)
     if mode != "symbolic":
         ensure_terms(service.repository, service.context.principal)
     # Vectors for what has none yet (memories another process stored, or embedded by another model).
-    indexing = embedder is not None and index_of(service.store, embedder).refresh(service.context.principal)
+    indexing = index is not None and index.refresh(service.context.principal)
     semantic = None if embedder is None else embedder.name
     with service.store.read() as conn:
         spaces = readable_namespaces(conn, service.context, scope)
@@ -81,12 +82,12 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
         if kind is not None:
             where += " AND m.kind = ?"
             params.append(kind)
-        depth = min(MAX_LIMIT * DEEPER, limit * DEEPER) if embedder is not None else limit
+        depth = limit * DEEPER if index is not None else limit
         ranking = None if mode == "exact" else rank_by_index(conn, words, terms, where, params, mode, depth)
         if ranking is None:
             ranking = rank_in_python(conn, query, words, terms, where, params, mode, depth)
-        if embedder is not None:
-            ranking = _with_meaning(conn, service, embedder, query, ranking, where, params, limit)
+        if index is not None:
+            ranking = _with_meaning(conn, index, query, ranking, where, params, limit)
         results = []
         for seq, score in ranking.top:
             record = MemoryRecord(*conn.execute(f"SELECT {COLUMNS} FROM {FROM} WHERE m.seq = ?", (seq,)).fetchone())
@@ -101,11 +102,10 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
     return _search_result(query, scope, history, at, results, ranking.total, limit, semantic, indexing)
 
 
-def _with_meaning(conn, service: SourceMemories, embedder, query: str, ranking: Ranking, where: str, params: list,
+def _with_meaning(conn, index: SemanticIndex, query: str, ranking: Ranking, where: str, params: list,
                   limit: int) -> Ranking:
     """The words' ranking fused with similarity of meaning (MEANING_WEIGHT), over visible memories only."""
-    index = index_of(service.store, embedder)
-    wanted = embedder.embed([query])[0]
+    wanted = index.embedder.embed([query])[0]
 
     def visible(seqs: list[int]) -> set[int]:
         return {seq for (seq,) in conn.execute(f"SELECT m.seq FROM {FROM} WHERE m.seq IN ({_in(seqs)}) AND {where}",

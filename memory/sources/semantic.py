@@ -60,7 +60,6 @@ class SemanticIndex:
         self.pending = False  # memories are known to lack vectors (a write stored some, or a pass found some)
         self._version: int | None = None  # the store's data_version when a pass last found nothing missing
         self._last_write = 0.0  # when this process last stored a memory here (monotonic)
-        self.failure: str | None = None  # why the last pass stopped, when it did
 
     # --- writing vectors ----------------------------------------------------------------------------------
     def kick(self, actor: str, pending: bool = False, wrote: bool = False) -> None:
@@ -113,9 +112,7 @@ class SemanticIndex:
                 with self._thread_lock:
                     if not self._wake.is_set():  # no write came meanwhile: complete as of `version`
                         self.pending, self._version = False, version
-                self.failure = None
             except Exception as exc:  # an unwritable store: its memories are still found by their words
-                self.failure = str(exc)
                 log.debug("vectors not written: %s", exc)
                 with self._thread_lock:  # tried again once the store changes, not at every search
                     self.pending, self._version = False, version

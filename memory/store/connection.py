@@ -506,8 +506,7 @@ class Store:
         """Differs whenever anything was committed to the database since it was last asked, by this
         connection or another: (PRAGMA data_version, this connection's count of changed rows)."""
         with self._lock:
-            conn = self._connection(for_write=False)
-            return conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes()
+            return self.data_version(), self._connection(for_write=False).total_changes()
 
     @contextmanager
     def while_open(self) -> Iterator[bool]:
