@@ -26,7 +26,7 @@ from .services.snapshots import SnapshotService
 from .services.sources import SourceService
 from .access import CallerContext, CallerVisibility
 from .sources import SourceMemories
-from .store import IN_MEMORY, DatabaseLocation, Store, global_db_path, resolve_location
+from .store import IN_MEMORY, DatabaseLocation, global_db_path, open_store, resolve_location
 from .store.repository import Repository
 
 __all__ = ["BULK_OPERATIONS", "CallerMemories", "Memory"]
@@ -65,7 +65,7 @@ class Memory:
         budget = budget or Budget.from_env()
         self.clock = clock
         self.location = DatabaseLocation(path, "given")  # Memory.open says where the path came from
-        self.store = Store(path, busy_timeout_ms=budget.writer_wait_ms(), clock=clock)
+        self.store = open_store(path, busy_timeout_ms=budget.writer_wait_ms(), clock=clock)
         self.repository = Repository(self.store)
         self.context = context or CallerContext.from_env(principal=actor)
         self.actor = self.context.principal

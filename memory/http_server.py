@@ -44,7 +44,7 @@ from .settings import positive
 from .mcp_server import SESSION_STATE, Arrivals, announce_storage, build_server, configure_logging, read_message, taking
 from .access.context import CallerContext
 from .access.tokens import caller_of, is_loopback, verify
-from .store import Store, absolute
+from .store import absolute, open_store
 from .store import shown as displayed
 from .store.repository import Repository, TokenRow
 from .workers import WorkerPool
@@ -477,7 +477,7 @@ def build_app(memory: Memory, workers: WorkerPool | None, host: str, required: b
     app = server.streamable_http_app(streamable_http_path=PATH, host=host, transport_security=_security(host),
                                      max_request_body_size=MAX_BODY_BYTES, max_sessions=shares.total)
     # Its own connection: checking a token never waits behind a call on the server's Memory.
-    tokens = Repository(Store(memory.path, clock=memory.clock))
+    tokens = Repository(open_store(memory.path, clock=memory.clock))
     origins = frozenset(h.lower() for h in _local_names(host)) if is_loopback(host) else None
     return TokenGate(app, tokens, required, origins, shares)
 

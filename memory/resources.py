@@ -61,11 +61,6 @@ def _guides() -> list[Resource]:
                      "description leaves out", "text/markdown")]
 
 
-def _has_schema_text(memory) -> bool:
-    """Only an SQLite store has the schema text this resource shows (PostgreSQL: psql's \\d)."""
-    return memory.store.dialect == "sqlite"
-
-
 def list_resources(memory, cursor: str | None) -> tuple[list[Resource], str | None]:
     """One page: the first also holds the schema (of an SQLite store) and every mounted segment; then source
     memories, PAGE at a time.
@@ -74,7 +69,7 @@ def list_resources(memory, cursor: str | None) -> tuple[list[Resource], str | No
     page: list[Resource] = []
     if offset == 0:
         page += _guides()
-        if _has_schema_text(memory):
+        if memory.store.keeps_schema_text:  # SQLite; PostgreSQL is read with psql
             page.append(_schema_resource())
         # Segments are read through memory_read like everything else (reading one is export_program's check).
         for segment in memory.segments.list_memories()["memories"] if memory.context.can(READ) else []:
@@ -124,12 +119,5 @@ def read_resource(memory, uri: str) -> tuple[str, str]:
 
 def schema_text(memory) -> str:
     """The live schema, as SQLite keeps it (what `sqlite3 memory.db .schema` prints). On PostgreSQL the schema
-    is migrations/postgresql/ (psql's \\d shows it): this SQLite text is refused with a typed error."""
-    if not _has_schema_text(memory):
-        from .errors import SQLiteOnly
-        raise SQLiteOnly("the schema resource shows SQLite's schema text; on PostgreSQL read the database with "
-                         "psql (\\d) or migrations/postgresql/")
-    with memory.store.read() as conn:
-        rows = conn.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' "
-                            "ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, name").fetchall()
-    return "".join(f"{sql};\n" for (sql,) in rows)
+    is migrations/postgresql/ (psql's \\d shows it): the store refuses with a typed error."""
+    return memory.store.schema_text()

@@ -103,8 +103,8 @@ def start_server(durable: bool = False) -> Server:
     server = Server(folder, bin_dir)
     with server.admin() as conn:
         conn.execute(f'CREATE DATABASE "{TEMPLATE}"')
-    from memory.store import Store
-    store = Store(server.url(TEMPLATE))
+    from memory.store import open_store
+    store = open_store(server.url(TEMPLATE))
     store.ensure_created()  # migrated once: every test database is a copy
     store.close()
     return server

@@ -16,7 +16,7 @@ from memory.errors import StorageError
 from memory.evidence import ObservationRelations
 from memory.knowledge import KnowledgeBase
 from memory.knowledge.collaborators import ComputedRelations, GlobalKnowledge
-from memory.store import IN_MEMORY, Store
+from memory.store import IN_MEMORY, Store, open_store
 from memory.store.repository import Repository, Visibility, new_fact
 from memory.terms import parse_term
 
@@ -60,7 +60,7 @@ def test_the_knowledge_base_is_used_through_public_methods_only():
 
 @pytest.fixture
 def repo(store_location):
-    store = Store(store_location)
+    store = open_store(store_location)
     yield Repository(store)
     store.close()
 
@@ -205,3 +205,38 @@ def test_memory_builds_both_knowledge_bases_with_their_collaborators(tmp_path):
         assert shared.facts_of("team", "p", 1) == [(2,)]
         unfiltered = KnowledgeBase(shared.repository, "tester")
         assert sorted(unfiltered.facts_of("team", "p", 1)) == [(1,), (2,)]
+
+
+def test_every_store_implements_the_store_interface(store_location):
+    """What a third backend must provide (memory/store/interface.py), checked on each store the suite runs."""
+    from memory.store import MemoryStore, StoreConnection
+
+    store = open_store(store_location)
+    try:
+        assert isinstance(store, MemoryStore)
+        assert type(store).__name__ == ("PostgresStore" if store_location.startswith("postgresql") else "Store")
+        with store.read() as conn:
+            assert isinstance(conn, StoreConnection)
+            assert conn.schema_version() >= 15
+            assert conn.journal_mode() in {"wal", "memory", "postgresql"}
+        with store.write() as conn:
+            restore = conn.grow_cache(64 * 1024)
+            if restore is not None:
+                restore()
+        assert store.synchronous in {"full", "server"}
+        if store.keeps_schema_text:
+            assert "CREATE TABLE facts" in store.schema_text()
+        else:
+            from memory.errors import SQLiteOnly
+            with pytest.raises(SQLiteOnly):
+                store.schema_text()
+    finally:
+        store.close()
+
+
+def test_only_the_store_asks_which_dialect_it_runs_on():
+    """Code above the store asks the interface's capabilities (is_file, synchronous, keeps_schema_text...)."""
+    asks = re.compile(r"\.dialect\s*[!=]=")
+    offenders = [f"{p.relative_to(ROOT)}:{n}" for p in _sources((PACKAGE / "store",))
+                 for n, line in enumerate(p.read_text().splitlines(), 1) if asks.search(line)]
+    assert offenders == []

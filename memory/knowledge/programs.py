@@ -179,7 +179,7 @@ def persistence_status(kb, check_integrity: bool = False) -> dict:
     """Health of the database file: mode, WAL size, schema version, last snapshot, integrity, and the last
     invariant check (`datalog-memory check`)."""
     path = kb.store.path
-    on_disk = path != ":memory:" and kb.store.dialect == "sqlite"  # a file with a WAL beside it
+    on_disk = kb.store.is_file  # a file with a WAL beside it
     if check_integrity:
         with kb.repository.write() as tx:
             result = tx.quick_check(20)
@@ -206,7 +206,7 @@ def persistence_status(kb, check_integrity: bool = False) -> dict:
         "directory": os.path.dirname(os.path.abspath(path)) if on_disk else ":memory:" if path == ":memory:"
         else kb.store.display,
         "journal_mode": journal_mode,
-        "synchronous": "full" if kb.store.dialect == "sqlite" else "server",
+        "synchronous": kb.store.synchronous,
         "wal_bytes": wal_bytes,
         "schema_version": version,
         "last_snapshot": {"name": last[0], "memory": last[1], "created_at": last[2]} if last else None,

@@ -6,7 +6,7 @@ from ..knowledge import integrity, programs
 from ..access import CallerContext
 from ..access.context import ADMIN
 from ..access.tokens import AccessTokens, IssuedToken
-from ..store import Store
+from ..store import MemoryStore
 from ..store.repository import Repository
 from .bases import KnowledgeBases
 
@@ -18,7 +18,7 @@ class AdminService:
         self.context = context
 
     @property
-    def store(self) -> Store:
+    def store(self) -> MemoryStore:
         return self.repository.store
 
     def get_persistence_status(self, check_integrity: bool = False) -> dict:

@@ -11,7 +11,7 @@ from ..knowledge.refactor import ALL
 from ..knowledge.segments import DEFAULT
 from ..access import CallerContext, CallerVisibility
 from ..access.context import ADMIN, READ, WRITE_GLOBAL, WRITE_KNOWLEDGE, WRITE_OBSERVATIONS
-from ..store import Store
+from ..store import open_store
 from ..store.repository import Repository
 
 # The bulk operations surfaces run without a registry tool (the CLI's import and export commands), declared
@@ -39,7 +39,7 @@ class KnowledgeBases:
     def global_base(self) -> KnowledgeBase:
         if self._global is None:
             budget = self.project.budget
-            store = Store(self.global_path, busy_timeout_ms=budget.writer_wait_ms(), clock=self.clock)
+            store = open_store(self.global_path, busy_timeout_ms=budget.writer_wait_ms(), clock=self.clock)
             # The global database holds segments only: source memories, their projections and observations
             # all live in the project database, and the global one is never asked for its default segment
             # (`serving` answers that from the project). So the caller's visibility is kept (it is the same

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from ..evidence.observations import Observations
-from ..store import Store
+from ..store import MemoryStore
 from .bases import KnowledgeBases
 
 
 class EvidenceService:
-    def __init__(self, bases: KnowledgeBases, observations: Observations, store: Store) -> None:
+    def __init__(self, bases: KnowledgeBases, observations: Observations, store: MemoryStore) -> None:
         self.bases = bases
         self.observations = observations
         self.store = store

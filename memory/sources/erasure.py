@@ -42,14 +42,7 @@ def erase_memory(tx: Transaction, record, now: str, eraser: str) -> None:
     conn.execute("UPDATE memory_projections SET predicate = '', statement = NULL, arguments = '[]', fact = '' "
                  "WHERE memory_id = ?", (record.id,))
     conn.execute("UPDATE source_memories SET idempotency_key = NULL WHERE id = ?", (record.id,))
-    # FTS5 keeps a deleted row's tokens in its index segments until they are merged: 'secure-delete' removes
-    # them at once, and 'optimize' rewrites the index into one segment without them.
-    # (On PostgreSQL memory_fts is a plain table: its row goes, and Store.scrub rewrites the table.)
-    if tx.dialect == "sqlite":
-        conn.execute("INSERT INTO memory_fts (memory_fts, rank) VALUES ('secure-delete', 1)")
-    conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (record.seq,))
-    if tx.dialect == "sqlite":
-        conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
+    tx.fulltext.erase(record.seq)  # with every copy of its tokens the full-text index kept
     erase_words(conn, record.seq)  # the search index's words (0011); the projection keys go with the projections
     tx.vectors.erase(record.seq)  # its sentence embedding (0015): a vector is readable content too
     # Which conclusions rest on the memory is a question about proofs; the cache is cheaper to drop than to

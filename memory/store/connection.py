@@ -20,7 +20,7 @@ import apsw
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import StorageError
-from .location import IN_MEMORY, is_url
+from .location import IN_MEMORY
 from .migrations import current_version, load_migrations, migrate
 
 BUSY_TIMEOUT_MS = 10_000
@@ -63,6 +63,20 @@ class Connection(apsw.Connection):
 
     def page_size(self) -> int:
         return self.execute("PRAGMA page_size").fetchone()[0]
+
+    def schema_version(self) -> int:
+        return current_version(self)
+
+    def grow_cache(self, kib: int):
+        """At least `kib` KiB of page cache for a bulk stream; returns what restores the setting."""
+        saved = self.execute("PRAGMA cache_size").fetchone()[0]
+        if (-saved if saved < 0 else saved * self.page_size() // 1024) >= kib:
+            return lambda: None
+        self.execute(f"PRAGMA cache_size = -{int(kib)}")
+        return lambda: self.execute(f"PRAGMA cache_size = {int(saved)}")
+
+    def journal_mode(self) -> str:
+        return self.execute("PRAGMA journal_mode").fetchone()[0]
 
 
 def read_only_reason(path: str) -> str | None:
@@ -198,16 +212,12 @@ def _full(folder: Path) -> str | None:
 
 
 class Store:
-    """One database file. Reads before the file exists see an empty schema; the first write creates it.
-    A `postgresql://` URL gives a PostgresStore instead (memory/store/postgresql.py), with the same interface."""
+    """One SQLite database file (or ":memory:"). Reads before the file exists see an empty schema; the first
+    write creates it. `open_store` (memory/store/interface.py) chooses this or PostgreSQL's store by location."""
 
     dialect = "sqlite"
-
-    def __new__(cls, path: str, **kwargs):
-        if cls is Store and isinstance(path, str) and is_url(path):
-            from .postgresql import PostgresStore
-            return PostgresStore(path, **kwargs)
-        return super().__new__(cls)
+    synchronous = "full"  # PRAGMA synchronous=FULL: an acknowledged commit is on disk
+    keeps_schema_text = True
 
     def __init__(self, path: str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS, clock: Clock = SYSTEM_CLOCK) -> None:
         """`busy_timeout_ms`: how long a write waits for another connection's write to finish. `clock`: where
@@ -231,6 +241,10 @@ class Store:
     @property
     def exists(self) -> bool:
         return self.path == IN_MEMORY or Path(self.path).exists()
+
+    @property
+    def is_file(self) -> bool:
+        return self.path != IN_MEMORY
 
     @property
     def display(self) -> str:
@@ -519,6 +533,14 @@ class Store:
         """Changes whenever another connection commits (PRAGMA data_version)."""
         with self._lock:
             return self._connection(for_write=False).execute("PRAGMA data_version").fetchone()[0]
+
+    def schema_text(self) -> str:
+        """The live schema as SQLite keeps it (what `sqlite3 memory.db .schema` prints): tables, then indexes,
+        then views and triggers, each by name."""
+        with self.read() as conn:
+            rows = conn.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' "
+                                "ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, name").fetchall()
+        return "".join(f"{sql};\n" for (sql,) in rows)
 
     def close(self) -> None:
         with self._lock:

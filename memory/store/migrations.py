@@ -1,4 +1,5 @@
-"""Applies `migrations/NNNN_name.sql` in order, each in its own transaction, and records them."""
+"""The one migration runner: applies a dialect's `NNNN_name.sql` files in order, each in its own transaction,
+and records them (version, name, checksum, when)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import apsw
 
+from ..clock import SYSTEM_CLOCK, utc_now
 from ..errors import SchemaTooNew, StorageError
 
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
@@ -101,6 +103,34 @@ def load_migrations(directory: Path | None = None) -> list[Migration]:
     return found
 
 
+class MigrationSteps:
+    """What `migrate` does at each step on one dialect's connection: SQLite's here; PostgreSQL's connection
+    carries its own (`migration_steps`, memory/store/postgresql.py). Versions, checksums, the order and the
+    refusal of a newer schema are the runner's, the same for every store."""
+
+    def history(self) -> list[Migration]:
+        """The migrations this dialect's schema is built from, oldest first."""
+        return load_migrations()
+
+    def version(self, conn) -> int:
+        return current_version(conn)
+
+    def begin(self, conn) -> None:
+        """Start a step's transaction holding the write lock, so two processes migrating a new database at once
+        serialize and the second finds the work done."""
+        conn.execute("BEGIN IMMEDIATE")
+
+    def apply(self, conn, sql: str) -> None:
+        conn.execute(sql)
+
+    def rollback(self, conn) -> None:
+        if conn.in_transaction:  # SQLite rolls back by itself on some failures (a full disk): the cause stands
+            conn.execute("ROLLBACK")
+
+
+SQLITE_STEPS = MigrationSteps()
+
+
 def current_version(conn: apsw.Connection) -> int:
     exists = conn.execute(
         "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'"
@@ -112,15 +142,16 @@ def current_version(conn: apsw.Connection) -> int:
     return row[0]
 
 
-def migrate(conn: apsw.Connection, migrations: list[Migration] | None = None) -> int:
-    """Bring the database up to the newest known version; return that version.
+def migrate(conn, migrations: list[Migration] | None = None) -> int:
+    """Bring the database up to the newest version its dialect knows; return that version. Each migration is
+    one transaction under the write lock, recorded with its checksum.
 
-    Each step runs under `BEGIN IMMEDIATE`, so two processes opening a new file at
-    once serialize and the loser finds the work done.
-    """
-    migrations = migrations if migrations is not None else load_migrations()
+    A dialect's history may start above 1 (PostgreSQL's first migration stands for SQLite's first twelve): a
+    database is then either new or at least at that first version."""
+    steps: MigrationSteps = getattr(conn, "migration_steps", SQLITE_STEPS)
+    migrations = migrations if migrations is not None else steps.history()
     latest = migrations[-1].version if migrations else 0
-    found = current_version(conn)
+    found = steps.version(conn)
     if found > latest:
         raise SchemaTooNew(
             f"database schema version {found} is newer than this datalog-memory understands "
@@ -130,21 +161,22 @@ def migrate(conn: apsw.Connection, migrations: list[Migration] | None = None) ->
     if found == latest:
         return found
     for migration in migrations:
-        conn.execute("BEGIN IMMEDIATE")
+        steps.begin(conn)
         try:
             conn.execute(BOOTSTRAP)
-            if migration.version <= current_version(conn):
+            version = steps.version(conn)
+            if migration.version <= version:
                 conn.execute("COMMIT")
                 continue
-            conn.execute(migration.sql)
+            if version == 0 and migration is not migrations[0]:
+                raise StorageError(f"this schema starts at migration {migrations[0].version}, not {migration.version}")
+            steps.apply(conn, migration.sql)
             conn.execute(
-                "INSERT INTO schema_migrations(version, name, checksum, applied_at) "
-                "VALUES (?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
-                (migration.version, migration.name, migration.checksum),
+                "INSERT INTO schema_migrations(version, name, checksum, applied_at) VALUES (?, ?, ?, ?)",
+                (migration.version, migration.name, migration.checksum, utc_now(getattr(conn, "clock", SYSTEM_CLOCK))),
             )
             conn.execute("COMMIT")
         except BaseException:
-            if conn.in_transaction:  # SQLite rolls back by itself on some failures (a full disk): the cause stands
-                conn.execute("ROLLBACK")
+            steps.rollback(conn)
             raise
     return latest

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..clock import SYSTEM_CLOCK, Clock
-from ..errors import InvalidArguments, SchemaTooNew, StorageError
+from ..errors import InvalidArguments, StorageError
 from .dialect import to_postgresql
 from .location import shown
-from .migrations import BOOTSTRAP, Migration, numbered_files, shipped
+from .migrations import Migration, MigrationSteps, migrate, numbered_files, shipped
 
 # The advisory lock every write transaction takes first (a constant of this program: "datalog-memory" hashed).
 WRITE_LOCK = int.from_bytes(hashlib.sha256(b"datalog-memory write").digest()[:8], "big", signed=True)
@@ -156,6 +156,25 @@ class PostgresConnection:
     def error(self) -> type[Exception]:
         return self._error
 
+    @property
+    def migration_steps(self) -> "PostgresqlSteps":
+        return POSTGRESQL_STEPS
+
+    def execute_script(self, sql: str) -> None:
+        """Statements written in PostgreSQL's own dialect (its migrations): run as they are, not translated."""
+        self._conn.execute(sql)
+
+    def schema_version(self) -> int:
+        return current_version(self)
+
+    def journal_mode(self) -> str:
+        """What stands for SQLite's journal mode: the server keeps its own write-ahead log."""
+        return "postgresql"
+
+    def grow_cache(self, kib: int) -> None:
+        """The page cache is the server's (shared_buffers): nothing to grow per connection."""
+        return None
+
     def _params(self, translated, params) -> Any:
         if params is None:
             return {} if translated.named else ()
@@ -268,37 +287,27 @@ def current_version(conn: PostgresConnection) -> int:
     return conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0]
 
 
-def migrate(conn: PostgresConnection, migrations: list[Migration] | None = None) -> int:
-    """Bring the database up to the newest known version, each step one transaction under the write lock (two
-    servers starting on a new database at once: the second finds the work done)."""
-    migrations = migrations if migrations is not None else load_postgresql_migrations()
-    latest = migrations[-1].version
-    found = current_version(conn)
-    if found > latest:
-        raise SchemaTooNew(
-            f"database schema version {found} is newer than this datalog-memory understands "
-            f"(up to {latest}); upgrade datalog-memory to open it", found=found, supported=latest)
-    if found == latest:
-        return found
-    for migration in migrations:
+class PostgresqlSteps(MigrationSteps):
+    """The migration runner's steps on PostgreSQL (memory/store/migrations.py:migrate)."""
+
+    def history(self) -> list[Migration]:
+        return load_postgresql_migrations()
+
+    def version(self, conn) -> int:
+        return current_version(conn)
+
+    def begin(self, conn) -> None:
         conn.execute("BEGIN")
-        try:
-            conn.execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK,))
-            conn.execute(BOOTSTRAP)
-            if migration.version <= current_version(conn):
-                conn.execute("COMMIT")
-                continue
-            if current_version(conn) == 0 and migration is not migrations[0]:
-                raise StorageError(f"the PostgreSQL schema starts at migration {migrations[0].version}")
-            conn._conn.execute(migration.sql)  # DDL of its own dialect: not translated
-            conn.execute("INSERT INTO schema_migrations(version, name, checksum, applied_at) VALUES (?, ?, ?, "
-                         "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'))",
-                         (migration.version, migration.name, migration.checksum))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-    return latest
+        conn.execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK,))  # the lock every writer takes first
+
+    def apply(self, conn, sql: str) -> None:
+        conn.execute_script(sql)
+
+    def rollback(self, conn) -> None:
+        conn.execute("ROLLBACK")
+
+
+POSTGRESQL_STEPS = PostgresqlSteps()
 
 
 class PostgresStore:
@@ -307,6 +316,10 @@ class PostgresStore:
     are savepoints. The database must exist (created by its administrator); the schema is created on first use."""
 
     dialect = "postgresql"
+    is_file = False  # a server's database: never "lost" the way a removed file is
+    expected = False
+    synchronous = "server"  # durability is the server's setting (synchronous_commit)
+    keeps_schema_text = False  # psql's \\d shows it; the schema resource is SQLite's text
 
     def __init__(self, path: str, *, busy_timeout_ms: int = 10_000, clock: Clock = SYSTEM_CLOCK) -> None:
         self.path = path
@@ -471,6 +484,11 @@ class PostgresStore:
         with self._lock:
             text = self._connection().execute("SELECT pg_current_snapshot()::text").fetchone()[0]
             return int.from_bytes(hashlib.sha256(text.encode()).digest()[:7], "big")
+
+    def schema_text(self) -> str:
+        from ..errors import SQLiteOnly
+        raise SQLiteOnly("the schema resource shows SQLite's schema text; on PostgreSQL read the database with "
+                         "psql (\\d) or migrations/postgresql/")
 
     def close(self) -> None:
         with self._lock:

@@ -85,7 +85,7 @@ class Start:
         from ..store import absolute
 
         store = memory.store
-        expected = store.dialect == "sqlite" and (store.expected or store.path != ":memory:" and store.exists)
+        expected = store.is_file and (store.expected or store.exists)
         return cls(absolute(memory.path), absolute(memory.global_path), memory.context,
                    memory.kb.budget.copy(), expected)
 

@@ -56,7 +56,7 @@ class Worker:
             self.send({"type": "started", "id": call.id})  # from here on, the call may have run
             try:
                 memory = memories.of(call.context)
-                if call.expected and memory.store.dialect == "sqlite":
+                if call.expected and memory.store.is_file:
                     memory.store.expected = True  # missing now: lost, never an empty memory
                 with cancellable(token):
                     outcome: Outcome = run_call(memory, call.tool, call.arguments)
@@ -114,7 +114,7 @@ def main() -> int:
             _ = spec.validator  # built now, not at the first call
 
     memory = Memory(start.path, budget=start.budget, global_path=start.global_path, context=start.context)
-    if start.expected and memory.store.dialect == "sqlite":
+    if start.expected and memory.store.is_file:
         memory.store.expected = True  # missing later: lost, never an empty memory
     # The server retires a worker whose memory stays up after a failed evaluation (a process exit gives
     # everything back at once), so a failure here is answered before any collection or trimming.

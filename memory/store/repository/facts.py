@@ -223,27 +223,19 @@ class Facts:
         at = utc_now(self._conn.clock)
         added = read = 0
         rows = iter(facts)
-        saved = None
+        restore = None
         try:
             while part := list(islice(rows, batch)):
-                if read and saved is None and self._conn.dialect == "sqlite":  # a second batch: a bulk stream
-                    saved = self._grow_cache(BULK_CACHE_KIB)
+                if read and restore is None:  # a second batch: a bulk stream
+                    restore = self._conn.grow_cache(BULK_CACHE_KIB)
                 added += self.assert_many(segment_id, part, actor, visibility, at)
                 read += len(part)
                 if progress is not None:
                     progress(len(part))
         finally:
-            if saved is not None:
-                self._conn.execute(f"PRAGMA cache_size = {int(saved)}")
+            if restore is not None:
+                restore()
         return added, read
-
-    def _grow_cache(self, kib: int) -> int:
-        """Give the connection's page cache at least `kib` KiB; returns the setting to restore."""
-        saved = self._conn.execute("PRAGMA cache_size").fetchone()[0]
-        page_size = self._conn.execute("PRAGMA page_size").fetchone()[0]
-        if (-saved if saved < 0 else saved * page_size // 1024) < kib:
-            self._conn.execute(f"PRAGMA cache_size = -{int(kib)}")
-        return saved
 
     def assert_many(self, segment_id: int, facts: list[NewFact], actor: str,
                     visibility: Visibility | None = None, at: str | None = None) -> int:

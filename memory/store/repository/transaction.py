@@ -7,11 +7,11 @@ from functools import cached_property
 from typing import Any, Iterator
 
 from ...clock import Clock
-from ..connection import Store
-from ..migrations import current_version
+from ..interface import MemoryStore
 from .audit import Audit
 from .derived import Derived
 from .facts import Facts
+from .fulltext import FullText
 from .invariants import Invariants
 from .projects import Projects
 from .rules import Rules
@@ -72,6 +72,10 @@ class Transaction:
     def vectors(self) -> Vectors:
         return Vectors(self._conn)
 
+    @cached_property
+    def fulltext(self) -> FullText:
+        return FullText(self._conn)
+
     @property
     def clock(self) -> Clock:
         """The clock this store stamps rows with (and a read's "now" comes from)."""
@@ -85,10 +89,7 @@ class Transaction:
 
     # --- the store's health, as get_persistence_status reports it ---------------------------------------
     def schema_version(self) -> int:
-        if self._conn.dialect == "postgresql":
-            from ..postgresql import current_version as postgresql_version
-            return postgresql_version(self._conn)
-        return current_version(self._conn)
+        return self._conn.schema_version()
 
     @property
     def dialect(self) -> str:
@@ -97,9 +98,7 @@ class Transaction:
 
     def journal_mode(self) -> str:
         """SQLite's journal mode ("wal"); "postgresql" on PostgreSQL, whose server keeps its own log."""
-        if self._conn.dialect == "postgresql":
-            return "postgresql"
-        return self._conn.execute("PRAGMA journal_mode").fetchone()[0]
+        return self._conn.journal_mode()
 
     def page_size(self) -> int:
         return self._conn.page_size()
@@ -114,7 +113,7 @@ class Repository:
     conclusions and snapshots. `read()` is a consistent snapshot; `write()` is all-or-nothing (nested
     writes are savepoints of the enclosing one)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: MemoryStore) -> None:
         self.store = store
 
     @property
