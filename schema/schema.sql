@@ -1,10 +1,11 @@
--- datalog-memory: the whole current schema (migrations 0001-0013), for anyone
--- opening the database with sqlite3. The migrations in migrations/ are what
--- actually builds it; tests/test_schema.py proves the two agree. On PostgreSQL
--- (DATALOG_MEMORY_DB=postgresql://...) the same tables, views, columns and
--- triggers come from migrations/postgresql/ (tests/test_postgresql.py checks
+-- datalog-memory: the whole current schema (migrations 0001-0015), for anyone
+-- opening the database with sqlite3. Generated from migrations/ by
+-- `python -m memory.store.schema_file --write`, which keeps the comments below;
+-- tests/test_schema.py checks that the file is what the migrations make. On
+-- PostgreSQL (DATALOG_MEMORY_DB=postgresql://...) the same tables, views, columns
+-- and triggers come from migrations/postgresql/ (tests/test_postgresql.py checks
 -- it); what differs there is said at the top of that file.
---
+
 -- Conventions: times are UTC ISO-8601 text with microseconds ('…Z'); `args`
 -- columns hold a term's arguments as JSON: an atom is a JSON string, an
 -- integer a JSON integer, a float a JSON number with a '.' or exponent, a
@@ -19,34 +20,34 @@
 -- Applied migrations, newest last. A database whose newest version is above
 -- what this program knows is refused, never opened silently.
 CREATE TABLE schema_migrations (
-    version INTEGER PRIMARY KEY,   -- NNNN of migrations/NNNN_name.sql
-    name TEXT NOT NULL,            -- the file's name part
-    checksum TEXT NOT NULL,        -- sha256 of the file as applied
-    applied_at TEXT NOT NULL       -- when it was applied
+    version INTEGER PRIMARY KEY,      -- NNNN of migrations/NNNN_name.sql
+    name TEXT NOT NULL,               -- the file's name part
+    checksum TEXT NOT NULL,           -- sha256 of the file as applied
+    applied_at TEXT NOT NULL          -- when it was applied
 );
 
 -- Named memory segments. `default` always exists. Facts and rules belong to one.
 CREATE TABLE segments (
     id INTEGER PRIMARY KEY,
-    name TEXT NOT NULL UNIQUE,                -- an atom; 'default' for the default memory
+    name TEXT NOT NULL UNIQUE,        -- an atom; 'default' for the default memory
     scope TEXT NOT NULL DEFAULT 'project' CHECK (scope IN ('project', 'global')),
     mode TEXT NOT NULL DEFAULT 'rw' CHECK (mode IN ('rw', 'ro')),  -- 'ro' refuses every mutation
     mounted INTEGER NOT NULL DEFAULT 1 CHECK (mounted IN (0, 1)),  -- only mounted segments are visible to tools
-    generation INTEGER NOT NULL DEFAULT 0,    -- bumped by every change to the segment's facts or rules
+    generation INTEGER NOT NULL DEFAULT 0,  -- bumped by every change to the segment's facts or rules
     created_at TEXT NOT NULL,
-    vacated INTEGER NOT NULL DEFAULT 0        -- (0008) change number of the last time a predicate lost its last fact
+    vacated INTEGER NOT NULL DEFAULT 0  -- (0008) change number of the last time a predicate lost its last fact
 );
 
 -- Believed base facts: a row exists while at least one support (below) does.
 CREATE TABLE facts (
     id INTEGER PRIMARY KEY,
     segment_id INTEGER NOT NULL REFERENCES segments (id) ON DELETE CASCADE,
-    functor TEXT NOT NULL,             -- predicate name
+    functor TEXT NOT NULL,            -- predicate name
     arity INTEGER NOT NULL CHECK (arity >= 0),
-    text TEXT NOT NULL,                -- canonical text, e.g. human(socrates)
+    text TEXT NOT NULL,               -- canonical text, e.g. human(socrates)
     args TEXT NOT NULL CHECK (json_valid(args)),  -- arguments as JSON (see conventions)
     created_at TEXT NOT NULL,
-    UNIQUE (segment_id, text)          -- one row per fact per segment
+    UNIQUE (segment_id, text)         -- one row per fact per segment
 );
 
 CREATE INDEX facts_by_predicate ON facts (segment_id, functor, arity);
@@ -58,8 +59,8 @@ CREATE TABLE supports (
     id INTEGER PRIMARY KEY,
     fact_id INTEGER NOT NULL REFERENCES facts (id) ON DELETE CASCADE,
     kind TEXT NOT NULL CHECK (kind IN ('asserted', 'assumption', 'snapshot', 'source', 'observation')),
-    ref TEXT NOT NULL DEFAULT '',      -- assumption name, source memory id, observation id; '' for asserted
-    actor TEXT NOT NULL,               -- principal that added the support
+    ref TEXT NOT NULL DEFAULT '',     -- assumption name, source memory id, observation id; '' for asserted
+    actor TEXT NOT NULL,              -- principal that added the support
     created_at TEXT NOT NULL,
     UNIQUE (fact_id, kind, ref)
 );
@@ -73,9 +74,9 @@ CREATE TABLE rules (
     segment_id INTEGER NOT NULL REFERENCES segments (id) ON DELETE CASCADE,
     head_functor TEXT NOT NULL,
     head_arity INTEGER NOT NULL CHECK (head_arity >= 0),
-    text TEXT NOT NULL,                -- e.g. mortal(X) :- human(X)
+    text TEXT NOT NULL,               -- e.g. mortal(X) :- human(X)
     created_at TEXT NOT NULL,
-    name TEXT,                         -- (0005) optional rule id, unique per segment: reason reports rule:<name>
+    name TEXT,                        -- (0005) optional rule id, unique per segment: reason reports rule:<name>
     confidence REAL NOT NULL DEFAULT 1.0 CHECK (confidence > 0 AND confidence <= 1),  -- (0005) used by reason
     UNIQUE (segment_id, text)
 );
@@ -90,11 +91,11 @@ CREATE UNIQUE INDEX rules_by_name ON rules (segment_id, name) WHERE name IS NOT 
 -- (0006) is an erase redacting a payload: it replaces strings holding the
 -- erased content with "[erased]" and adds "redacted_at".
 CREATE TABLE audit_log (
-    id INTEGER PRIMARY KEY,            -- also the order of events
-    at TEXT NOT NULL,                  -- UTC with microseconds
-    actor TEXT NOT NULL,               -- principal (DATALOG_MEMORY_PRINCIPAL, else the OS user)
-    operation TEXT NOT NULL,           -- the tool or admin operation, e.g. remember_fact
-    segment TEXT,                      -- segment name, when the operation has one
+    id INTEGER PRIMARY KEY,           -- also the order of events
+    at TEXT NOT NULL,                 -- UTC with microseconds
+    actor TEXT NOT NULL,              -- principal (DATALOG_MEMORY_PRINCIPAL, else the OS user)
+    operation TEXT NOT NULL,          -- the tool or admin operation, e.g. remember_fact
+    segment TEXT,                     -- segment name, when the operation has one
     payload TEXT NOT NULL CHECK (json_valid(payload))  -- what changed, as JSON
 );
 
@@ -127,8 +128,8 @@ CREATE TABLE derived (
     text TEXT NOT NULL,
     args TEXT NOT NULL CHECK (json_valid(args)),
     rule_id INTEGER REFERENCES rules (id) ON DELETE SET NULL,  -- the rule of the first derivation
-    stamp INTEGER NOT NULL,            -- derivation stamp (semi-naive round)
-    generation INTEGER NOT NULL,       -- segments.generation of the inputs
+    stamp INTEGER NOT NULL,           -- derivation stamp (semi-naive round)
+    generation INTEGER NOT NULL,      -- segments.generation of the inputs
     UNIQUE (segment_id, text)
 );
 
@@ -137,7 +138,7 @@ CREATE INDEX derived_by_predicate ON derived (segment_id, functor, arity);
 -- The last materialization per segment.
 CREATE TABLE materializations (
     segment_id INTEGER PRIMARY KEY REFERENCES segments (id) ON DELETE CASCADE,
-    generation INTEGER NOT NULL,       -- generation the rows in `derived` were computed from
+    generation INTEGER NOT NULL,      -- generation the rows in `derived` were computed from
     materialized_at TEXT NOT NULL,
     tuples INTEGER NOT NULL,
     seconds REAL NOT NULL
@@ -168,14 +169,14 @@ LEFT JOIN materializations AS m ON m.segment_id = s.id;
 -- under assumptions. Restoring replaces the segment's facts, rules and
 -- assumptions with it in one transaction. Saving an existing name replaces it.
 CREATE TABLE snapshots (
-    id INTEGER PRIMARY KEY,            -- also the order in which snapshots were taken
+    id INTEGER PRIMARY KEY,           -- also the order in which snapshots were taken
     segment_id INTEGER NOT NULL REFERENCES segments (id) ON DELETE CASCADE,
-    name TEXT NOT NULL,                -- an atom: [a-z][A-Za-z0-9_]*
+    name TEXT NOT NULL,               -- an atom: [a-z][A-Za-z0-9_]*
     created_at TEXT NOT NULL,
-    facts INTEGER NOT NULL,            -- asserted facts in the snapshot
+    facts INTEGER NOT NULL,           -- asserted facts in the snapshot
     rules INTEGER NOT NULL,
-    assumptions INTEGER NOT NULL,      -- assumption supports in the snapshot
-    content TEXT NOT NULL,             -- the Prolog text
+    assumptions INTEGER NOT NULL,     -- assumption supports in the snapshot
+    content TEXT NOT NULL,            -- the Prolog text
     UNIQUE (segment_id, name)
 );
 
@@ -216,8 +217,7 @@ CREATE TABLE source_memories (
     namespace TEXT NOT NULL,          -- 'session:<principal>/<session id>' (0006), 'project:<project id>' or 'global'
     lifetime TEXT NOT NULL CHECK (lifetime IN ('short_term', 'long_term')),
     kind TEXT NOT NULL CHECK (kind IN ('text', 'fact', 'episode', 'preference', 'procedure')),
-    status TEXT NOT NULL DEFAULT 'active'  -- current state; memory_events has the history
-        CHECK (status IN ('active', 'expired', 'superseded', 'invalidated', 'archived', 'deleted')),
+    status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'expired', 'superseded', 'invalidated', 'archived', 'deleted')),  -- current state; memory_events has the history
     superseded_by TEXT REFERENCES source_memories (id),  -- the memory that replaced this one
     idempotency_key TEXT,             -- caller's key: a retry with the same key and text returns the first receipt
     principal TEXT NOT NULL,
@@ -296,9 +296,6 @@ CREATE TABLE search_index_state (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     analyzer TEXT NOT NULL            -- words.ANALYZER_VERSION ':' the stemming language
 );
-
-INSERT INTO search_index_state (id, analyzer)
-    VALUES (1, CASE WHEN EXISTS (SELECT 1 FROM memory_words) THEN '1' ELSE '' END);
 
 -- (0015) Semantic search: one sentence embedding per memory whose text is kept, written after the
 -- transaction that stored the memory (never before its acknowledgement) by the process's embedder
@@ -447,17 +444,19 @@ CREATE TABLE proof_edges (
     conclusion_id INTEGER NOT NULL REFERENCES derived (id) ON DELETE CASCADE,  -- the conclusion (a row of derived)
     position INTEGER NOT NULL CHECK (position >= 0),  -- the premise's place in the rule body, from 0
     kind TEXT NOT NULL CHECK (kind IN ('fact', 'derived', 'observation', 'builtin', 'negation', 'aggregate')),
-    premise TEXT NOT NULL,  -- canonical text: the fact, the conclusion, or the step (e.g. X > 3)
-    memory TEXT,  -- for facts read from another segment (seg:goal): its name
+    premise TEXT NOT NULL,            -- canonical text: the fact, the conclusion, or the step (e.g. X > 3)
+    memory TEXT,                      -- for facts read from another segment (seg:goal): its name
     fact_id INTEGER REFERENCES facts (id) ON DELETE SET NULL,  -- kind 'fact': the stored fact (NULL when in another file)
     derived_id INTEGER REFERENCES derived (id) ON DELETE CASCADE,  -- kind 'derived': the premise conclusion
     observation_id INTEGER REFERENCES hyperedges (id) ON DELETE SET NULL,  -- kind 'observation': hedge/member premises
-    generation INTEGER NOT NULL,  -- the generation of the conclusion's row
+    generation INTEGER NOT NULL,      -- the generation of the conclusion's row
     PRIMARY KEY (conclusion_id, position)
 ) WITHOUT ROWID;
 
 CREATE INDEX proof_edges_by_derived ON proof_edges (derived_id);
+
 CREATE INDEX proof_edges_by_fact ON proof_edges (fact_id);
+
 CREATE INDEX proof_edges_by_observation ON proof_edges (observation_id);
 
 -- Facts with their memory (segment) name and why they are believed: `supports`
@@ -628,10 +627,8 @@ CREATE TABLE change_counter (
     value INTEGER NOT NULL,
     kept_changes INTEGER NOT NULL DEFAULT 100000,  -- (0010) how many changes fact_changes reaches back
     deleted_high INTEGER NOT NULL DEFAULT 0  -- (0010) the highest fact id ever deleted: ids above the newest
-                                             -- row are given again, and a row given one is announced
+-- row are given again, and a row given one is announced
 );
-
-INSERT INTO change_counter (id, value) VALUES (1, 0);
 
 -- Per predicate of a segment: the number of the last change that was more than new fact rows (a
 -- fact or a support removed, a support added to a fact that already had one, a fact renamed, a
@@ -764,6 +761,7 @@ CREATE TABLE fact_changes (
 );
 
 CREATE INDEX fact_changes_by_predicate ON fact_changes (segment_id, functor, arity, number);
+
 CREATE INDEX fact_changes_by_number ON fact_changes (number);
 
 -- The window: a change's rows push out those older than the last `kept_changes` changes.
@@ -781,16 +779,16 @@ END;
 -- transaction. A revoked token stays revoked and a token's identity never
 -- changes (create another one instead).
 CREATE TABLE access_tokens (
-    id TEXT PRIMARY KEY,               -- public id: part of the token, shown by `token list`
-    digest TEXT NOT NULL UNIQUE,       -- sha256 (hex) of the whole token
-    name TEXT NOT NULL,                -- the administrator's label (who or what holds it)
-    principal TEXT NOT NULL,           -- who acts: audit rows and session namespaces name it
-    project_remote TEXT,               -- the project namespace it may use (NULL: none)
-    source_class TEXT NOT NULL,        -- provenance of what it writes (see CallerContext)
+    id TEXT PRIMARY KEY,              -- public id: part of the token, shown by `token list`
+    digest TEXT NOT NULL UNIQUE,      -- sha256 (hex) of the whole token
+    name TEXT NOT NULL,               -- the administrator's label (who or what holds it)
+    principal TEXT NOT NULL,          -- who acts: audit rows and session namespaces name it
+    project_remote TEXT,              -- the project namespace it may use (NULL: none)
+    source_class TEXT NOT NULL,       -- provenance of what it writes (see CallerContext)
     capabilities TEXT NOT NULL CHECK (json_valid(capabilities)),  -- JSON array of capability names
     created_at TEXT NOT NULL,
-    created_by TEXT NOT NULL,          -- the principal that created it
-    revoked_at TEXT,                   -- NULL while it is valid
+    created_by TEXT NOT NULL,         -- the principal that created it
+    revoked_at TEXT,                  -- NULL while it is valid
     revoked_by TEXT
 );
 

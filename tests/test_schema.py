@@ -52,6 +52,46 @@ def test_migrations_build_schema_sql():
     assert describe(from_migrations) == describe(from_file)
 
 
+def test_schema_sql_is_what_the_migrations_generate():
+    """The file's statements are the migrations' (laid out, commented); regenerate with --write."""
+    from memory.store.schema_file import generate
+
+    current = schema_sql_path().read_text(encoding="utf-8")
+    text, unplaced = generate(current)
+    assert unplaced == []
+    assert text == current, "run: python -m memory.store.schema_file --write"
+
+
+def test_the_generator_keeps_the_comments_places_a_new_object_and_reports_a_lost_comment():
+    from memory.store.schema_file import generate, read_notes
+
+    current = schema_sql_path().read_text(encoding="utf-8")
+    start = current.index("CREATE TABLE memory_vectors")
+    end = current.index(");", start) + 3
+    without = current[:start] + current[end:]  # as if a migration had just added the table
+    with_ghost = without.replace("    name TEXT NOT NULL UNIQUE,", "    ghost TEXT,  -- a column no migration has\n"
+                                 "    name TEXT NOT NULL UNIQUE,", 1)
+    text, unplaced = generate(with_ghost)
+    assert unplaced == ["segments: -- a column no migration has"]
+    order, notes = read_notes(text)
+    assert order[-1] == "memory_vectors"  # the new object comes last, with no comment yet
+    assert not any(line.strip() for line in notes["memory_vectors"].above) and notes["memory_vectors"].lines == {}
+    assert notes["segments"].lines["name TEXT NOT NULL UNIQUE"] == "an atom; 'default' for the default memory"
+    assert "ghost" not in text
+
+
+def test_every_table_and_view_of_schema_sql_has_its_paragraph():
+    from memory.store.schema_file import read_notes
+
+    conn = apsw.Connection(":memory:")
+    migrate(conn)
+    kinds = dict(conn.execute("SELECT name, type FROM sqlite_schema"))
+    order, notes = read_notes(schema_sql_path().read_text(encoding="utf-8"))
+    undescribed = [name for name in order if kinds[name] in ("table", "view")
+                   and not any(line.strip("- ") for line in notes[name].above)]
+    assert undescribed == []
+
+
 def test_schema_sql_is_the_repository_file():
     assert schema_sql_path().resolve() == (ROOT / "schema" / "schema.sql").resolve()
 
