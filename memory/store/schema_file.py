@@ -195,15 +195,16 @@ def render(statements: list[tuple[str, str, str]], order: list[str], notes: dict
         out.extend(note.above)
         for line in by_name[name].splitlines():
             key = _key(line)
-            for comment in note.before.get(key, []):
-                out.append(" " * (len(line) - len(line.lstrip())) + comment)
-            placed.update(k for k in (key,) if k in note.before or k in note.lines)
-            comment = note.lines.get(key)
-            if comment is None:
+            indent = " " * (len(line) - len(line.lstrip()))
+            out.extend(indent + above for above in note.before.get(key, []))
+            if key in note.before or key in note.lines:
+                placed.add(key)
+            said = note.lines.get(key)
+            if said is None:
                 out.append(line)
             else:
-                out.append(f"{line.ljust(COMMENT_COLUMN)}-- {comment}" if len(line) < COMMENT_COLUMN - 1
-                           else f"{line}  -- {comment}")
+                out.append(f"{line.ljust(COMMENT_COLUMN)}-- {said}" if len(line) < COMMENT_COLUMN - 1
+                           else f"{line}  -- {said}")
         unplaced += [f"{name}: -- {note.lines[k]}" for k in note.lines if k not in placed]
         unplaced += [f"{name}: {' '.join(note.before[k])}" for k in note.before if k not in placed]
     return "\n".join(out).strip("\n") + "\n", unplaced
