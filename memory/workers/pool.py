@@ -188,6 +188,7 @@ class WorkerPool:
             raise ValueError("a worker pool needs at least one worker")
         self.budget = start.budget
         self._workers: list[_Worker] = []
+        self._spares_due = False  # the spare workers start once the first is ready (start)
         self._changed = threading.Condition()
         self._closed = False
         self._ids = itertools.count(1)
@@ -212,13 +213,15 @@ class WorkerPool:
         return min(2, self.settings.workers)
 
     def start(self) -> "WorkerPool":
-        """Start the warm workers and the idle reaper. The spare starts now too, not with the first call:
-        a cold start takes about a second, and a call that comes while the first evaluation runs must not
-        wait that long (it costs an idle process's ~80 MB)."""
+        """Start the first worker and the idle reaper, which starts the spare as soon as the first is ready:
+        not with the first call (a cold start takes about a second, and a call that comes while the first
+        evaluation runs must not wait that long; it costs an idle process's ~80 MB), and not at once either,
+        where its start-up would compete for the cores with the first worker's and the server's own, delaying
+        the first answer (on 2 cores: 1.0 s with both at once)."""
         with self._changed:
-            for _ in range(self.warm):
-                self._spawn()
-        self._keeper = threading.Thread(target=self._keep, name="worker-keeper", daemon=True)
+            first = self._spawn()
+            self._spares_due = True
+        self._keeper = threading.Thread(target=self._keep, args=(first,), name="worker-keeper", daemon=True)
         self._keeper.start()
         return self
 
@@ -260,8 +263,15 @@ class WorkerPool:
         self._workers.append(worker)
         return worker
 
-    def _keep(self) -> None:
-        """Let extra workers that stayed idle exit, down to the warm ones."""
+    def _keep(self, first: _Worker) -> None:
+        """Start the spare once the first worker is ready; then let extra workers that stayed idle exit,
+        down to the warm ones."""
+        while not (first.ready.wait(0.05) or first.ended.is_set() or self._stop.is_set()):
+            pass
+        with self._changed:
+            while not self._closed and len(self._workers) < self.warm:
+                self._spawn()
+            self._spares_due = False
         while not self._stop.wait(min(1.0, self.settings.idle_s / 4)):
             now = time.monotonic()
             with self._changed:
@@ -440,7 +450,7 @@ class WorkerPool:
                 starting = [w for w in self._workers if w.alive]
                 if sum(w.ready.is_set() for w in starting) >= workers:
                     return True
-            if len(starting) < workers:
+            if len(starting) < workers and not self._spares_due:
                 return False
             time.sleep(POLL_S * 5)
         return False
