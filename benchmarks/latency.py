@@ -131,8 +131,9 @@ class Server:
             try:
                 with open(f"/proc/{pid}/statm") as f:
                     total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-                with open(f"/proc/{pid}/task/{pid}/children") as f:
-                    pending.extend(int(c) for c in f.read().split())
+                for task in os.listdir(f"/proc/{pid}/task"):  # a child belongs to the thread that started it
+                    with open(f"/proc/{pid}/task/{task}/children") as f:
+                        pending.extend(int(c) for c in f.read().split())
             except OSError:
                 continue
         return total / 2**20
