@@ -267,7 +267,8 @@ def latency(conversations: list[Conversation], folder: Path, size: int, calls: i
             times.append((time.perf_counter() - t0) * 1000)
             cpu.append((time.process_time() - c0) * 1000)  # this process's CPU (the indexer's thread included)
         times.sort()
-        rows.append((what, statistics.median(times), times[int(len(times) * 0.99) - 1], statistics.median(cpu)))
+        rank = max(0, math.ceil(len(times) * 0.99) - 1)  # nearest rank: the largest of fewer than 100
+        rows.append((what, statistics.median(times), times[rank], statistics.median(cpu)))
 
     from memory import Memory
     from memory.access import CallerContext
