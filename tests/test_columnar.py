@@ -387,30 +387,27 @@ def test_the_tuple_budget_holds_on_a_selection():
     assert caught.value.details["limit_kind"] == "tuples"
 
 
-def test_answers_built_from_deferred_columns_stay_within_the_memory_budget(monkeypatch):
-    """The columns a query's evaluation deferred become its answers' tuples within the call's budget: a process
-    over the memory limit while they are built stops there."""
-    from memory.datalog import solve
+def test_answers_from_deferred_columns_stay_columns_until_a_page_reads_them(monkeypatch):
+    """A bulk goal's answers are kept as sorted id columns: a page turns only its own rows into tuples, so asking
+    for the first answer of a 3,600-answer closure builds one tuple (the budget never sees the rest)."""
+    from memory.datalog import solve_all
     from memory.terms import parse_term
 
-    filling = []
-    real_fill, real_rows = arrays._fill, arrays._rows
+    decoded = []
+    real_decode = arrays.ColumnRows.__getitem__
 
-    def fill(*args, **kw):
-        filling.append(1)
-        return real_fill(*args, **kw)
-
-    def rows(*args, **kw):  # the answers built straight from the columns, sorted there
-        filling.append(1)
-        return real_rows(*args, **kw)
-    monkeypatch.setattr(arrays, "_fill", fill)
-    monkeypatch.setattr(arrays, "_rows", rows)
-    monkeypatch.setattr("memory.datalog.budget.resident_mb", lambda pid=None: 10_000.0 if filling else 10.0)
-    monkeypatch.setattr("memory.datalog.budget.MEMORY_CHECK_S", 0.0)  # every check reads the resident set
+    def counting(self, index):
+        rows = real_decode(self, index)
+        decoded.append(len(rows) if isinstance(index, slice) else 1)
+        return rows
+    monkeypatch.setattr(arrays.ColumnRows, "__getitem__", counting)
     load = lambda preds: {p: chain(60) if p == Pred.stored("edge", 2) else [] for p in preds}  # noqa: E731
-    with threshold(0), pytest.raises(BudgetExceeded) as caught:
-        solve(program(TC), parse_term("path(X, Y)"), load, budget=Budget(max_memory_mb=5_000))
-    assert caught.value.details["limit_kind"] == "memory_mb" and filling
+    with threshold(0):
+        everything = solve_all(program(TC), parse_term("path(X, Y)"), load)
+    assert isinstance(everything.rows, arrays.ColumnRows) and len(everything.rows) == 60 * 61 // 2
+    page = everything.page(limit=1, offset=2)
+    assert page.total == 1830 and page.rows == [(0, 3)] and decoded == [1]
+    assert list(everything.rows) == sorted((i, j) for i in range(61) for j in range(i + 1, 61))
 
 
 MIXED = [0, 1, -3, 10**12, "a", "b", "zz", Float(1.0), Float(-2.5), String("s"), Compound("f", (1,)),

@@ -231,7 +231,7 @@ def _columnar_answers(variables: list[str], model: Model, head: Pred, budget: Bu
     from .columnar.arrays import sorted_rows  # numpy is loaded already: the evaluation went columnar
 
     try:
-        rows = guarded(lambda: sorted_rows(model.relations, head, budget), budget)
+        rows = guarded(lambda: sorted_rows(model.relations, head), budget)
     except BaseException:
         model.release()
         raise

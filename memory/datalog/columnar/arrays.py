@@ -15,6 +15,7 @@ proofs, maintenance), each relation once and whole (`settle`). Counting needs no
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 
@@ -711,11 +712,12 @@ def copy_into(rels: Relations, source, head, into: dict, code: int) -> int:
     return len(keys)
 
 
-def sorted_rows(rels: Relations, pred, budget=None) -> list | None:
+def sorted_rows(rels: Relations, pred) -> "ColumnRows | None":
     """The tuples of a relation held only as deferred columns, in the standard order of terms, built straight from
     the columns (each distinct term ranked once, the rows ordered by one integer sort), so answers to a bulk goal
-    are neither settled into the relation's dict nor sorted as Python tuples; the relation stays deferred. None
-    when the relation is not wholly deferred columns (the caller settles and sorts). Built within `budget`."""
+    are neither settled into the relation's dict nor sorted as Python tuples; the relation stays deferred, and the
+    rows stay columns until read (`ColumnRows`). None when the relation is not wholly deferred columns (the
+    caller settles and sorts)."""
     state = rels.columnar
     if state is None or not pred.arity:
         return None
@@ -756,14 +758,28 @@ def sorted_rows(rels: Relations, pred, budget=None) -> list | None:
     else:
         order = np.lexsort(columns[::-1])
         ordered = [c[order] for c in mirror.columns()]
-    return _rows(ordered, interner, budget)
+    return ColumnRows(ordered, interner.terms)
 
 
-def _rows(columns: list, interner: Interner, budget=None) -> list:
-    """The tuples of id columns, in order, a slice at a time between budget checks (see `_fill`)."""
-    out: list = []
-    for start in range(0, len(columns[0]), SINK_SLICE):
-        out += zip(*[interner.decode(c[start:start + SINK_SLICE]) for c in columns])
-        if budget is not None:
-            budget.check()
-    return out
+class ColumnRows(Sequence):
+    """Answer rows kept as sorted id columns and turned into tuples only where they are read: a page of a bulk
+    goal's answers decodes its own rows, not the 500,500 of a closure (nor frees them after); reading every row
+    decodes a slice at a time."""
+
+    __slots__ = ("_columns", "_terms")
+
+    def __init__(self, columns: list, terms: np.ndarray) -> None:
+        self._columns = columns
+        self._terms = terms  # the interner's terms when the rows were made (ids never change meaning)
+
+    def __len__(self) -> int:
+        return len(self._columns[0])
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return list(zip(*[self._terms[c[index]].tolist() for c in self._columns]))
+        return tuple(self._terms[c[index]] for c in self._columns)
+
+    def __iter__(self) -> Iterator[tuple]:
+        for start in range(0, len(self), SINK_SLICE):
+            yield from self[start:start + SINK_SLICE]
