@@ -19,12 +19,16 @@ import math
 import os
 import threading
 from pathlib import Path
-from typing import Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import InvalidConfiguration
+from ..lazy import LazyModule
 from .words import folded_words
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = LazyModule("numpy")  # loaded by the first embedding or similarity, not by importing the library
 
 SETTING = "DATALOG_MEMORY_EMBEDDER"
 MINILM = "all-MiniLM-L6-v2"

@@ -20,11 +20,16 @@ import time
 import weakref
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..errors import DatalogMemoryError
+from ..lazy import LazyModule
 from .embedding import BATCH, Embedder
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = LazyModule("numpy")  # loaded by the first embedding or similarity, not by importing the library
 
 log = logging.getLogger("datalog-memory")
 SEMANTIC_ONLY_FLOOR = 0.35  # a memory found by meaning alone is shown from this cosine similarity up (LoCoMo: 0.25
