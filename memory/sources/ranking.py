@@ -62,18 +62,26 @@ def bm25(terms: list[str], docs: dict[int, Document]) -> dict[int, float]:
     held = Counter(w for occurrences, _ in docs.values() for w in occurrences)
     holding = {w: held[w] for w in terms}
     idf = {w: math.log(1 + (count - holding[w] + 0.5) / (holding[w] + 0.5)) for w in terms}
+    # weight x idf of each term in each column, computed once (the same product the score starts with, so every
+    # score is the same to the last bit as multiplying it out per posting)
+    text_weight, statement_weight = COLUMN_WEIGHTS
+    factors = [(w, text_weight * idf[w], statement_weight * idf[w]) for w in terms]
+    text_average, statement_average = average
     scores = {}
-    for seq, (occurrences, lengths) in docs.items():
-        norms = [K1 * (ONE_MINUS_B + B * lengths[column] / average[column]) for column in (0, 1)]
+    for seq, (occurrences, (text_length, statement_length)) in docs.items():
+        text_norm = K1 * (ONE_MINUS_B + B * text_length / text_average)
+        statement_norm = K1 * (ONE_MINUS_B + B * statement_length / statement_average)
         score = 0.0
-        for w in terms:
+        for w, in_text_factor, in_statements_factor in factors:
             found = occurrences.get(w)
             if found is None:
                 continue
-            for column, weight in enumerate(COLUMN_WEIGHTS):
-                tf = found[column]
-                if tf:
-                    score += weight * idf[w] * tf * K1_PLUS_1 / (tf + norms[column])
+            tf = found[0]
+            if tf:
+                score += in_text_factor * tf * K1_PLUS_1 / (tf + text_norm)
+            tf = found[1]
+            if tf:
+                score += in_statements_factor * tf * K1_PLUS_1 / (tf + statement_norm)
         scores[seq] = score
     return scores
 
