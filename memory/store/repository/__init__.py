@@ -7,12 +7,13 @@ that take and return plain values, dataclasses and tuples; ids come back from th
 docs/storage.md for the interface and what it needs from a store."""
 
 from .facts import IMPORT_BATCH, new_fact
-from .records import (AuditRow, DerivedRow, EdgeRow, FactListing, FactRow, NewFact, PredicateState, RuleRow, Segment,
-                      SegmentRecord, SnapshotRow, SupportRow, TokenRow, Visibility)
+from .records import (AuditRow, DerivedRow, EdgeRow, FactListing, FactRow, FormationRule, NewEntity, NewFact,
+                      NewObservation, PredicateState, RuleRow, Segment, SegmentRecord, SnapshotRow, StoredObservation,
+                      SupportRow, TimelineRow, TokenRow, Visibility)
 from .transaction import Repository, Transaction
 
 __all__ = [
-    "IMPORT_BATCH", "AuditRow", "DerivedRow", "EdgeRow", "FactListing", "FactRow", "NewFact", "PredicateState",
-    "Repository", "RuleRow", "Segment",
-    "SegmentRecord", "SnapshotRow", "SupportRow", "TokenRow", "Transaction", "Visibility", "new_fact",
+    "IMPORT_BATCH", "AuditRow", "DerivedRow", "EdgeRow", "FactListing", "FactRow", "FormationRule", "NewEntity",
+    "NewFact", "NewObservation", "PredicateState", "Repository", "RuleRow", "Segment", "SegmentRecord", "SnapshotRow",
+    "StoredObservation", "SupportRow", "TimelineRow", "TokenRow", "Transaction", "Visibility", "new_fact",
 ]
