@@ -229,8 +229,8 @@ def relation_tuples(tx: Transaction, pred: tuple, edges: list[Edge] | None = Non
         if pred == ("hedge", 4):
             return [(i, f, ts, Float(w)) for i, f, ts, w in tx.observations.hedges()]
         if pred == ("member", 2):
-            return list(tx.observations.memberships())
-        return list(tx.entities.names_and_types())
+            return tx.observations.memberships()
+        return tx.entities.names_and_types()
     if pred == ("hedge", 4):
         return [(e.id, e.formation, e.event_ts, Float(e.weight)) for e in edges]
     if pred == ("member", 2):
