@@ -81,7 +81,7 @@ class Memory:
         self.beliefs = BeliefService(self.bases)
         self.snapshots = SnapshotService(self.bases)
         self.sources = SourceService(self.bases, memories)
-        self.evidence = EvidenceService(self.bases, self.observations, self.store)
+        self.evidence = EvidenceService(self.bases, self.observations, self.repository)
         self.segments = SegmentService(self.bases)
         self.admin = AdminService(self.bases, self.repository, self.context)
 

@@ -39,6 +39,21 @@ def test_only_the_repository_writes_sql_on_the_core_tables():
     assert any(CORE_SQL.search(p.read_text()) for p in REPOSITORY.glob("*.py"))  # the pattern does find SQL
 
 
+OBSERVATION_SQL = re.compile(r"\b(FROM|INTO|UPDATE|JOIN)\s+(entities|hyperedges|hyperedge_members|formation_rules|"
+                             r"observations)\b")
+
+
+def test_the_observation_tables_sql_is_the_stores_and_the_evidence_domain_holds_none():
+    offenders = [f"{p.relative_to(ROOT)}:{n}: {line.strip()}" for p in _sources((PACKAGE / "store",))
+                 for n, line in enumerate(p.read_text().splitlines(), 1) if OBSERVATION_SQL.search(line)]
+    assert offenders == []
+    sql = re.compile(r"\.execute(many)?\(|\.connection\b|\b(SELECT|INSERT|UPDATE|DELETE)\b")
+    evidence = [f"{p.relative_to(ROOT)}:{n}: {line.strip()}" for p in sorted((PACKAGE / "evidence").glob("*.py"))
+                for n, line in enumerate(p.read_text().splitlines(), 1) if sql.search(line)]
+    assert evidence == []
+    assert any(OBSERVATION_SQL.search(p.read_text()) for p in REPOSITORY.glob("*.py"))  # the pattern does find SQL
+
+
 def test_no_domain_code_asks_the_store_for_its_row_ids():
     offenders = [str(p.relative_to(ROOT)) for p in _sources((PACKAGE / "store",))
                  if "last_insert_rowid" in p.read_text() or ".changes()" in p.read_text()]

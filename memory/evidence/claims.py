@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from ..errors import InvalidArguments
+from ..store.repository import Transaction
 from .recall import TYPED, known_names, typed_tokens
 from .sentences import TAG, strip_list_marker
 from .lexicon import DERIVED, LIGHT_VERBS, PHRASAL_VERBS, RULE_VERBS, SYNONYMS
@@ -375,8 +376,8 @@ def _counts(word: str, types: set[str]) -> bool:
 class Names:
     """Stored entity names that bare words name ("admin" for account:admin), looked up once per word."""
 
-    def __init__(self, conn) -> None:
-        self.conn = conn
+    def __init__(self, tx: Transaction) -> None:
+        self.tx = tx
         self.cache: dict[str, set[str]] = {}
 
     def of(self, words: list[str]) -> set[str]:
@@ -384,7 +385,7 @@ class Names:
         if missing:
             for w in missing:
                 self.cache[w] = set()
-            for name in known_names(self.conn, missing):
+            for name in known_names(self.tx, missing):
                 low = name.lower()
                 for key in {low, low.split(":", 1)[-1]}:
                     if key in self.cache:

@@ -62,6 +62,7 @@ import time
 from collections import defaultdict
 
 from ..errors import InvalidArguments
+from ..store.repository import Transaction
 from .limits import SENSITIVITY_RANGE
 from .observations import hedge_tag
 from .recall import check_now
@@ -92,27 +93,21 @@ HOST_TYPES = ("host", "machine")
 class Graph:
     """Observations loaded once: edge times and members, entity names and types."""
 
-    def __init__(self, conn, window: Window | None = None) -> None:
+    def __init__(self, tx: Transaction, window: Window | None = None) -> None:
         self.ts: dict[int, int] = {}
         self.formation: dict[int, str] = {}
-        bounds, params = "", []
-        if window is not None and window.start is not None:
-            bounds += " AND event_ts >= ?"
-            params.append(window.start)
-        if window is not None and window.end is not None:
-            bounds += " AND event_ts < ?"
-            params.append(window.end)
-        for edge_id, ts, formation in conn.execute("SELECT id, event_ts, formation FROM hyperedges "
-                                                   f"WHERE retracted_at IS NULL{bounds}", params):
+        scans = tx.observation_scans
+        start, end = (window.start, window.end) if window is not None else (None, None)
+        for edge_id, ts, formation in scans.times(start, end):
             self.ts[edge_id] = ts
             self.formation[edge_id] = formation
         self.members: dict[int, list[int]] = defaultdict(list)
-        for edge_id, entity in conn.execute("SELECT edge_id, entity_id FROM hyperedge_members ORDER BY edge_id, position"):
+        for edge_id, entity in scans.members():
             if edge_id in self.ts:  # retracted observations are left out
                 self.members[edge_id].append(entity)
         self.name: dict[int, str] = {}
         self.type: dict[int, str] = {}
-        for entity, name, kind in conn.execute("SELECT id, name, type FROM entities"):
+        for entity, name, kind in tx.entities.all():
             self.name[entity] = name
             self.type[entity] = kind
         self.edges_of: dict[int, list[int]] = defaultdict(list)
@@ -125,13 +120,8 @@ class Graph:
         self.history_of: dict[int, list[int]] = defaultdict(list)
         if window is not None and window.start is not None:
             since = (window.start - HISTORY, window.start)
-            self.history_all = [ts for (ts,) in conn.execute(
-                "SELECT event_ts FROM hyperedges WHERE retracted_at IS NULL AND event_ts >= ? AND event_ts < ? "
-                "ORDER BY event_ts", since)]
-            for ts, entity in conn.execute(
-                    "SELECT h.event_ts, m.entity_id FROM hyperedges AS h JOIN hyperedge_members AS m "
-                    "ON m.edge_id = h.id WHERE h.retracted_at IS NULL AND h.event_ts >= ? AND h.event_ts < ? "
-                    "ORDER BY h.event_ts", since):
+            self.history_all = scans.event_times(*since)
+            for ts, entity in scans.member_times(*since):
                 self.history_of[entity].append(ts)
 
     def tags(self, edge_ids) -> tuple[list[str], int]:
@@ -633,13 +623,13 @@ def check_window(window: object, now: int) -> Window | None:
     return found
 
 
-def detect(conn, full_scan: bool = False, window: str | None = None, sensitivity: float | None = None,
+def detect(tx: Transaction, full_scan: bool = False, window: str | None = None, sensitivity: float | None = None,
            now: object = None) -> dict:
     started = time.perf_counter()
-    moment = check_now(now, conn.clock)
+    moment = check_now(now, tx.clock)
     scope = check_window(window, moment)
     level = check_sensitivity(sensitivity)
-    g = Graph(conn, scope)
+    g = Graph(tx, scope)
     pairs = pair_counts(g)
     findings = (hubs(g, level) + bursts(g, level) + dense_clusters(g, pairs) + fan_out(g, level) + convergence(g, level)
                 + spectral(g, pairs, level))

@@ -8,7 +8,6 @@ entity_type(Entity, Type)."""
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from ..knowledge.segments import bump_generation, resolve
 from ..access.context import CallerContext
 from ..store import utc_now
 from ..store.observation_chain import chain_hash, hedge_tag, observation_hash
-from ..store.repository import Repository, Transaction
+from ..store.repository import NewEntity, NewObservation, Repository, Transaction
 from ..terms import Float
 from ..validation import require_text
 
@@ -161,16 +160,13 @@ class Observations:
             reason = require_text("reason", reason, max_chars=4096)
         ids = list(dict.fromkeys(int(t[6:]) for t in hedge_tags))
         with self.repository.write() as tx:
-            conn = tx.connection  # the observation tables; the segment and the audit log go through tx
-            rows = dict(conn.execute("SELECT id, retracted_at FROM hyperedges WHERE id IN (SELECT value FROM "
-                                     "json_each(?))", (json.dumps(ids),)).fetchall())
+            rows = tx.observations.retraction_states(ids)
             missing = [hedge_tag(i) for i in ids if i not in rows]
             if missing:
                 raise NotFound(f"No observation {', '.join(missing)}", hedge_tags=missing)
             fresh = [i for i in ids if rows[i] is None]
             if fresh:
-                conn.execute("UPDATE hyperedges SET retracted_at = ?, retraction_reason = ? WHERE id IN "
-                             "(SELECT value FROM json_each(?))", (utc_now(tx.clock), reason, json.dumps(fresh)))
+                tx.observations.retract(fresh, utc_now(tx.clock), reason)
                 bump_generation(tx, resolve(tx, None))
                 tx.audit.record(self.context.principal, "forget_observation", None,
                                 {"hedge_tags": [hedge_tag(i) for i in fresh], "reason": reason})
@@ -182,85 +178,59 @@ class Observations:
         """(formation, member types that give it, what that means), first match wins: how remember infers an
         observation's structural formation."""
         with self.repository.read() as tx:
-            return [(f, json.loads(t), d) for f, t, d in tx.connection.execute(
-                "SELECT formation, member_types, description FROM formation_rules ORDER BY priority, id")]
+            return [(r.formation, r.member_types, r.description) for r in tx.formations.rules()]
 
     def _insert(self, tx: Transaction, observations: list[Observation]) -> list[Edge]:
-        conn = tx.connection
-        rules = [(f, json.loads(t)) for f, t in conn.execute(
-            "SELECT formation, member_types FROM formation_rules ORDER BY priority, id")]
-        row = conn.execute("SELECT chain_hash FROM hyperedges ORDER BY id DESC LIMIT 1").fetchone()
-        chain = row[0] if row else ""
+        rules = [(rule.formation, rule.member_types) for rule in tx.formations.rules()]
+        chain = tx.observations.chain_head()
         names = list(dict.fromkeys(n for o in observations for n in o.members))  # first appearance: stable ids
-        ids = self._entity_ids(conn, names)
-        recorded = utc_now(conn.clock)
+        ids = self._entity_ids(tx, names)
+        recorded = utc_now(tx.clock)
         edges: list[Edge] = []
-        edge_rows: list[tuple] = []
-        member_rows: list[tuple] = []
-        next_id = (conn.execute("SELECT max(id) FROM hyperedges").fetchone()[0] or 0) + 1
+        rows: list[NewObservation] = []
+        next_id = tx.observations.next_id()
         for o in observations:
             formation = infer_formation(rules, {entity_type(m) for m in o.members})
             content_hash = observation_hash(list(o.members), o.event_ts, o.weight, formation, o.label)
             chain = chain_hash(chain, content_hash)
             edge = Edge(next_id, formation, o.label, o.event_ts, o.weight, content_hash, list(o.members),
                         [ids[m] for m in o.members])
-            edge_rows.append((edge.id, formation, o.label, o.event_ts, o.weight, self.context.principal,
-                              self.context.source_class, recorded, content_hash, chain))
-            member_rows.extend((edge.id, i, mid) for i, mid in enumerate(edge.member_ids))
+            rows.append(NewObservation(edge.id, formation, o.label, o.event_ts, o.weight, self.context.principal,
+                                       self.context.source_class, recorded, content_hash, chain,
+                                       tuple(edge.member_ids)))
             edges.append(edge)
             next_id += 1
-        conn.executemany("INSERT INTO hyperedges (id, formation, label, event_ts, weight, principal, source, "
-                         "recorded_at, content_hash, chain_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", edge_rows)
-        conn.executemany("INSERT INTO hyperedge_members (edge_id, position, entity_id) VALUES (?, ?, ?)", member_rows)
+        tx.observations.add(rows)
         # Rules see observations through the default segment: its cached relations must refresh.
         bump_generation(tx, resolve(tx, None))
         return edges
 
     @staticmethod
-    def _entity_ids(conn, names: list[str]) -> dict[str, int]:
+    def _entity_ids(tx: Transaction, names: list[str]) -> dict[str, int]:
         """Ids for entity names, creating the missing ones in the order given."""
-        def known(wanted: list[str]) -> dict[str, int]:
-            return dict(conn.execute("SELECT name, id FROM entities WHERE name IN (SELECT value FROM json_each(?))",
-                                     (json.dumps(wanted),)).fetchall())
-        ids = known(names)
+        ids = tx.entities.ids_of(names)
         missing = [n for n in names if n not in ids]
         if missing:
-            conn.executemany("INSERT INTO entities (name, type, local_name) VALUES (?, ?, ?)",
-                             [(n, entity_type(n), local_name(n)) for n in missing])
-            ids.update(known(missing))
+            tx.entities.add([NewEntity(n, entity_type(n), local_name(n)) for n in missing])
+            ids.update(tx.entities.ids_of(missing))
         return ids
 
 
-def load_edges(conn, ids: list[int] | None = None) -> list[Edge]:
+def load_edges(tx: Transaction, ids: list[int] | None = None) -> list[Edge]:
     """Edges with their members, all of them or the given ids (in the given order)."""
-    if ids is not None and not ids:
-        return []
-    listed = "IN (SELECT value FROM json_each(?))"
-    edge_filter, member_filter = ("", "") if ids is None else (f"WHERE id {listed}", f"WHERE m.edge_id {listed}")
-    params = [] if ids is None else [json.dumps(ids)]
-    edges = {row[0]: Edge(*row) for row in conn.execute(
-        f"SELECT id, formation, label, event_ts, weight, content_hash FROM hyperedges {edge_filter} ORDER BY id",
-        params)}
-    for edge_id, name, entity_id in conn.execute(
-            f"SELECT m.edge_id, e.name, e.id FROM hyperedge_members AS m JOIN entities AS e ON e.id = m.entity_id "
-            f"{member_filter} ORDER BY m.edge_id, m.position", params):
-        edge = edges[edge_id]
-        edge.members.append(name)
-        edge.member_ids.append(entity_id)
+    edges = {r.id: Edge(r.id, r.formation, r.label, r.event_ts, r.weight, r.content_hash, list(r.members),
+                        list(r.member_ids)) for r in tx.observations.load(ids)}
     return list(edges.values()) if ids is None else [edges[i] for i in ids if i in edges]
 
 
-def relation_tuples(conn, pred: tuple, edges: list[Edge] | None = None) -> list[tuple]:
+def relation_tuples(tx: Transaction, pred: tuple, edges: list[Edge] | None = None) -> list[tuple]:
     """The observation relations as engine tuples, over all edges or the given ones."""
     if edges is None:
         if pred == ("hedge", 4):
-            return [(i, f, ts, Float(w)) for i, f, ts, w in conn.execute(
-                "SELECT id, formation, event_ts, weight FROM hyperedges WHERE retracted_at IS NULL")]
+            return [(i, f, ts, Float(w)) for i, f, ts, w in tx.observations.hedges()]
         if pred == ("member", 2):
-            return conn.execute("SELECT m.edge_id, e.name FROM hyperedge_members AS m JOIN entities AS e "
-                                "ON e.id = m.entity_id JOIN hyperedges AS h ON h.id = m.edge_id "
-                                "WHERE h.retracted_at IS NULL").fetchall()
-        return conn.execute("SELECT name, type FROM entities").fetchall()
+            return tx.observations.memberships()
+        return tx.entities.names_and_types()
     if pred == ("hedge", 4):
         return [(e.id, e.formation, e.event_ts, Float(e.weight)) for e in edges]
     if pred == ("member", 2):
@@ -275,24 +245,19 @@ class ObservationRelations:
 
     @staticmethod
     def tuples(tx: Transaction, pred: tuple) -> list[tuple]:
-        return relation_tuples(tx.connection, pred)
+        return relation_tuples(tx, pred)
 
     @staticmethod
     def supports(tx: Transaction, pred: tuple, args: tuple) -> list[str]:
         """`observation:HEDGE-<id>` when the tuple comes from a stored observation."""
-        conn = tx.connection
         if pred == ("entity_type", 2):
             if not all(type(a) is str for a in args):
                 return []
-            found = conn.execute("SELECT 1 FROM entities WHERE name = ? AND type = ?", args).fetchone()
-            return ["observation"] if found else []
+            return ["observation"] if tx.entities.exists(*args) else []
         if not all(type(a) in (int, str) for a in args[:3]):
             return []
         if pred == ("hedge", 4):
-            found = conn.execute("SELECT 1 FROM hyperedges WHERE id = ? AND formation = ? AND event_ts = ? "
-                                 "AND retracted_at IS NULL", args[:3]).fetchone()
+            found = tx.observations.has_hedge(*args[:3])
         else:
-            found = conn.execute("SELECT 1 FROM hyperedge_members AS m JOIN entities AS e ON e.id = m.entity_id "
-                                 "JOIN hyperedges AS h ON h.id = m.edge_id WHERE m.edge_id = ? AND e.name = ? "
-                                 "AND h.retracted_at IS NULL", args).fetchone()
+            found = tx.observations.has_member(*args)
         return [f"observation:{hedge_tag(args[0])}"] if found else []

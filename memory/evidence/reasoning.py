@@ -86,7 +86,7 @@ def run(kb, query: str, top_k: int | None, memory: str | None, now: object = Non
     budget = kb.new_budget()
     with kb.repository.read() as tx:
         segment = resolve_segment(tx, memory)
-        edges = edges_for(tx.connection, query, top_k, now)
+        edges = edges_for(tx, query, top_k, now)
         program = kb.program(tx, segment)
         rule_meta = {rule.id: (rule.name, rule.confidence) for rule in tx.rules.all(segment.id)}
 
@@ -95,8 +95,7 @@ def run(kb, query: str, top_k: int | None, memory: str | None, now: object = Non
             observed = {p for p in preds if p.segment is None and p.indicator in RELATIONS}
             out = kb.loader(tx, segment)(preds - observed)
             for pred in observed:
-                out[pred] = kb.stored_tuples(tx, segment, *pred.indicator) + relation_tuples(tx.connection,
-                                                                                            pred.indicator, edges)
+                out[pred] = kb.stored_tuples(tx, segment, *pred.indicator) + relation_tuples(tx, pred.indicator, edges)
         return out
 
     try:  # outside the transaction: a long evaluation holds up no other call

@@ -15,13 +15,13 @@ The same query and `now` always give the same answer."""
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
 
 from ..clock import Clock, epoch_now
 from ..errors import InvalidArguments
+from ..store.repository import Transaction
 from .observations import FIRST_SECOND, LAST_SECOND, Edge, load_edges
 from .limits import MAX_QUERY_CHARS, MAX_TOP_K
 from .timewindow import TIME_WORDS, Window, parse_window
@@ -69,7 +69,7 @@ def check_top_k(top_k: object, default: int) -> int:
     return top_k
 
 
-def parse_query(conn, query: str, now: int) -> Parsed:
+def parse_query(tx: Transaction, query: str, now: int) -> Parsed:
     window, rest = parse_window(query, now)
     parsed = Parsed(window=window)
     typed = typed_tokens(rest)
@@ -79,13 +79,13 @@ def parse_query(conn, query: str, now: int) -> Parsed:
     words = [w for w in dict.fromkeys(words) if len(w) > 1 and w not in STOPWORDS]
     found: dict[str, int] = {}
     if typed:
-        found.update(_lookup(conn, "lower(name)", [t.lower() for t in typed]))  # account:Mallory is account:mallory
+        found.update(tx.entities.named([t.lower() for t in typed]))  # account:Mallory is account:mallory
         named = {n.lower() for n in found}
         parsed.unknown = [t for t in dict.fromkeys(typed) if t.lower() not in named]
     if words:
-        for name, ident in known_names(conn, words).items():
+        for name, ident in known_names(tx, words).items():
             found.setdefault(name, ident)
-        types = {t for (t,) in conn.execute("SELECT DISTINCT type FROM entities")}
+        types = tx.entities.types()
         named = {n.lower() for n in found} | {n.lower().split(":", 1)[-1] for n in found}
         for w in words:
             understood = w in named
@@ -112,68 +112,39 @@ def typed_tokens(text: str) -> list[str]:
     return [t.rstrip(".!?:") for t in TYPED.findall(text)]
 
 
-def known_names(conn, words: list[str]) -> dict[str, int]:
+def known_names(tx: Transaction, words: list[str]) -> dict[str, int]:
     """Stored entities that lower-cased words name, whole or by the part after the colon: name -> id."""
     found: dict[str, int] = {}
-    for name, ident in _lookup(conn, "lower(name)", words) + _lookup(conn, "local_name", words):
+    for name, ident in tx.entities.named(words) + tx.entities.named_locally(words):
         found.setdefault(name, ident)
     return found
 
 
-def _lookup(conn, column: str, values: list[str]) -> list[tuple[str, int]]:
-    rows = conn.execute(f"SELECT name, id FROM entities WHERE {column} IN (SELECT value FROM json_each(?)) "
-                        "ORDER BY id", (json.dumps(values),)).fetchall()
-    return [(n, i) for n, i in rows]
-
-
-def _window_sql(window: Window | None) -> tuple[str, list]:
-    """Conditions on `h` (after an AND): not retracted, inside the window."""
-    parts, params = ["h.retracted_at IS NULL"], []
-    if window is not None and window.start is not None:
-        parts.append("h.event_ts >= ?")
-        params.append(window.start)
-    if window is not None and window.end is not None:
-        parts.append("h.event_ts < ?")
-        params.append(window.end)
-    return " AND " + " AND ".join(parts), params
-
-
-def recall(conn, query: str, top_k: int | None = None, now: object = None) -> dict:
+def recall(tx: Transaction, query: str, top_k: int | None = None, now: object = None) -> dict:
     if not isinstance(query, str) or len(query) > MAX_QUERY_CHARS:
         raise InvalidArguments(f"'query' must be text of at most {MAX_QUERY_CHARS} characters", argument="query")
     top_k = check_top_k(top_k, 20)
-    moment = check_now(now, conn.clock)
-    parsed = parse_query(conn, query, moment)
-    where, params = _window_sql(parsed.window)
+    moment = check_now(now, tx.clock)
+    parsed = parse_query(tx, query, moment)
+    start, end = (parsed.window.start, parsed.window.end) if parsed.window is not None else (None, None)
+    scans = tx.observation_scans
     overlap: dict[int, int] = {}
     reason = None
     if parsed.time_not_understood:
         reason = f"time_not_understood: {' '.join(parsed.time_not_understood)}"
     elif parsed.entity_ids:
-        rows = conn.execute(
-            "SELECT m.edge_id, count(*) FROM hyperedge_members AS m JOIN hyperedges AS h ON h.id = m.edge_id "
-            f"WHERE m.entity_id IN (SELECT value FROM json_each(?)){where} GROUP BY m.edge_id "
-            "ORDER BY count(*) DESC, max(h.event_ts) DESC LIMIT ?",
-            [json.dumps(parsed.entity_ids), *params, CANDIDATES]).fetchall()
-        overlap = dict(rows)
+        overlap = dict(scans.sharing_entities(parsed.entity_ids, start, end, CANDIDATES))
     elif parsed.types:
-        rows = conn.execute(
-            "SELECT m.edge_id FROM hyperedge_members AS m JOIN entities AS e ON e.id = m.entity_id "
-            f"JOIN hyperedges AS h ON h.id = m.edge_id WHERE e.type IN (SELECT value FROM json_each(?)){where} "
-            "GROUP BY m.edge_id ORDER BY max(h.event_ts) DESC LIMIT ?", [json.dumps(parsed.types), *params, CANDIDATES]).fetchall()
-        overlap = {r[0]: 1 for r in rows}
+        overlap = {i: 1 for i in scans.with_types(parsed.types, start, end, CANDIDATES)}
     elif parsed.window is not None or not query.strip():
-        rows = conn.execute(f"SELECT h.id FROM hyperedges AS h WHERE TRUE{where} ORDER BY h.event_ts DESC, h.id "
-                            "LIMIT ?", [*params, CANDIDATES]).fetchall()
-        overlap = {r[0]: 1 for r in rows}
+        overlap = {i: 1 for i in scans.newest(start, end, CANDIDATES)}
     else:
         reason = f"unknown_entity:{parsed.unknown[0]}" if parsed.unknown else "no_entity"
     if not overlap and reason is None:
         reason = "no_edges_in_window" if parsed.window is not None else "no_edges"
     wanted = max(1, len(parsed.entity_ids))
     tau = (parsed.window.span if parsed.window and parsed.window.span else WEEK) or WEEK
-    facts = conn.execute("SELECT id, event_ts, weight FROM hyperedges WHERE id IN (SELECT value FROM json_each(?))",
-                         (json.dumps(list(overlap)),)).fetchall() if overlap else []
+    facts = tx.observations.times_and_weights(list(overlap)) if overlap else []
     scored = []
     for edge_id, ts, weight in facts:
         share = min(1.0, overlap[edge_id] / wanted) if parsed.entity_ids else 1.0
@@ -181,7 +152,7 @@ def recall(conn, query: str, top_k: int | None = None, now: object = None) -> di
         scored.append((round(W_OVERLAP * share + W_WEIGHT * weight + W_RECENCY * recency, 9), edge_id))
     scored.sort(key=lambda s: (-s[0], s[1]))
     top = scored[:top_k]
-    edges = load_edges(conn, [edge_id for _, edge_id in top])
+    edges = load_edges(tx, [edge_id for _, edge_id in top])
     chosen = set(parsed.entities)
     out_edges = []
     for rank, (edge, (score, _)) in enumerate(zip(edges, top)):
@@ -193,12 +164,12 @@ def recall(conn, query: str, top_k: int | None = None, now: object = None) -> di
             "abstained": not out_edges, "reason": reason if not out_edges else None}
 
 
-def edges_for(conn, query: str, top_k: int, now: object = None) -> list[Edge]:
+def edges_for(tx: Transaction, query: str, top_k: int, now: object = None) -> list[Edge]:
     """The edges a query is about: recall's top edges; an empty query means the most recent ones."""
-    found = recall(conn, query, top_k, now)
+    found = recall(tx, query, top_k, now)
     if found["parsed"]["time_not_understood"]:
         raise InvalidArguments(f"the query's time phrase was not understood ({found['reason']}): write it as a "
                                "date, a range or 'last N days'", argument="query",
                                phrase=" ".join(found["parsed"]["time_not_understood"]))
     ids = [e["id"] for e in found["edges"]]
-    return load_edges(conn, ids)
+    return load_edges(tx, ids)

@@ -383,12 +383,12 @@ def verify(kb, answer: str, query: str = "", require_proof: bool = False, goal_p
     moment = check_now(now, kb.store.clock)
     reasoning = run(kb, query, top_k, memory, moment)  # recalls the query's edges once, for proofs and tags alike
     proofs = proofs_of(kb, reasoning, query, goal_pred)
-    with kb.store.read() as conn:
+    with kb.repository.read() as tx:
         tags = items_by_tag([e.to_dict() for e in reasoning.edges.values()], proofs, require_proof)
-        types = {t for (t,) in conn.execute("SELECT DISTINCT type FROM entities")}
+        types = tx.entities.types()
         proved = proofs["count"] > 0
         allowed = sorted(tags, key=lambda t: (t.split("-")[0], int(t.split("-")[1])))
-        sentences, kept, names = [], [], Names(conn)
+        sentences, kept, names = [], [], Names(tx)
         numbered = split_lines(answer)
         units = [unit for _, unit in numbered]
         for position, (line, unit) in enumerate(numbered):

@@ -65,7 +65,7 @@ class View:
             items: list[dict] = []
             total = 0
             while len(items) < MAX_DRAWN:
-                page = observation_timeline(self.memory.store, self.context, limit=MAX_PAGE, offset=len(items))
+                page = observation_timeline(self.memory.repository, self.context, limit=MAX_PAGE, offset=len(items))
                 items += page["items"]
                 total = page["total"]
                 if len(page["items"]) < MAX_PAGE:
@@ -346,7 +346,7 @@ def leaf_supports(view: View, step: ProofStep, memory: str | None) -> Markup:
                            f" ({found['namespace'].get('type')}, {found['status']})",
                            h("blockquote", {"class": "source-text"}, found["source_text"])))
         elif kind == "observation":
-            seen = observation_timeline(view.memory.store, view.context, tag=ref, limit=1)["items"]
+            seen = observation_timeline(view.memory.repository, view.context, tag=ref, limit=1)["items"]
             when = seen[0]["event_time"] if seen else "?"
             items.append(h("li", {"class": "support observation"}, "observation ",
                            link(url("/observations", tag=ref), ref), f" at {when}",
@@ -541,7 +541,7 @@ def observations(view: View, params: Mapping[str, str]) -> Page:
         for hedge in finding.get("hedge_tags", []):
             marks.setdefault(hedge, []).append(finding["pattern"])
     if formation is None:
-        timeline = observation_timeline(view.memory.store, view.context, entity=entity, tag=tag, limit=PAGE_SIZE,
+        timeline = observation_timeline(view.memory.repository, view.context, entity=entity, tag=tag, limit=PAGE_SIZE,
                                         offset=offset)
         listed, total = timeline["items"], timeline["total"]
     else:  # the store filters by entity and tag only: the rest from the listing kept for the chart

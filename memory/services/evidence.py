@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from ..evidence.observations import Observations
-from ..store import MemoryStore
+from ..store.repository import Repository
 from .bases import KnowledgeBases
 
 
 class EvidenceService:
-    def __init__(self, bases: KnowledgeBases, observations: Observations, store: MemoryStore) -> None:
+    def __init__(self, bases: KnowledgeBases, observations: Observations, repository: Repository) -> None:
         self.bases = bases
         self.observations = observations
-        self.store = store
+        self.repository = repository
 
     def remember(self, members: list, event_ts: int | None = None, weight: float = 1.0, formation: str = "") -> dict:
         return self.observations.remember(members, event_ts, weight, formation)
@@ -27,8 +27,8 @@ class EvidenceService:
     def recall(self, query: str = "", top_k: int | None = None, now: int | None = None) -> dict:
         from ..evidence.recall import recall  # the evidence code loads with its first use
 
-        with self.store.read() as conn:
-            return recall(conn, query, top_k, now)
+        with self.repository.read() as tx:
+            return recall(tx, query, top_k, now)
 
     def reason(self, query: str = "", top_k: int | None = None, memory: str | None = None,
                now: int | None = None) -> dict:
@@ -52,5 +52,5 @@ class EvidenceService:
                now: int | None = None) -> dict:
         from ..evidence.detect import detect
 
-        with self.store.read() as conn:
-            return detect(conn, full_scan, window, sensitivity, now)
+        with self.repository.read() as tx:
+            return detect(tx, full_scan, window, sensitivity, now)

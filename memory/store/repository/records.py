@@ -137,3 +137,60 @@ class TokenRow:
     created_by: str
     revoked_at: str | None
     revoked_by: str | None
+
+
+class NewEntity(NamedTuple):
+    """An entity to store: its name as given, the type before its colon and the folded rest recall looks up."""
+    name: str
+    type: str
+    local_name: str
+
+
+class FormationRule(NamedTuple):
+    """A row of `formation_rules`: the formation an observation gets when all `member_types` are among its
+    members' types (the lowest priority that matches wins)."""
+    formation: str
+    member_types: list[str]
+    description: str
+
+
+class NewObservation(NamedTuple):
+    """A row of `hyperedges` to write, with its members' entity ids in order (rows of `hyperedge_members`).
+    The id and hashes come from the caller, which chains them in order."""
+    id: int
+    formation: str
+    label: str
+    event_ts: int
+    weight: float
+    principal: str
+    source: str
+    recorded_at: str
+    content_hash: str
+    chain_hash: str
+    member_ids: tuple[int, ...]
+
+
+class StoredObservation(NamedTuple):
+    """An observation read back with its members (names and entity ids) in the order given."""
+    id: int
+    formation: str
+    label: str
+    event_ts: int
+    weight: float
+    content_hash: str
+    members: tuple[str, ...]
+    member_ids: tuple[int, ...]
+
+
+class TimelineRow(NamedTuple):
+    """One line of the `observations` view as the timeline pages it; `members` decoded from its JSON."""
+    hedge_tag: str
+    event_time: str
+    event_ts: int
+    formation: str
+    label: str
+    weight: float
+    members: list[str]
+    principal: str
+    recorded_at: str
+    retracted_at: str | None

@@ -10,9 +10,13 @@ from ...clock import Clock
 from ..interface import MemoryStore
 from .audit import Audit
 from .derived import Derived
+from .entities import Entities
 from .facts import Facts
+from .formations import Formations
 from .fulltext import FullText
 from .invariants import Invariants
+from .observation_scans import ObservationScans
+from .observations import Observations
 from .projects import Projects
 from .rules import Rules
 from .segments import Segments
@@ -76,6 +80,22 @@ class Transaction:
     def fulltext(self) -> FullText:
         return FullText(self._conn)
 
+    @cached_property
+    def observations(self) -> Observations:
+        return Observations(self._conn)
+
+    @cached_property
+    def observation_scans(self) -> ObservationScans:
+        return ObservationScans(self._conn)
+
+    @cached_property
+    def entities(self) -> Entities:
+        return Entities(self._conn)
+
+    @cached_property
+    def formations(self) -> Formations:
+        return Formations(self._conn)
+
     @property
     def clock(self) -> Clock:
         """The clock this store stamps rows with (and a read's "now" comes from)."""
@@ -83,8 +103,9 @@ class Transaction:
 
     @property
     def connection(self) -> Any:
-        """The store's own connection, for the stores that still keep their SQL next to their domain (source
-        memories, observations): they share this transaction. Never used for the tables above."""
+        """The store's own connection, for the source-memory store (which still keeps its SQL next to its
+        domain) and the check of the observations' hash chain: they share this transaction. Never used for the
+        tables above, nor for the observation families."""
         return self._conn
 
     # --- the store's health, as get_persistence_status reports it ---------------------------------------
