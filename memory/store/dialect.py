@@ -29,6 +29,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .migrations import after_quoted
+
 
 class UnsupportedStatement(ValueError):
     """A statement the translation does not know how to carry to PostgreSQL."""
@@ -58,10 +60,7 @@ def _matching_paren(sql: str, start: int) -> tuple[int, int]:
     while i < n:
         c = sql[i]
         if c in "'\"":
-            end = sql.find(c, i + 1)
-            while end != -1 and sql.startswith(c, end + 1):
-                end = sql.find(c, end + 2)
-            i = n if end == -1 else end + 1
+            i = after_quoted(sql, i)
             continue
         if c == "(":
             depth += 1

@@ -54,6 +54,16 @@ def schema_sql_path() -> Path:
     return shipped("_schema/schema.sql", "schema/schema.sql")
 
 
+def after_quoted(sql: str, start: int) -> int:
+    """Where the quoted text (a string literal or quoted name) opening at `start` ends: the index after its
+    closing quote, a doubled quote being part of the text; the end of `sql` when it is not closed."""
+    quote = sql[start]
+    end = sql.find(quote, start + 1)
+    while end != -1 and sql.startswith(quote, end + 1):
+        end = sql.find(quote, end + 2)
+    return len(sql) if end == -1 else end + 1
+
+
 def plain_ddl(sql: str) -> str:
     """The statements of a commented schema without its comments (what `.schema` shows), a blank line
     between statements. Quoted text is copied as it is, so a `--` inside a string stays."""
@@ -61,12 +71,9 @@ def plain_ddl(sql: str) -> str:
     while i < n:
         c = sql[i]
         if c in "'\"":
-            end = sql.find(c, i + 1)
-            while end != -1 and sql.startswith(c, end + 1):  # a doubled quote is part of the text
-                end = sql.find(c, end + 2)
-            end = n - 1 if end == -1 else end
-            out.append(sql[i:end + 1])
-            i = end + 1
+            end = after_quoted(sql, i)
+            out.append(sql[i:end])
+            i = end
         elif sql.startswith("--", i):
             end = sql.find("\n", i)
             i = n if end == -1 else end

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import apsw
 
-from .migrations import load_migrations, migrate, schema_sql_path
+from .migrations import after_quoted, load_migrations, migrate, schema_sql_path
 
 COMMENT_COLUMN = 38  # where a line's comment starts when its code is shorter
 _CREATE = re.compile(r"CREATE\s+(?:UNIQUE\s+|VIRTUAL\s+)?(?:TABLE|INDEX|VIEW|TRIGGER)\s+(?:IF\s+NOT\s+EXISTS\s+)?"
@@ -41,10 +41,7 @@ def split_comment(line: str) -> tuple[str, str | None]:
     while i < n:
         c = line[i]
         if c in "'\"":
-            end = line.find(c, i + 1)
-            while end != -1 and line.startswith(c, end + 1):
-                end = line.find(c, end + 2)
-            i = n if end == -1 else end + 1
+            i = after_quoted(line, i)
         elif line.startswith("--", i):
             return line[:i].rstrip(), line[i + 2:].strip()
         else:
@@ -62,10 +59,7 @@ def _top_level_items(body: str) -> list[str]:
     while i < n:
         c = body[i]
         if c in "'\"":
-            end = body.find(c, i + 1)
-            while end != -1 and body.startswith(c, end + 1):
-                end = body.find(c, end + 2)
-            i = n if end == -1 else end + 1
+            i = after_quoted(body, i)
             continue
         if c == "(":
             depth += 1
