@@ -158,9 +158,11 @@ class SourceMemories:
                 (*params, *spaces, limit, offset)).fetchall()
         return [{"id": i, "kind": k, "recorded_at": r} for i, k, r in rows]
 
-    def describe(self, conn, record: MemoryRecord, at: str | None, full: bool = False) -> dict:
+    def describe(self, conn, record: MemoryRecord, at: str | None, full: bool = False,
+                 moment: str | None = None) -> dict:
+        """`moment`: the instant the answer is about when the caller has read the clock already (at or now)."""
         status = status_at(conn, record, at)
-        moment = at or utc_now(conn.clock)
+        moment = moment or at or utc_now(conn.clock)
         valid = record.valid_from <= moment and (record.valid_to is None or record.valid_to > moment)
         out: dict[str, Any] = {
             "id": record.id, "source_id": record.source_id, "namespace": record.ns.to_dict(),

@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any
 
+from ..clock import utc_now
 from ..errors import InvalidArguments
 from ..terms import call_prefix, continued_range, plain_call
 from ..validation import require_text
@@ -89,14 +90,16 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
         if index is not None:
             ranking = _with_meaning(conn, index, query, ranking, where, params, limit)
         results = []
+        found = _records_with_statements(conn, [seq for seq, _ in ranking.top])
+        moment = at or utc_now(conn.clock)
         for seq, score in ranking.top:
-            record = MemoryRecord(*conn.execute(f"SELECT {COLUMNS} FROM {FROM} WHERE m.seq = ?", (seq,)).fetchone())
-            reasons = (_text_reasons(conn, seq, record.text, analyzed) if mode in ("auto", "text") else []) \
+            record, statements = found[seq]
+            reasons = (_text_reasons(record.text, statements, analyzed) if mode in ("auto", "text") else []) \
                 + ranking.why.get(seq, [])
             if not reasons:  # cannot happen while the index holds what the texts give; said rather than left empty
                 reasons = [f"indexed terms match {', '.join(terms)}"]
             text = record.text or ""
-            results.append({**service.describe(conn, record, at), "memory": text[:PREVIEW_CHARS],
+            results.append({**service.describe(conn, record, at, moment=moment), "memory": text[:PREVIEW_CHARS],
                             "text_truncated": len(text) > PREVIEW_CHARS, "scope": record.ns.type,
                             "score": round(score, 6), "why": reasons})
     return _search_result(query, scope, history, at, results, ranking.total, limit, semantic, indexing)
@@ -129,14 +132,23 @@ def _with_meaning(conn, index: SemanticIndex, query: str, ranking: Ranking, wher
     return Ranking([(seq, scores[seq]) for seq in ranked], ranking.total + added, why)
 
 
-def _text_reasons(conn, seq: int, text: str | None, analyzed: list[Term]) -> list[str]:
+def _records_with_statements(conn, seqs: list[int]) -> dict[int, tuple[MemoryRecord, str | None]]:
+    """The memories of these seqs, each with its projection statements as the full-text index holds them: one
+    read for all the results rather than two per result."""
+    if not seqs:
+        return {}
+    rows = conn.execute(f"SELECT {COLUMNS}, f.statements FROM {FROM} LEFT JOIN memory_fts AS f ON f.rowid = m.seq "
+                        f"WHERE m.seq IN ({_in(seqs)})", seqs)
+    return {row[0]: (MemoryRecord(*row[:-1]), row[-1]) for row in rows}
+
+
+def _text_reasons(text: str | None, statements: str | None, analyzed: list[Term]) -> list[str]:
     """Which query words the text and the projection statements match, each with the forms found there when
     they differ (`deployments as deployed`, `roll back as rollback`)."""
     wanted = {t.term for t in analyzed}
-    row = conn.execute("SELECT statements FROM memory_fts WHERE rowid = ?", (seq,)).fetchone()
     reasons = []
     for label, found in (("text matches", matched_forms(text, wanted)),
-                         ("projection statements match", matched_forms(row[0] if row else None, wanted))):
+                         ("projection statements match", matched_forms(statements, wanted))):
         said = []
         for t in analyzed:
             forms = found.get(t.term)
