@@ -8,9 +8,7 @@ projections of the memories current at that moment and the facts that rest on no
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..datalog import explain, solve
 from ..datalog.proofs import ProofNode
@@ -20,7 +18,7 @@ from ..knowledge.segments import DEFAULT, resolve
 from ..store.repository import Visibility, new_fact
 from ..terms import Compound, Term, Var, format_term
 from ..terms.codec import decode_many
-from .memories import COLUMNS, FROM, MemoryRecord, SourceMemories, current_filter
+from .memories import MemoryRecord, SourceMemories
 from ..access.namespaces import readable_namespaces
 from .projections import to_value
 
@@ -35,10 +33,8 @@ def _leaf_memories(proof: ProofStep, found: dict) -> None:
 
 def _lossy(sources: SourceMemories, ids: list[str]) -> set[str]:
     """The memories among `ids` with a projection that is lossy or needs context."""
-    with sources.store.read() as conn:
-        return {r[0] for r in conn.execute(
-            "SELECT DISTINCT memory_id FROM memory_projections WHERE quality <> 'exact' "
-            "AND memory_id IN (SELECT value FROM json_each(?))", (json.dumps(ids),))}
+    with sources.repository.read() as tx:
+        return tx.memory_projections.lossy(ids)
 
 
 def derived_recall(kb, sources: SourceMemories, predicate: str, arguments: list | None, include_source: bool,
@@ -103,17 +99,13 @@ class _ProjectedThen:
 
 def _projected_then(sources: SourceMemories, at: str) -> _ProjectedThen:
     then = _ProjectedThen()
-    with sources.store.read() as conn:
-        spaces = readable_namespaces(conn, sources.context)
+    with sources.repository.read() as tx:
+        spaces = readable_namespaces(tx.connection, sources.context)
         if not spaces:
             return then
-        where, params = current_filter(at, False, conn.clock)
-        rows: list[Any] = conn.execute(
-            f"SELECT {COLUMNS}, p.fact, p.quality FROM {FROM} JOIN memory_projections AS p ON p.memory_id = m.id "
-            f"WHERE m.namespace IN ({', '.join('?' * len(spaces))}) AND {where} AND p.fact IS NOT NULL "
-            "ORDER BY m.seq, p.position", [*spaces, *params]).fetchall()
+        rows = tx.memory_projections.settled_facts(spaces, at)
     for row in rows:
-        record, fact, quality = MemoryRecord(*row[:-2]), row[-2], row[-1]
+        record, fact, quality = MemoryRecord.of(row.memory), row.fact, row.quality
         stored = new_fact(parse_fact(fact))
         args = decode_many([stored.args])[0]
         key = (stored.functor, stored.arity, args)

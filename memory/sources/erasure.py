@@ -21,29 +21,23 @@ They hold ids, never content, and keep the audit trail and `as_of` history whole
 
 from __future__ import annotations
 
-import json
-
 from ..store.repository import Transaction
-from .words import erase_words
 
 
 def erase_memory(tx: Transaction, record, now: str, eraser: str) -> None:
     """Erase one memory's content inside the caller's write transaction (`record`: a MemoryRecord; `eraser`: the
     principal erasing it)."""
-    conn = tx.connection  # the source-memory tables; the core ones go through the repository
     strings = {record.text, record.sha256, record.idempotency_key}
     facts: set[str] = set()
-    for statement, fact, arguments in conn.execute(
-            "SELECT statement, fact, arguments FROM memory_projections WHERE memory_id = ?", (record.id,)):
+    for statement, fact, arguments in tx.memory_projections.contents(record.id):
         strings.add(statement)
         facts.add(fact)
-        facts |= {value for value in json.loads(arguments) if isinstance(value, str) and len(value) > 3}
-    conn.execute("UPDATE sources SET text = NULL, sha256 = '', erased_at = ? WHERE id = ?", (now, record.source_id))
-    conn.execute("UPDATE memory_projections SET predicate = '', statement = NULL, arguments = '[]', fact = '' "
-                 "WHERE memory_id = ?", (record.id,))
-    conn.execute("UPDATE source_memories SET idempotency_key = NULL WHERE id = ?", (record.id,))
+        facts |= {value for value in arguments if isinstance(value, str) and len(value) > 3}
+    tx.source_memories.erase_source(record.source_id, now)
+    tx.memory_projections.erase(record.id)
+    tx.source_memories.forget_key(record.id)
     tx.fulltext.erase(record.seq)  # with every copy of its tokens the full-text index kept
-    erase_words(conn, record.seq)  # the search index's words (0011); the projection keys go with the projections
+    tx.memory_words.erase(record.seq)  # search's terms (0011); the projection keys go with the projections
     tx.vectors.erase(record.seq)  # its sentence embedding (0015): a vector is readable content too
     # Which conclusions rest on the memory is a question about proofs; the cache is cheaper to drop than to
     # search, and nothing but `materialize` writes it.

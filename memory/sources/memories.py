@@ -7,7 +7,6 @@ so ids cannot be probed across namespaces."""
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +15,9 @@ from ..errors import Conflict, InvalidArguments, NotFound, PermissionDenied
 from ..knowledge.proof_view import ProofStep
 from ..knowledge.segments import bump_generation, resolve
 from ..store import utc_now
-from ..store.repository import Repository, Transaction, new_fact
+from ..store.repository import NewMemory, NewProjection, Repository, StoredMemory, Transaction, new_fact
+# COLUMNS and FROM are the store's; search.py reads them through this module until its SQL moves there too.
+from ..store.repository.source_memories import COLUMNS as COLUMNS, FROM as FROM, settled
 from ..validation import require_text
 from ..access.context import READ, CallerContext
 from ..access.namespaces import CAPABILITY, Namespace, new_id, readable_namespaces, require_write, write_namespace
@@ -26,7 +27,7 @@ from .projections import Projection, parse_projections
 from .related import find_related
 from .reindex import analyzer_tag
 from .semantic import after_write
-from .words import count_words, store_words
+from .words import count_words
 
 MAX_SOURCE_CHARS = 1_000_000
 MAX_KEY_CHARS = 256
@@ -38,37 +39,15 @@ ACTIONS = {"expire": "expired", "supersede": "superseded", "invalidate": "invali
            "delete": "deleted"}
 SUPPORT_KIND = "source"
 
-COLUMNS = ("m.seq, m.id, m.source_id, m.namespace, m.lifetime, m.kind, m.status, m.superseded_by, m.idempotency_key, "
-           "m.principal, m.valid_from, m.valid_to, m.recorded_at, m.version, s.text, s.sha256, s.source_class, "
-           "s.trust, s.created_at, s.erased_at")
-FROM = "source_memories AS m JOIN sources AS s ON s.id = m.source_id"
-# The status a memory had at a given time: that of its last lifecycle event at or before it.
-STATUS_AT = ("(SELECT e.status FROM memory_events AS e WHERE e.memory_id = m.id AND e.at <= ? "
-             "ORDER BY e.at DESC, e.id DESC LIMIT 1)")
 
+@dataclass(frozen=True)
+class MemoryRecord(StoredMemory):
+    """A stored memory (its fields in the order of COLUMNS), with its namespace as a value."""
 
-@dataclass
-class MemoryRecord:
-    seq: int
-    id: str
-    source_id: str
-    namespace: str
-    lifetime: str
-    kind: str
-    status: str
-    superseded_by: str | None
-    idempotency_key: str | None
-    principal: str
-    valid_from: str
-    valid_to: str | None
-    recorded_at: str
-    version: int
-    text: str | None
-    sha256: str
-    source_class: str
-    trust: str
-    source_created_at: str
-    erased_at: str | None
+    @classmethod
+    def of(cls, stored: StoredMemory) -> "MemoryRecord":
+        """The stored row as a record."""
+        return cls(**vars(stored))
 
     @property
     def ns(self) -> Namespace:
@@ -82,23 +61,14 @@ def sha256(text: str) -> str:
 def current_filter(at: str | None, history: bool, clock: Clock) -> tuple[str, list]:
     """SQL over `m` selecting what a read at time `at` (None: the clock's now) may return: settled memories (active and
     valid then), or with `history` everything recorded by then."""
-    moment = at or utc_now(clock)
-    if history:
-        return "m.recorded_at <= ?", [moment]
-    if at is None:
-        return ("m.status = 'active' AND m.valid_from <= ? AND (m.valid_to IS NULL OR m.valid_to > ?)",
-                [moment, moment])
-    return (f"m.recorded_at <= ? AND {STATUS_AT} = 'active' AND m.valid_from <= ? "
-            "AND (m.valid_to IS NULL OR m.valid_to > ?)", [moment, moment, moment, moment])
+    return settled(at or utc_now(clock), history, past=at is not None)
 
 
 def status_at(conn, record: "MemoryRecord", at: str | None) -> str:
     """The memory's status now (as loaded) or at an earlier time (from its lifecycle events)."""
     if at is None:
         return record.status
-    row = conn.execute("SELECT status FROM memory_events WHERE memory_id = ? AND at <= ? ORDER BY at DESC, id DESC "
-                       "LIMIT 1", (record.id, at)).fetchone()
-    return row[0] if row else "unrecorded"
+    return Transaction(conn).source_memories.status_at(record.id, at) or "unrecorded"
 
 
 def check_instant(argument: str, value: object) -> str | None:
@@ -129,10 +99,10 @@ class SourceMemories:
         """The memory if the caller may read it (`spaces`: its readable namespaces, when already known)."""
         if not isinstance(ident, str) or not ident.startswith("mem_") or len(ident) > 64:
             raise self.not_found(ident)
-        row = conn.execute(f"SELECT {COLUMNS} FROM {FROM} WHERE m.id = ?", (ident,)).fetchone()
-        if row is None:
+        stored = Transaction(conn).source_memories.by_id(ident)
+        if stored is None:
             raise self.not_found(ident)
-        record = MemoryRecord(*row)
+        record = MemoryRecord.of(stored)
         if spaces is None:
             spaces = readable_namespaces(conn, self.context)
         if record.namespace not in spaces or (at and record.recorded_at > at):
@@ -149,14 +119,11 @@ class SourceMemories:
     def listing(self, offset: int, limit: int) -> list[dict]:
         """The caller's current memories (id, kind, recorded_at), oldest first, one page: what it may browse."""
         self.require_read()
-        where, params = current_filter(None, False, self.store.clock)
-        with self.store.read() as conn:
-            spaces = readable_namespaces(conn, self.context)
-            rows = conn.execute(
-                f"SELECT m.id, m.kind, m.recorded_at FROM {FROM} WHERE {where} AND s.erased_at IS NULL AND "
-                f"m.namespace IN ({', '.join('?' * len(spaces))}) ORDER BY m.seq LIMIT ? OFFSET ?",
-                (*params, *spaces, limit, offset)).fetchall()
-        return [{"id": i, "kind": k, "recorded_at": r} for i, k, r in rows]
+        now = utc_now(self.store.clock)
+        with self.repository.read() as tx:
+            spaces = readable_namespaces(tx.connection, self.context)
+            rows = tx.source_memories.current_page(now, spaces, limit, offset)
+        return [{"id": r.id, "kind": r.kind, "recorded_at": r.recorded_at} for r in rows]
 
     def describe(self, conn, record: MemoryRecord, at: str | None, full: bool = False,
                  moment: str | None = None) -> dict:
@@ -173,21 +140,19 @@ class SourceMemories:
         }
         if not full:
             return out
+        tx = Transaction(conn)
         projections = [
-            {"id": p, "predicate": pred, "arguments": json.loads(args), "statement": st, "quality": q, "fact": f,
-             "created_at": c}
-            for p, pred, args, st, q, f, c in conn.execute(
-                "SELECT id, predicate, arguments, statement, quality, fact, created_at FROM memory_projections "
-                "WHERE memory_id = ? ORDER BY position", (record.id,))]
-        history = [{"at": a, "status": s, "reason": r, "principal": p} for a, s, r, p in conn.execute(
-            "SELECT at, status, reason, principal FROM memory_events WHERE memory_id = ? AND at <= ? "
-            "ORDER BY at, id", (record.id, moment))]
+            {"id": p.id, "predicate": p.predicate, "arguments": p.arguments, "statement": p.statement,
+             "quality": p.quality, "fact": p.fact, "created_at": p.created_at}
+            for p in tx.memory_projections.of(record.id)]
+        history = [{"at": e.at, "status": e.status, "reason": e.reason, "principal": e.principal}
+                   for e in tx.source_memories.history(record.id, moment)]
         out.update({
             "source_text": record.text, "sha256": record.sha256 or None, "erased": record.erased_at is not None,
             "provenance": {"source_class": record.source_class, "metadata": {}},
             "principal": record.principal, "trust": record.trust, "created_at": record.recorded_at,
             "source_created_at": record.source_created_at, "version": record.version,
-            "projections": projections, "history": history, "supersedes": self._supersedes(conn, record.id), "as_of": at,
+            "projections": projections, "history": history, "supersedes": tx.source_memories.superseded_by(record.id), "as_of": at,
             "model_calls": 0,
         })
         return out
@@ -234,10 +199,10 @@ class SourceMemories:
             raise InvalidArguments("'valid_to' must be after 'valid_from'", argument="valid_to")
         digest = sha256(text)
         with self.repository.write() as tx:
-            conn = tx.connection  # the source-memory tables; facts, supports and the audit log go through tx
+            conn = tx.connection  # what the namespace lookups (memory/access) take; every row goes through tx
             namespace, capability = write_namespace(conn, self.context, scope)
             if key is not None:
-                receipt = self._replay(conn, namespace, key, digest)
+                receipt = self._replay(tx, namespace, key, digest)
                 if receipt is not None:
                     exclude = {receipt["id"], *receipt["supersedes"]}
                     return {**receipt, **find_related(conn, self.context, text, specs, utc_now(conn.clock),
@@ -252,26 +217,21 @@ class SourceMemories:
             source_id, memory_id = new_id("src"), new_id("mem")
             statements = "\n".join(p.statement for p in specs)
             words = count_words(text, statements)
-            conn.execute("INSERT INTO sources (id, text, sha256, principal, source_class, trust, created_at) "
-                         "VALUES (?, ?, ?, ?, ?, ?, ?)", (source_id, text, digest, self.context.principal,
-                                                          self.context.source_class, self.context.trust, now))
-            (seq,), = conn.execute(
-                "INSERT INTO source_memories (id, source_id, namespace, lifetime, kind, idempotency_key, principal, "
-                "valid_from, valid_to, recorded_at, text_words, statement_words) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
-                (memory_id, source_id, namespace.key, RETENTION[retention], kind, key, self.context.principal,
-                 start or now, end, now, words.text_words, words.statement_words)
-            ).fetchall()  # drained: the statement is done before the commit
-            self._event(conn, memory_id, now, "active", None)
+            seq = tx.source_memories.add(NewMemory(
+                source_id=source_id, memory_id=memory_id, text=text, sha256=digest, principal=self.context.principal,
+                source_class=self.context.source_class, trust=self.context.trust, namespace=namespace.key,
+                lifetime=RETENTION[retention], kind=kind, idempotency_key=key, valid_from=start or now, valid_to=end,
+                now=now, text_words=words.text_words, statement_words=words.statement_words))
+            self._event(tx, memory_id, now, "active", None)
             self._project(tx, memory_id, specs, now)
-            conn.execute("INSERT INTO memory_fts (rowid, text, statements) VALUES (?, ?, ?)", (seq, text, statements))
-            store_words(conn, seq, words)
+            tx.fulltext.add(seq, text, statements)
+            tx.memory_words.add(seq, words.occurrences)
             # A new store's first terms name their analyzer, so no search re-indexes what this one just wrote.
-            conn.execute("UPDATE search_index_state SET analyzer = ? WHERE id = 1 AND analyzer = ''", (analyzer_tag(),))
+            tx.memory_words.name_analyzer(analyzer_tag())
             withdrawn = []
             for old in olds:
                 withdrawn += self._end(tx, old, "superseded", f"superseded by {memory_id}", now, memory_id)
-            receipt = self._receipt(conn, self._record(conn, memory_id), replay=False)
+            receipt = self._receipt(tx, self._record(tx, memory_id), replay=False)
             # Ids and counts only: no text, digest, key or fact of a memory that may be erased later.
             tx.audit.record(self.context.principal, "memory_remember", None, {
                 "id": memory_id, "source_id": source_id, "namespace": namespace.key, "capability": capability,
@@ -280,37 +240,32 @@ class SourceMemories:
         after_write(self.repository, self.context.principal)  # its vector comes after the acknowledgement
         return {**receipt, **related.to_dict()}
 
-    def _replay(self, conn, namespace: Namespace, key: str, digest: str) -> dict | None:
-        row = conn.execute(f"SELECT {COLUMNS} FROM {FROM} WHERE m.namespace = ? AND m.idempotency_key = ?",
-                           (namespace.key, key)).fetchone()
-        if row is None:
+    def _replay(self, tx: Transaction, namespace: Namespace, key: str, digest: str) -> dict | None:
+        stored = tx.source_memories.by_key(namespace.key, key)
+        if stored is None:
             return None
-        first = MemoryRecord(*row)
+        first = MemoryRecord.of(stored)
         if first.sha256 != digest:
             raise Conflict(f"Idempotency key {key!r} was already used for a different text", idempotency_key=key,
                            id=first.id)
-        return self._receipt(conn, first, replay=True)
+        return self._receipt(tx, first, replay=True)
 
     @staticmethod
-    def _record(conn, ident: str) -> MemoryRecord:
-        return MemoryRecord(*conn.execute(f"SELECT {COLUMNS} FROM {FROM} WHERE m.id = ?", (ident,)).fetchone())
+    def _record(tx: Transaction, ident: str) -> MemoryRecord:
+        stored = tx.source_memories.by_id(ident)
+        assert stored is not None, ident  # written in this transaction
+        return MemoryRecord.of(stored)
 
-    @staticmethod
-    def _supersedes(conn, ident: str) -> list[str]:
-        return [r[0] for r in conn.execute("SELECT id FROM source_memories WHERE superseded_by = ? ORDER BY seq",
-                                           (ident,))]
-
-    def _receipt(self, conn, record: MemoryRecord, replay: bool) -> dict:
+    def _receipt(self, tx: Transaction, record: MemoryRecord, replay: bool) -> dict:
         """What remember returns, for a new memory and for a retry that finds it again alike."""
-        projections = conn.execute("SELECT id, fact FROM memory_projections WHERE memory_id = ? ORDER BY position",
-                                   (record.id,)).fetchall()
+        projections = tx.memory_projections.facts(record.id)
         return {
             "status": "stored", "id": record.id, "source_id": record.source_id, "namespace": record.ns.to_dict(),
             "durable": True, "version": record.version, "sha256": record.sha256, "recorded_at": record.recorded_at,
             "valid_from": record.valid_from, "valid_to": record.valid_to,
             "projection_status": "stored" if projections else "not_attempted",
             "projection_ids": [p for p, _ in projections], "facts": [f for _, f in projections],
-            "supersedes": self._supersedes(conn, record.id), "idempotent_replay": replay, "model_calls": 0,
+            "supersedes": tx.source_memories.superseded_by(record.id), "idempotent_replay": replay, "model_calls": 0,
         }
 
     def _project(self, tx: Transaction, memory_id: str, specs: list[Projection], now: str) -> None:
@@ -319,29 +274,21 @@ class SourceMemories:
             return
         segment = resolve(tx, None, write=True)
         for position, spec in enumerate(specs):
-            tx.connection.execute(
-                "INSERT INTO memory_projections (id, memory_id, position, predicate, arguments, statement, quality, "
-                "fact, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (new_id("proj"), memory_id, position, spec.predicate, json.dumps(spec.arguments, ensure_ascii=False),
-                 spec.statement, spec.quality, spec.fact, now))
+            tx.memory_projections.add(NewProjection(new_id("proj"), memory_id, position, spec.predicate, spec.arguments,
+                                                    spec.statement, spec.quality, spec.fact, now))
             tx.facts.support(segment.id, new_fact(spec.term), SUPPORT_KIND, memory_id, self.context.principal)
         # Which facts a caller sees depends on the memories behind them, so any change of support counts.
         bump_generation(tx, segment)
 
-    def _event(self, conn, memory_id: str, at: str, status: str, reason: str | None) -> None:
-        conn.execute("INSERT INTO memory_events (memory_id, at, status, reason, principal) VALUES (?, ?, ?, ?, ?)",
-                     (memory_id, at, status, reason, self.context.principal))
+    def _event(self, tx: Transaction, memory_id: str, at: str, status: str, reason: str | None) -> None:
+        tx.source_memories.add_event(memory_id, at, status, reason, self.context.principal)
 
     def _end(self, tx: Transaction, record: MemoryRecord, status: str, reason: str | None, now: str,
              successor: str | None = None) -> list[str]:
         """Move a memory out of 'active' (or between ended states); its projections stop supporting facts.
         Returns the facts that lost their last support."""
-        conn = tx.connection
-        conn.execute(
-            "UPDATE source_memories SET status = ?, version = version + 1, superseded_by = coalesce(?, superseded_by), "
-            "valid_to = CASE WHEN ? = 'expired' AND (valid_to IS NULL OR valid_to > ?) THEN ? ELSE valid_to END "
-            "WHERE id = ?", (status, successor, status, now, now, record.id))
-        self._event(conn, record.id, now, status, reason)
+        tx.source_memories.end(record.id, status, successor, now)
+        self._event(tx, record.id, now, status, reason)
         segment = resolve(tx, None)
         removed, _ = tx.supports.withdraw(segment.id, SUPPORT_KIND, record.id, visibility(tx, self.context))
         bump_generation(tx, segment)

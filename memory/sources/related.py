@@ -26,10 +26,10 @@ Cost is bounded and indexed, whatever the store holds:
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 
+from ..store.repository import Transaction
 from ..terms import Compound, call_prefix, continued_range, format_term, plain_call
 from ..access.context import READ, CallerContext
 from ..access.namespaces import CAPABILITY, Namespace, readable_namespaces
@@ -72,16 +72,6 @@ class RelatedReport:
         return {"related": [r.to_dict() for r in self.related], "related_truncated": self.truncated}
 
 
-def _in(values: list) -> str:
-    return ", ".join("?" * len(values))
-
-
-def _visible_current(now: str) -> str:
-    """SQL over `m` and `s`: current now (active, valid) and not erased. Parameters: now, now."""
-    return ("m.status = 'active' AND m.valid_from <= ? AND (m.valid_to IS NULL OR m.valid_to > ?) "
-            "AND s.erased_at IS NULL")
-
-
 def _preview(text: str | None) -> str:
     flat = " ".join((text or "").split())
     return flat if len(flat) <= PREVIEW_CHARS else flat[:PREVIEW_CHARS] + "…"
@@ -102,18 +92,13 @@ def probe_words(words: set[str], threshold: float = RESTATES_AT, counts: dict[st
     return ordered[:len(words) - need + 1]
 
 
-def visible_holders(conn, words: set[str], where: str, params: list, least: int) -> dict[str, list[int]]:
-    """The newest visible current memories (seqs, up to RARITY_CAP) holding each word in their text or
-    statements and terms enough to share `least` of them (a text of n words has at most 2n - 1 terms, its joined forms included): how rare each word is, and who holds it. Read over what
+def visible_holders(tx: Transaction, words: set[str], now: str, spaces: list[str], least: int) -> dict[str, list[int]]:
+    """The newest memories current at `now`, not erased and in the namespaces `spaces` (seqs, up to RARITY_CAP)
+    holding each word in their text or statements and terms enough to share `least` of them (a text of n words
+    has at most 2n - 1 terms, its joined forms included): how rare each word is, and who holds it. Read over what
     the caller may see only, so which memories are compared (and so what is reported) depends on nothing
     hidden."""
-    holders = {}
-    for word in sorted(words):
-        holders[word] = [seq for seq, in conn.execute(
-            "SELECT m.seq FROM memory_words AS w JOIN source_memories AS m ON m.seq = w.seq "
-            f"JOIN sources AS s ON s.id = m.source_id WHERE w.word = ? AND {where} AND 2 * m.text_words >= ? "
-            "ORDER BY m.seq DESC LIMIT ?", [word, *params, least, RARITY_CAP]).fetchall()]
-    return holders
+    return {word: tx.memory_words.newest_holders(word, now, spaces, least, RARITY_CAP) for word in sorted(words)}
 
 
 def find_related(conn, context: CallerContext, text: str, specs: list[Projection], now: str,
@@ -133,16 +118,16 @@ def find_related(conn, context: CallerContext, text: str, specs: list[Projection
             found[ident] = Related(ident, ns, _preview(source_text), context.can(CAPABILITY[ns.type]), seq=seq)
         return found[ident]
 
-    where = f"{_visible_current(now)} AND m.namespace IN ({_in(spaces)})"
-    params = [now, now, *spaces]
-    _contradictions(conn, specs, where, params, exclude, entry)
-    _restatements(conn, text, where, params, exclude, entry)
+    tx = Transaction(conn)
+    _contradictions(tx, specs, now, spaces, exclude, entry)
+    _restatements(tx, text, now, spaces, exclude, entry)
     # Contradictions first (they need a decision), then the newest.
     ranked = sorted(found.values(), key=lambda r: ("contradicts" not in r.relations, -r.seq))
     return RelatedReport(ranked[:MAX_RELATED], len(ranked) > MAX_RELATED)
 
 
-def _contradictions(conn, specs: list[Projection], where: str, params: list, exclude: set[str], entry) -> None:
+def _contradictions(tx: Transaction, specs: list[Projection], now: str, spaces: list[str], exclude: set[str],
+                    entry) -> None:
     seen_keys = set()
     for spec in specs:
         arity = len(spec.arguments)
@@ -160,20 +145,14 @@ def _contradictions(conn, specs: list[Projection], where: str, params: list, exc
         values = [v for s in specs if s.predicate == spec.predicate and len(s.arguments) == arity
                   and all(same_scalar(x, y) for x, y in zip(s.arguments[:-1], spec.arguments[:-1]))
                   for v in [s.arguments[-1]]]
-        rows = conn.execute(
-            "SELECT m.seq, m.id, m.namespace, s.text, p.arguments, p.fact FROM memory_projections AS p "
-            "CROSS JOIN source_memories AS m ON m.id = p.memory_id CROSS JOIN sources AS s ON s.id = m.source_id "
-            f"WHERE p.predicate = ? AND p.fact >= ? AND p.fact < ? AND json_array_length(p.arguments, '$') = ? "
-            f"AND {where} ORDER BY p.predicate, p.fact LIMIT ?",  # the index's order: it stops at the limit
-            [spec.predicate, low, high, arity, *params, KEY_CANDIDATES]).fetchall()
         others = []
-        for seq, ident, namespace, source_text, arguments, fact in rows:
-            old = json.loads(arguments)
-            if ident in exclude or not all(same_scalar(x, y) for x, y in zip(old[:-1], spec.arguments[:-1])):
+        for held in tx.memory_projections.with_fact_in(spec.predicate, low, high, arity, now, spaces, KEY_CANDIDATES):
+            old = held.arguments
+            if held.memory_id in exclude or not all(same_scalar(x, y) for x, y in zip(old[:-1], spec.arguments[:-1])):
                 continue
             if any(same_scalar(old[-1], v) for v in values):
                 continue  # the same value: agreement, not a contradiction
-            others.append((seq, ident, namespace, source_text, old[-1], fact))
+            others.append((held.seq, held.memory_id, held.namespace, held.text, old[-1], held.fact))
         distinct: list = []
         for *_, value, _ in others:
             if not any(same_scalar(value, d) for d in distinct):
@@ -187,13 +166,13 @@ def _contradictions(conn, specs: list[Projection], where: str, params: list, exc
             related.why.append(f"{fact} there, {spec.fact} here")
 
 
-def _restatements(conn, text: str, where: str, params: list, exclude: set[str], entry) -> None:
+def _restatements(tx: Transaction, text: str, now: str, spaces: list[str], exclude: set[str], entry) -> None:
     words = {t.term for t in analyze(text)}  # the terms the index holds for a memory's text (words.py)
     if not words or len(words) > MAX_COMPARED_WORDS:
         return
     need = math.ceil(RESTATES_AT * len(words) - 1e-9)
     cap = math.floor(len(words) / RESTATES_AT) + 1  # a memory with more distinct words is below the threshold
-    holders = visible_holders(conn, words, where, params, need)
+    holders = visible_holders(tx, words, now, spaces, need)
     # Every restatement holds one of the probe words; their holders, rarest word first, up to the budget.
     candidates: dict[int, None] = {}
     for word in probe_words(words, counts={w: len(h) for w, h in holders.items()}):
@@ -203,21 +182,14 @@ def _restatements(conn, text: str, where: str, params: list, exclude: set[str], 
     seqs = list(candidates)[:TEXT_CANDIDATES]
     if not seqs:
         return
-    rows = conn.execute(
-        "SELECT m.seq, m.id, m.namespace, m.source_id, "
-        "(SELECT count(*) FROM memory_words AS w WHERE w.seq = m.seq AND w.in_text > 0 "
-        "AND w.word IN (SELECT value FROM json_each(?))), "
-        "(SELECT count(*) FROM (SELECT 1 FROM memory_words AS w WHERE w.seq = m.seq AND w.in_text > 0 LIMIT ?) AS b) "
-        f"FROM source_memories AS m WHERE m.seq IN ({_in(seqs)})",
-        [json.dumps(sorted(words)), cap, *seqs]).fetchall()
-    for seq, ident, namespace, source_id, shared, size in rows:
-        if ident in exclude or shared < need:
+    for overlap in tx.memory_words.overlaps(seqs, words, cap):
+        if overlap.memory_id in exclude or overlap.shared < need:
             continue
-        score = shared / (len(words) + size - shared)
+        score = overlap.shared / (len(words) + overlap.size - overlap.shared)
         if score < RESTATES_AT:
             continue
-        (source_text,), = conn.execute("SELECT text FROM sources WHERE id = ?", (source_id,)).fetchall()
-        related = entry(seq, ident, namespace, source_text)
+        source_text = tx.source_memories.source_text(overlap.source_id)
+        related = entry(overlap.seq, overlap.memory_id, overlap.namespace, source_text)
         related.relations.insert(0, "restates")
         related.why.insert(0, "the same words" if score == 1 else
                            f"near-duplicate text ({score:.2f} of the words in either are in both)")

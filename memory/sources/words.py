@@ -126,13 +126,3 @@ def matched_forms(text: str | None, terms: set[str], language: str | None = None
             found.setdefault(t.term, {})[t.form] = None
     return {term: list(forms) for term, forms in found.items()}
 
-
-def store_words(conn, seq: int, counts: WordCounts) -> None:
-    conn.executemany("INSERT INTO memory_words (seq, word, in_text, in_statements) VALUES (?, ?, ?, ?)",
-                     [(seq, *occurrence) for occurrence in counts.occurrences])
-
-
-def erase_words(conn, seq: int) -> None:
-    """An erased memory's words go with its text (the connection overwrites freed pages with zeros)."""
-    conn.execute("DELETE FROM memory_words WHERE seq = ?", (seq,))
-    conn.execute("UPDATE source_memories SET text_words = NULL, statement_words = NULL WHERE seq = ?", (seq,))

@@ -7,6 +7,10 @@ class FullText:
     def __init__(self, conn) -> None:
         self._conn = conn
 
+    def add(self, seq: int, text: str, statements: str) -> None:
+        """Index a new memory's text and projection statements under its seq."""
+        self._conn.execute("INSERT INTO memory_fts (rowid, text, statements) VALUES (?, ?, ?)", (seq, text, statements))
+
     def erase(self, seq: int) -> None:
         """Remove a memory's row and, on SQLite, every copy of its tokens: FTS5 keeps a deleted row's tokens in
         its index segments until they are merged, so 'secure-delete' removes them at once and 'optimize'

@@ -194,3 +194,126 @@ class TimelineRow(NamedTuple):
     principal: str
     recorded_at: str
     retracted_at: str | None
+
+
+# --- source memories (memory/sources) -------------------------------------------------------------------
+@dataclass(frozen=True)
+class StoredMemory:
+    """A row of `source_memories` with its source (`sources`): the columns of `source_memories.COLUMNS`, in
+    that order (the source-memory package's MemoryRecord adds what it derives from them)."""
+    seq: int
+    id: str
+    source_id: str
+    namespace: str
+    lifetime: str
+    kind: str
+    status: str
+    superseded_by: str | None
+    idempotency_key: str | None
+    principal: str
+    valid_from: str
+    valid_to: str | None
+    recorded_at: str
+    version: int
+    text: str | None  # None once erased
+    sha256: str  # '' once erased
+    source_class: str
+    trust: str
+    source_created_at: str
+    erased_at: str | None
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """A memory to store: its source row (`sources`) and its row of `source_memories`, stamped `now`."""
+    source_id: str
+    memory_id: str
+    text: str
+    sha256: str
+    principal: str
+    source_class: str
+    trust: str
+    namespace: str
+    lifetime: str
+    kind: str
+    idempotency_key: str | None
+    valid_from: str
+    valid_to: str | None
+    now: str
+    text_words: int
+    statement_words: int
+
+
+@dataclass(frozen=True)
+class MemoryListing:
+    """One line of the browsable list of memories."""
+    id: str
+    kind: str
+    recorded_at: str
+
+
+@dataclass(frozen=True)
+class MemoryEvent:
+    """One lifecycle change of a memory (`memory_events`)."""
+    at: str
+    status: str
+    reason: str | None
+    principal: str
+
+
+@dataclass(frozen=True)
+class NewProjection:
+    """A projection to store (`memory_projections`); `arguments` are JSON scalars."""
+    id: str
+    memory_id: str
+    position: int
+    predicate: str
+    arguments: list
+    statement: str
+    quality: str
+    fact: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class ProjectionRow:
+    """A stored projection, its arguments decoded from their JSON."""
+    id: str
+    predicate: str
+    arguments: list
+    statement: str | None  # None once erased
+    quality: str
+    fact: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class ProjectedFact:
+    """A projection's fact and quality, with the memory it belongs to."""
+    memory: StoredMemory
+    fact: str
+    quality: str
+
+
+@dataclass(frozen=True)
+class KeyHolder:
+    """A projection sharing a predicate and a fact-text range with another, and its memory's id, namespace and
+    text (what a contradiction is reported with)."""
+    seq: int
+    memory_id: str
+    namespace: str
+    text: str | None
+    arguments: list
+    fact: str
+
+
+@dataclass(frozen=True)
+class WordOverlap:
+    """How much of a set of words a memory's text holds: `shared` of them, out of its `size` distinct words
+    (counted up to a cap)."""
+    seq: int
+    memory_id: str
+    namespace: str
+    source_id: str
+    shared: int
+    size: int

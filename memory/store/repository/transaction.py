@@ -15,12 +15,15 @@ from .facts import Facts
 from .formations import Formations
 from .fulltext import FullText
 from .invariants import Invariants
+from .memory_projections import MemoryProjections
+from .memory_words import MemoryWords
 from .observation_scans import ObservationScans
 from .observations import Observations
 from .projects import Projects
 from .rules import Rules
 from .segments import Segments
 from .snapshots import Snapshots
+from .source_memories import SourceMemoryRows
 from .supports import Supports
 from .tokens import Tokens
 from .vectors import Vectors
@@ -81,6 +84,18 @@ class Transaction:
         return FullText(self._conn)
 
     @cached_property
+    def source_memories(self) -> SourceMemoryRows:
+        return SourceMemoryRows(self._conn)
+
+    @cached_property
+    def memory_projections(self) -> MemoryProjections:
+        return MemoryProjections(self._conn)
+
+    @cached_property
+    def memory_words(self) -> MemoryWords:
+        return MemoryWords(self._conn)
+
+    @cached_property
     def observations(self) -> Observations:
         return Observations(self._conn)
 
@@ -103,9 +118,10 @@ class Transaction:
 
     @property
     def connection(self) -> Any:
-        """The store's own connection, for the source-memory store (which still keeps its SQL next to its
-        domain) and the check of the observations' hash chain: they share this transaction. Never used for the
-        tables above, nor for the observation families."""
+        """The store's own connection, for what still takes one: memory search (memory/sources/search.py and
+        ranking.py, which keep their SQL next to their domain until it moves here), the namespace lookups of
+        memory/access and the check of the observations' hash chain; they share this transaction. Never used for
+        the tables of the families above."""
         return self._conn
 
     # --- the store's health, as get_persistence_status reports it ---------------------------------------
