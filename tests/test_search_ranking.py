@@ -91,12 +91,11 @@ def test_index_ranking_equals_the_general_ranking(store_kind, tmp_path):
                 arguments = {k: call[k] for k in ("mode", "scope", "history", "limit", "kind")}
                 by_index = ranking.rank_by_index
 
-                def spy(conn, words, terms, where, params, mode, limit, by_index=by_index):
-                    out = by_index(conn, words, terms, where, params, mode, limit)
+                def spy(reads, words, terms, scope, mode, limit, by_index=by_index):
+                    out = by_index(reads, words, terms, scope, mode, limit)
                     answered["index" if out is not None else "python"] += 1
                     if out is not None:  # unrounded: the same floating-point numbers, to the last bit
-                        assert out == search_module.rank_in_python(conn, "", words, terms, where, params, mode,
-                                                                   limit)
+                        assert out == search_module.rank_in_python(reads, "", words, terms, scope, mode, limit)
                     return out
 
                 with mock.patch.object(search_module, "rank_by_index", spy):

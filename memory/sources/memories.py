@@ -10,14 +10,12 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from ..clock import Clock, parse_instant
+from ..clock import parse_instant
 from ..errors import Conflict, InvalidArguments, NotFound, PermissionDenied
 from ..knowledge.proof_view import ProofStep
 from ..knowledge.segments import bump_generation, resolve
 from ..store import utc_now
 from ..store.repository import NewMemory, NewProjection, Repository, StoredMemory, Transaction, new_fact
-# COLUMNS and FROM are the store's; search.py reads them through this module until its SQL moves there too.
-from ..store.repository.source_memories import COLUMNS as COLUMNS, FROM as FROM, settled
 from ..validation import require_text
 from ..access.context import READ, CallerContext
 from ..access.namespaces import CAPABILITY, Namespace, new_id, readable_namespaces, require_write, write_namespace
@@ -42,7 +40,7 @@ SUPPORT_KIND = "source"
 
 @dataclass(frozen=True)
 class MemoryRecord(StoredMemory):
-    """A stored memory (its fields in the order of COLUMNS), with its namespace as a value."""
+    """A stored memory (its fields in the order of the store's COLUMNS), with its namespace as a value."""
 
     @classmethod
     def of(cls, stored: StoredMemory) -> "MemoryRecord":
@@ -56,12 +54,6 @@ class MemoryRecord(StoredMemory):
 
 def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def current_filter(at: str | None, history: bool, clock: Clock) -> tuple[str, list]:
-    """SQL over `m` selecting what a read at time `at` (None: the clock's now) may return: settled memories (active and
-    valid then), or with `history` everything recorded by then."""
-    return settled(at or utc_now(clock), history, past=at is not None)
 
 
 def status_at(conn, record: "MemoryRecord", at: str | None) -> str:

@@ -3,7 +3,7 @@ match, from the indexes migrations 0011 and 0014 keep (no text or projection JSO
 
 Text matching is by term (words.py: stemmed words, CJK character pairs, joined compounds): the candidates are
 the newest FTS_CANDIDATES visible memories holding one of the query's terms in memory_words, on SQLite as on
-PostgreSQL, so both stores find and rank alike. The store gives the candidates' postings (how often each query
+PostgreSQL, so both stores find and rank alike. The store (tx.memory_search) gives the candidates' postings (how often each query
 term occurs in a memory's text and statements) and lengths in one indexed read; `bm25` scores them. It is the
 one scoring function: search.py's general ranking, which analyzes the texts again, feeds it the same counts.
 Every statistic comes from rows the caller may see.
@@ -16,10 +16,12 @@ exact it answers None and the caller ranks the general way: a candidate without 
 from __future__ import annotations
 
 import heapq
-import json
 import math
 from collections import Counter
 from dataclasses import dataclass
+
+from ..store.repository import SearchScope
+from ..store.repository.memory_search import MemorySearch
 
 
 FTS_CANDIDATES = 1000  # the newest visible full-text matches that are ranked (and counted)
@@ -38,17 +40,6 @@ class Ranking:
     top: list[tuple[int, float]]  # (seq, score), best first, at most the limit
     total: int  # memories that matched
     why: dict[int, list[str]]  # symbolic reasons of the top memories, in projection order
-
-
-def _in(values: list) -> str:
-    return ", ".join("?" * len(values))
-
-
-def term_match(terms: list[str]) -> tuple[str, list]:
-    """SQL over `m` (source_memories) keeping the memories that hold one of the terms, and its parameters (the
-    terms are one JSON parameter: data, never query syntax)."""
-    return ("m.seq IN (SELECT seq FROM memory_words WHERE word IN (SELECT value FROM json_each(?)))",
-            [json.dumps(terms)])
 
 
 def bm25(terms: list[str], docs: dict[int, Document]) -> dict[int, float]:
@@ -85,31 +76,22 @@ def bm25(terms: list[str], docs: dict[int, Document]) -> dict[int, float]:
     return scores
 
 
-def rank_by_index(conn, words: list[str], terms: list[str], where: str, params: list, mode: str,
+def rank_by_index(search: MemorySearch, words: list[str], terms: list[str], scope: SearchScope, mode: str,
                   limit: int) -> Ranking | None:
     """`words`: the query's folded words (symbolic matching); `terms`: its analyzed terms (text matching, distinct);
-    `where`/`params`: SQL over `m` (source_memories) selecting what the caller may see and the read covers."""
+    `scope`: what the caller may see and the read covers."""
     text_on, symbolic_on = mode in ("auto", "text"), mode in ("auto", "symbolic")
     if symbolic_on:
         # A projection that is not plain matches as search.py's symbolic scan decides; its keys (and the
         # '_'-parts of the words, which the predicate test reaches) find every one that could.
         lookups = list(dict.fromkeys([*words, *(part for w in words for part in w.split("_"))]))
-        if conn.execute("SELECT 1 FROM memory_projection_keys AS k CROSS JOIN source_memories AS m "
-                        f"ON m.seq = k.memory_seq WHERE k.key IN ({_in(lookups)}) AND NOT k.plain AND {where} LIMIT 1",
-                        [*lookups, *params]).fetchone():
+        if search.any_unplain_key(lookups, scope):
             return None
     scores: dict[int, float] = {}
     if text_on and terms:
-        # The visible memories holding a query term, newest first, each posting with its memory's lengths: one
-        # arm per term, each in its index's order, merged (SQLite: MERGE (UNION ALL), no sort), so a common term
-        # is read only as far as the newest FTS_CANDIDATES memories rather than sorted whole.
-        arm = ("SELECT w.seq, w.word, w.in_text, w.in_statements, m.text_words, m.statement_words "
-               "FROM memory_words AS w CROSS JOIN source_memories AS m ON m.seq = w.seq "
-               f"WHERE w.word = ? AND {where}")
+        # The visible memories holding a query term, newest first, read only as far as the newest FTS_CANDIDATES.
         docs: dict[int, Document] = {}
-        for seq, term, in_text, in_statements, text_words, statement_words in conn.execute(
-                " UNION ALL ".join([arm] * len(terms)) + " ORDER BY 1 DESC",
-                [value for wanted in terms for value in (wanted, *params)]):
+        for seq, term, in_text, in_statements, text_words, statement_words in search.postings(terms, scope):
             doc = docs.get(seq)
             if doc is None:
                 if len(docs) == FTS_CANDIDATES:
@@ -121,23 +103,14 @@ def rank_by_index(conn, words: list[str], terms: list[str], where: str, params: 
         scores = bm25(terms, docs)
     if symbolic_on:
         # Each matching plain projection's hits (distinct query words among its keys), added in order.
-        for seq, hits in conn.execute(
-                "SELECT k.memory_seq, count(*) FROM memory_projection_keys AS k CROSS JOIN source_memories AS m "
-                f"ON m.seq = k.memory_seq WHERE k.key IN ({_in(words)}) AND k.plain AND {where} "
-                "GROUP BY k.memory_seq, k.position ORDER BY k.memory_seq, k.position", [*words, *params]):
+        for seq, hits in search.plain_hits(words, scope):
             scores[seq] = scores.get(seq, 0.0) + SYMBOLIC_WEIGHT * hits
     ranked = heapq.nsmallest(limit, scores, key=lambda s: (-scores[s], -s))  # as sorted(...)[:limit]: keys differ
     top = [(seq, scores[seq]) for seq in ranked]
     why: dict[int, list[str]] = {}
     if symbolic_on and top:
-        seqs = [seq for seq, _ in top]
         keys_by_projection: dict[tuple[int, int], tuple[str, list[str]]] = {}
-        for seq, position, fact, key in conn.execute(
-                "SELECT k.memory_seq, k.position, p.fact, k.key FROM memory_projection_keys AS k "
-                "CROSS JOIN source_memories AS m ON m.seq = k.memory_seq "
-                "CROSS JOIN memory_projections AS p ON p.memory_id = m.id AND p.position = k.position "
-                f"WHERE k.key IN ({_in(words)}) AND k.plain AND k.memory_seq IN ({_in(seqs)}) "
-                "ORDER BY k.memory_seq, k.position", [*words, *seqs]):
+        for seq, position, fact, key in search.plain_keys(words, [seq for seq, _ in top]):
             keys_by_projection.setdefault((seq, position), (fact, []))[1].append(key)
         for (seq, _), (fact, keys) in keys_by_projection.items():
             why.setdefault(seq, []).append(f"projection {fact} matches {', '.join(sorted(keys))}")

@@ -14,10 +14,12 @@ from ..clock import utc_now
 from ..errors import InvalidArguments
 from ..terms import call_prefix, continued_range, plain_call
 from ..validation import require_text
-from .memories import COLUMNS, FROM, KINDS, MemoryRecord, SourceMemories, check_instant, current_filter
+from ..store.repository import FactPattern, SearchScope, Transaction
+from ..store.repository.memory_search import MemorySearch
+from .memories import KINDS, MemoryRecord, SourceMemories, check_instant
 from ..access.namespaces import Namespace, readable_namespaces
 from .projections import check_predicate, same_scalar
-from .ranking import FTS_CANDIDATES, SYMBOLIC_WEIGHT, Ranking, bm25, rank_by_index, term_match
+from .ranking import FTS_CANDIDATES, SYMBOLIC_WEIGHT, Ranking, bm25, rank_by_index
 from .reindex import ensure_terms
 from .embedding import current_embedder
 from .semantic import SEMANTIC_ONLY_FLOOR, SemanticIndex, index_of
@@ -48,10 +50,6 @@ def tokens(text: str) -> list[str]:
     return list(dict.fromkeys(_WORD.findall(text.casefold())))[:MAX_TOKENS]
 
 
-def _in(values: list) -> str:
-    return ", ".join("?" * len(values))
-
-
 def search(service: SourceMemories, query: str, scope: str = "all_visible", history: bool = False,
            limit: int | None = None, kind: str | None = None, as_of: str | None = None, mode: str = "auto") -> dict:
     """mode: auto (full text and symbolic), text, symbolic, or exact (the query as a literal substring)."""
@@ -77,23 +75,20 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
         spaces = readable_namespaces(conn, service.context, scope)
         if not spaces or (not words and mode != "exact"):
             return _search_result(query, scope, history, at, [], 0, limit, semantic, indexing)
-        where, params = current_filter(at, history, conn.clock)
-        where += f" AND m.namespace IN ({_in(spaces)})"
-        params += spaces
-        if kind is not None:
-            where += " AND m.kind = ?"
-            params.append(kind)
-        depth = limit * DEEPER if index is not None else limit
-        ranking = None if mode == "exact" else rank_by_index(conn, words, terms, where, params, mode, depth)
-        if ranking is None:
-            ranking = rank_in_python(conn, query, words, terms, where, params, mode, depth)
-        if index is not None:
-            ranking = _with_meaning(conn, index, query, ranking, where, params, limit)
-        results = []
-        found = _records_with_statements(conn, [seq for seq, _ in ranking.top])
         moment = at or utc_now(conn.clock)
+        covered = SearchScope(moment, tuple(spaces), history, past=at is not None, kind=kind)
+        reads = Transaction(conn).memory_search
+        depth = limit * DEEPER if index is not None else limit
+        ranking = None if mode == "exact" else rank_by_index(reads, words, terms, covered, mode, depth)
+        if ranking is None:
+            ranking = rank_in_python(reads, query, words, terms, covered, mode, depth)
+        if index is not None:
+            ranking = _with_meaning(conn, index, query, ranking, covered, limit)
+        results = []
+        found = reads.with_statements([seq for seq, _ in ranking.top])
         for seq, score in ranking.top:
-            record, statements = found[seq]
+            row, statements = found[seq]
+            record = MemoryRecord(*row)
             reasons = (_text_reasons(record.text, statements, analyzed) if mode in ("auto", "text") else []) \
                 + ranking.why.get(seq, [])
             if not reasons:  # cannot happen while the index holds what the texts give; said rather than left empty
@@ -105,17 +100,14 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
     return _search_result(query, scope, history, at, results, ranking.total, limit, semantic, indexing)
 
 
-def _with_meaning(conn, index: SemanticIndex, query: str, ranking: Ranking, where: str, params: list,
+def _with_meaning(conn, index: SemanticIndex, query: str, ranking: Ranking, scope: SearchScope,
                   limit: int) -> Ranking:
     """The words' ranking fused with similarity of meaning (MEANING_WEIGHT), over visible memories only."""
     wanted = index.embedder.embed([query])[0]
-
-    def visible(seqs: list[int]) -> set[int]:
-        return {seq for (seq,) in conn.execute(f"SELECT m.seq FROM {FROM} WHERE m.seq IN ({_in(seqs)}) AND {where}",
-                                               [*seqs, *params])}
-
+    reads = Transaction(conn).memory_search
     lexical = dict(ranking.top)
-    near = index.similarities(conn, wanted, visible, max(limit, MEANING_CANDIDATES), list(lexical))
+    near = index.similarities(conn, wanted, lambda seqs: reads.admitted(seqs, scope), max(limit, MEANING_CANDIDATES),
+                              list(lexical))
     best = max(lexical.values(), default=0.0) or 1.0
     scores = {seq: score / best for seq, score in lexical.items()}
     added = 0
@@ -130,16 +122,6 @@ def _with_meaning(conn, index: SemanticIndex, query: str, ranking: Ranking, wher
     why = {seq: ranking.why.get(seq, []) + ([f"meaning is close to the query (similarity {near[seq]:.2f})"]
                                             if seq in near else []) for seq in ranked}
     return Ranking([(seq, scores[seq]) for seq in ranked], ranking.total + added, why)
-
-
-def _records_with_statements(conn, seqs: list[int]) -> dict[int, tuple[MemoryRecord, str | None]]:
-    """The memories of these seqs, each with its projection statements as the full-text index holds them: one
-    read for all the results rather than two per result."""
-    if not seqs:
-        return {}
-    rows = conn.execute(f"SELECT {COLUMNS}, f.statements FROM {FROM} LEFT JOIN memory_fts AS f ON f.rowid = m.seq "
-                        f"WHERE m.seq IN ({_in(seqs)})", seqs)
-    return {row[0]: (MemoryRecord(*row[:-1]), row[-1]) for row in rows}
 
 
 def _text_reasons(text: str | None, statements: str | None, analyzed: list[Term]) -> list[str]:
@@ -159,8 +141,8 @@ def _text_reasons(text: str | None, statements: str | None, analyzed: list[Term]
     return reasons
 
 
-def rank_in_python(conn, query: str, words: list[str], terms: list[str], where: str, params: list, mode: str,
-                   limit: int) -> Ranking:
+def rank_in_python(reads: MemorySearch, query: str, words: list[str], terms: list[str], scope: SearchScope,
+                   mode: str, limit: int) -> Ranking:
     """The general ranking: reads the candidates' texts and the projections' JSON. The reference the index
     ranking (ranking.rank_by_index) equals, and the answer wherever that one cannot be exact (mode exact, a
     projection that is not plain, a memory stored before 0011)."""
@@ -168,28 +150,17 @@ def rank_in_python(conn, query: str, words: list[str], terms: list[str], where: 
     why: dict[int, list[str]] = {}
     word_set = set(words)
     if mode == "exact":  # the query, byte for byte, inside the source text; newest first
-        for (seq,) in conn.execute(
-                f"SELECT m.seq FROM {FROM} WHERE instr(s.text, ?) > 0 AND {where} ORDER BY m.seq DESC LIMIT ?",
-                [query, *params, FTS_CANDIDATES]):
+        for seq in reads.containing(query, scope, FTS_CANDIDATES):
             scores[seq] = 1.0
             why[seq] = ["text contains the query exactly"]
     if mode in ("auto", "text"):
         # The index only finds; ranking uses the visible matches alone. FTS5's bm25() weighs each
         # word by statistics of the whole table, hidden memories included, so its score (and which
         # candidates a ranked LIMIT keeps) would reveal them.
-        match, match_params = term_match(terms)
-        candidates = conn.execute(
-            f"SELECT m.seq, memory_fts.text, memory_fts.statements FROM memory_fts JOIN source_memories AS m "
-            f"ON m.seq = memory_fts.rowid WHERE {match} AND {where} ORDER BY memory_fts.rowid DESC LIMIT ?",
-            [*match_params, *params, FTS_CANDIDATES]).fetchall()
-        scores.update(visible_text_scores(terms, candidates))
+        scores.update(visible_text_scores(terms, reads.holding_terms(terms, scope, FTS_CANDIDATES)))
     # Symbolic: a projection whose predicate (or a word of it) or an argument is one of the words.
-    for seq, predicate, arguments, fact in ([] if mode not in ("auto", "symbolic") else conn.execute(
-            f"SELECT m.seq, p.predicate, p.arguments, p.fact FROM memory_projections AS p "
-            f"JOIN source_memories AS m ON m.id = p.memory_id WHERE {where} AND (p.predicate IN ({_in(words)}) "
-            f"OR EXISTS (SELECT 1 FROM json_each(p.arguments) AS j WHERE lower(CAST(j.value AS TEXT)) "
-            f"IN ({_in(words)})) OR " + " OR ".join(["instr('_' || p.predicate || '_', ?) > 0"] * len(words))
-            + ") ORDER BY m.seq, p.position", [*params, *words, *words, *(f"_{w}_" for w in words)])):
+    for seq, predicate, arguments, fact in ([] if mode not in ("auto", "symbolic") else
+                                            reads.projections_naming(words, scope)):
         hits = sorted((word_set & set(predicate.casefold().split("_")))
                       | {str(a).casefold() for a in json.loads(arguments)} & word_set)
         if hits:
@@ -233,13 +204,8 @@ def recall(service: SourceMemories, predicate: str, arguments: list | None = Non
     service.require_read()
     with service.store.read() as conn:
         spaces = readable_namespaces(conn, service.context, scope)
-        where, params = current_filter(at, False, conn.clock)
-        facts, fact_params = _fact_range(predicate, arguments)
-        rows = conn.execute(
-            f"SELECT {COLUMNS}, p.id, p.arguments, p.statement, p.quality, p.fact FROM {FROM} "
-            f"JOIN memory_projections AS p ON p.memory_id = m.id WHERE p.predicate = ? AND {facts} "
-            f"AND m.namespace IN ({_in(spaces)}) AND {where} ORDER BY m.seq DESC, p.position",
-            [predicate, *fact_params, *spaces, *params]).fetchall() if spaces else []
+        covered = SearchScope(at or utc_now(conn.clock), tuple(spaces), past=at is not None)
+        rows = Transaction(conn).memory_search.projected(predicate, _fact_range(predicate, arguments), covered)
         matches = []
         for row in rows:
             record, (projection_id, args_json, statement, quality, fact) = MemoryRecord(*row[:-5]), row[-5:]
@@ -266,9 +232,9 @@ def recall(service: SourceMemories, predicate: str, arguments: list | None = Non
             "truncated": len(matches) > limit, "as_of": at, "derived": [], "model_calls": 0}
 
 
-def _fact_range(predicate: str, arguments: list | None) -> tuple[str, list]:
-    """SQL over a projection `p` narrowing it to facts that start with the pattern's leading string arguments,
-    through the (predicate, fact) index (a superset: the arguments are still compared one by one). A string
+def _fact_range(predicate: str, arguments: list | None) -> FactPattern:
+    """The facts of a projection that start with the pattern's leading string arguments, read through the
+    (predicate, fact) index (a superset: the arguments are still compared one by one). A string
     prints the same whichever value it came from, so every match starts with that text; numbers are left to
     the comparison (1 matches 1.0, which prints otherwise)."""
     leading = []
@@ -277,11 +243,12 @@ def _fact_range(predicate: str, arguments: list | None) -> tuple[str, list]:
             break
         leading.append(value)
     if not leading or not plain_call(predicate, len(arguments)):
-        return "TRUE", []
+        return FactPattern()
     prefix = call_prefix(predicate, tuple(leading))
     if len(leading) == len(arguments):
-        return "p.fact = ?", [prefix + ")"]
-    return "p.fact >= ? AND p.fact < ?", list(continued_range(prefix))
+        return FactPattern(equals=prefix + ")")
+    low, high = continued_range(prefix)
+    return FactPattern(low=low, high=high)
 
 
 def render_recall(memories: list[dict], pattern: str, derived: list[dict] | None = None) -> str:

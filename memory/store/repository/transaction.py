@@ -16,6 +16,7 @@ from .formations import Formations
 from .fulltext import FullText
 from .invariants import Invariants
 from .memory_projections import MemoryProjections
+from .memory_search import MemorySearch
 from .memory_words import MemoryWords
 from .observation_scans import ObservationScans
 from .observations import Observations
@@ -94,6 +95,10 @@ class Transaction:
     @cached_property
     def memory_words(self) -> MemoryWords:
         return MemoryWords(self._conn)
+
+    @cached_property
+    def memory_search(self) -> MemorySearch:
+        return MemorySearch(self._conn)
 
     @cached_property
     def observations(self) -> Observations:
