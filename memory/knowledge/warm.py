@@ -15,8 +15,11 @@ are kept per segment generation, as before."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 from typing import Callable
 
+from ..datalog.budget import trim_heap
+from ..datalog.compact import CompactRelation
 from ..datalog.relations import StoredRelation
 from ..store.repository import PredicateState, Transaction, Visibility
 from .lru import SizedLRU
@@ -72,10 +75,12 @@ class WarmRelations:
                 relation = relation.grown(tx.facts.tuples(segment.id, functor, arity, visibility,
                                                           after=copy.state.newest))
         if relation is None:
-            tuples = tx.facts.tuples(segment.id, functor, arity, visibility)
+            runs = tx.facts.tuple_runs(segment.id, functor, arity, visibility)
             if computed is not None:
-                tuples += computed()
-            relation = StoredRelation(tuples)
+                runs = chain(runs, [computed()])
+            relation = StoredRelation.read(runs)
+            if type(relation.tuples) is CompactRelation:  # the runs read are freed: give their pages back
+                trim_heap()
         self._copies.put(key, _Copy(relation, state, generation, number))
         if inputs is not None:
             inputs[key] = Input(state, generation, relation, relation.position)
