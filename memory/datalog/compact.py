@@ -21,8 +21,9 @@ evaluates one.
 from __future__ import annotations
 
 import os
+from bisect import bisect_left
 from collections.abc import Iterator, KeysView, Mapping
-from itertools import chain, count, islice
+from itertools import chain, islice
 from operator import itemgetter
 from typing import Any, Callable, Iterable
 
@@ -45,10 +46,10 @@ def _key_function(columns: tuple) -> Callable:
 
 
 class _Core:
-    """The frozen tuples: distinct terms and their ids, one id column per argument, and CSR indexes built on
+    """The frozen tuples: distinct terms (found by their hashes), one id column per argument, and CSR indexes built on
     first use (shared by every version of the relation made from it: they never change)."""
 
-    __slots__ = ("terms", "ids", "columns", "views", "n", "arity", "csr", "probe")
+    __slots__ = ("terms", "hashes", "by_hash", "columns", "views", "n", "arity", "csr", "probe")
 
     def __init__(self, runs: Iterable[list], arity: int) -> None:
         """Frozen from runs of tuples of `arity` values (`arity` >= 1), read one run at a time: only the run being
@@ -56,36 +57,42 @@ class _Core:
         and what it frees is reused by the next run instead of staying behind as a fragmented heap)."""
         import numpy as np
 
-        # One pass in C over every value: a term seen first gets the running count as its id (so ids rise in
-        # first-seen order, with gaps), a term seen before keeps its own. The gaps are closed after, in numpy.
-        sparse: dict = {}
-        counter = count()
+        # One pass in C over every value, mapping it to the first term equal to it (a dict of each term to itself:
+        # no int object is made per value or per term, which would leave the heap full of holes once freed), and
+        # taking that term's address: equal values, one address. Addresses become dense ids in numpy after.
+        canonical: dict = {}
         parts = []
         n = 0
         for run in runs:
-            parts.append(np.fromiter(map(sparse.setdefault, chain.from_iterable(run), counter), dtype=np.int64,
-                                     count=len(run) * arity))
+            values = chain.from_iterable(run)
+            parts.append(np.fromiter(map(id, map(canonical.setdefault, values, chain.from_iterable(run))),
+                                     dtype=np.int64, count=len(run) * arity))
             n += len(run)
         if n * arity >= 1 << 31:
             raise OverflowError("too many values for int32 ids")
-        flat = np.concatenate(parts).astype(np.int32) if parts else np.empty(0, dtype=np.int32)
+        terms = list(canonical)  # (keeps each term alive: the addresses stay theirs)
+        del canonical  # a term's id is found by its hash from now on (`id_of`): no dict of half a million kept
+        addresses = np.fromiter(map(id, terms), dtype=np.int64, count=len(terms))
+        by_address = np.argsort(addresses)
+        addresses = addresses[by_address]
+        flat = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
         del parts
-        dense = np.empty(n * arity, dtype=np.int32)
-        dense[np.fromiter(sparse.values(), dtype=np.int32, count=len(sparse))] = np.arange(len(sparse), dtype=np.int32)
-        terms = list(sparse)
-        ids = sparse
-        ids.update(zip(terms, range(len(terms))))  # each term's dense id (in place: no second dict)
-        flat = dense[flat].reshape(n, arity)
-        del dense
-        columns = [np.ascontiguousarray(flat[:, j]) for j in range(arity)]
-        del flat
+        ids = by_address[np.searchsorted(addresses, flat)].astype(np.int32).reshape(n, arity)
+        del addresses, by_address, flat
+        columns = [np.ascontiguousarray(ids[:, j]) for j in range(arity)]
+        del ids
         if n:  # the same tuple twice (a computed relation's tuple equal to a stored one): keep the first
             keep = _first_occurrences(columns, len(terms))
             if keep is not None:
                 columns = [c[keep] for c in columns]
                 n = len(keep)
         self.terms = terms
-        self.ids = ids
+        # The terms' hashes, sorted, and the id of each: a term's id is found by binary search on its hash
+        # (a dict from term to id would cost about 30 MB more for half a million terms, its int values included).
+        hashes = np.fromiter(map(hash, terms), dtype=np.int64, count=len(terms))
+        order = np.argsort(hashes, kind="stable")
+        self.hashes = hashes[order].data
+        self.by_hash = order.astype(np.int32).data
         self.columns = columns
         self.views = [c.data for c in columns]  # indexing a memoryview gives a Python int, fast
         self.n = n
@@ -109,11 +116,27 @@ class _Core:
             found = self.csr[column] = (starts.data, rows.data)
         return found
 
+    def id_of(self, term: Any) -> int | None:
+        """The term's id, or None when no tuple holds it (equality as a dict's keys: same hash, then ==)."""
+        h = hash(term)
+        hashes = self.hashes
+        k = bisect_left(hashes, h)
+        end = len(hashes)
+        while k < end and hashes[k] == h:
+            i = self.by_hash[k]
+            found = self.terms[i]
+            if found is term or found == term:
+                return i
+            k += 1
+        return None
+
     def rows_of(self, column: int, term) -> Any:
         """The row numbers (a memoryview slice) whose term in `column` is `term`."""
-        i = self.ids.get(term)
-        if i is None:
-            return _NONE
+        i = self.id_of(term)
+        return _NONE if i is None else self.rows_with(column, i)
+
+    def rows_with(self, column: int, i: int) -> Any:
+        """The row numbers whose term in `column` has the id `i`."""
         starts, rows = self.index(column)
         return rows[starts[i]:starts[i + 1]]
 
@@ -121,15 +144,14 @@ class _Core:
         """The row number holding the tuple `t`, or None."""
         if len(t) != self.arity:
             return None
-        ids = self.ids
         wanted = []
         for term in t:
-            i = ids.get(term)
+            i = self.id_of(term)
             if i is None:
                 return None
             wanted.append(i)
         views = self.views
-        for r in self.rows_of(self.probe, t[self.probe]):
+        for r in self.rows_with(self.probe, wanted[self.probe]):
             if all(views[j][r] == i for j, i in enumerate(wanted)):
                 return r
         return None
@@ -258,9 +280,26 @@ class CompactRelation(Mapping):
             if r not in dead:
                 yield core.decode(r)
 
+    def has(self, columns: tuple, key: Any) -> bool:
+        """Whether a tuple has the values `key` in `columns` (as `lookup` finds them, without building any)."""
+        if self.extra and key in self._extra_index(columns):
+            return True
+        rows = self._rows(columns, key)
+        dead = self.dead
+        return any(r not in dead for r in rows) if dead else len(rows) > 0
+
     def lookup(self, columns: tuple, key: Any) -> list:
         """The tuples whose values in `columns` are `key` (the value for one column, a tuple for more), in the
         relation's order."""
+        rows = self._rows(columns, key)
+        dead = self.dead
+        found = self.core.decode_rows([r for r in rows if r not in dead] if dead else rows) if len(rows) else []
+        if self.extra:
+            found += self._extra_index(columns).get(key, _NONE)
+        return found
+
+    def _rows(self, columns: tuple, key: Any) -> Any:
+        """The frozen rows (dead ones included) with the values `key` in `columns`."""
         core = self.core
         if len(columns) == 1:
             rows = core.rows_of(columns[0], key)
@@ -268,7 +307,7 @@ class CompactRelation(Mapping):
             # Through the most selective column's index, then the other columns compared as ids.
             ids = []
             for term in key:
-                i = core.ids.get(term)
+                i = core.id_of(term)
                 if i is None:
                     rows = _NONE
                     break
@@ -276,13 +315,9 @@ class CompactRelation(Mapping):
             else:
                 best = min(range(len(columns)), key=lambda k: self._bucket_size(columns[k], ids[k]))
                 views = core.views
-                rows = [r for r in core.rows_of(columns[best], key[best])
+                rows = [r for r in core.rows_with(columns[best], ids[best])
                         if all(views[j][r] == i for j, i in zip(columns, ids))]
-        dead = self.dead
-        found = core.decode_rows([r for r in rows if r not in dead] if dead else rows) if len(rows) else []
-        if self.extra:
-            found += self._extra_index(columns).get(key, _NONE)
-        return found
+        return rows
 
     def _bucket_size(self, column: int, i: int) -> int:
         starts, _ = self.core.index(column)
@@ -378,7 +413,7 @@ class CompactIndex:
         return found
 
     def __contains__(self, key: object) -> bool:
-        return bool(self.relation.lookup(self.columns, key))
+        return self.relation.has(self.columns, key)
 
 
 class CompactIndexes:
