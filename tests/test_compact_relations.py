@@ -16,8 +16,9 @@ from memory.datalog.relations import Relations, StoredRelation, build_index, ind
 from memory.datalog.predicates import Pred
 from memory.terms import Compound, Float, String
 
-# Terms that are equal under some other notion but distinct here: 1 and Float(1.0), the atom and the string.
-terms = st.sampled_from([0, 1, 2, 3, -7, 10**20, "a", "b", "1", Float(1.0), String("a"), Compound("f", ("a",)),
+# Terms that are equal under some other notion but distinct here: 1 and Float(1.0), the atom and the string; -1
+# and -2 share a hash.
+terms = st.sampled_from([0, 1, 2, 3, -7, -1, -2, 10**20, "a", "b", "1", Float(1.0), String("a"), Compound("f", ("a",)),
                          Compound("f", (1,)), ()])
 tuples2 = st.tuples(terms, terms)
 tuple_lists = st.lists(tuples2, max_size=30)

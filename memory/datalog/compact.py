@@ -21,7 +21,6 @@ evaluates one.
 from __future__ import annotations
 
 import os
-from bisect import bisect_left
 from collections.abc import Iterator, KeysView, Mapping
 from itertools import chain, islice
 from operator import itemgetter
@@ -47,10 +46,10 @@ def _key_function(columns: tuple) -> Callable:
 
 
 class _Core:
-    """The frozen tuples: distinct terms (found by their hashes), one id column per argument, and CSR indexes built on
+    """The frozen tuples: distinct terms (found by their hashes in a probe table), one id column per argument, and CSR indexes built on
     first use (shared by every version of the relation made from it: they never change)."""
 
-    __slots__ = ("terms", "hashes", "by_hash", "columns", "views", "n", "arity", "csr", "probe")
+    __slots__ = ("terms", "hashes", "table", "mask", "columns", "views", "n", "arity", "csr", "partners", "probe")
 
     def __init__(self, runs: Iterable[list], arity: int) -> None:
         """Frozen from runs of tuples of `arity` values (`arity` >= 1), read one run at a time: only the run being
@@ -88,17 +87,20 @@ class _Core:
                 columns = [c[keep] for c in columns]
                 n = len(keep)
         self.terms = terms
-        # The terms' hashes, sorted, and the id of each: a term's id is found by binary search on its hash
-        # (a dict from term to id would cost about 30 MB more for half a million terms, its int values included).
+        # Each term's hash, and an open-addressing table of ids (linear probing, at most half full) from which a
+        # term's id is found: a dict from term to id would cost about 30 MB more for half a million terms (its
+        # int values included); this costs 8 bytes a term and 4 a slot.
         hashes = np.fromiter(map(hash, terms), dtype=np.int64, count=len(terms))
-        order = np.argsort(hashes, kind="stable")
-        self.hashes = hashes[order].data
-        self.by_hash = order.astype(np.int32).data
+        size = 1 << max(3, (2 * len(terms)).bit_length())
+        self.mask = size - 1
+        self.table = _probe_table(hashes, size).data
+        self.hashes = hashes.data
         self.columns = columns
         self.views = [c.data for c in columns]  # indexing a memoryview gives a Python int, fast
         self.n = n
         self.arity = arity
         self.csr: dict = {}  # column -> (starts, rows) memoryviews, see `index`
+        self.partners: dict = {}  # for a pair, column -> the other column's ids in that index's order
         # The column with the most distinct terms: a whole tuple is looked up through its index.
         distinct = [int(np.count_nonzero(np.bincount(c, minlength=1))) for c in columns]
         self.probe = max(range(arity), key=distinct.__getitem__)
@@ -113,23 +115,26 @@ class _Core:
             ids = self.columns[column]
             starts = np.zeros(len(self.terms) + 1, dtype=np.int32)
             np.cumsum(np.bincount(ids, minlength=len(self.terms)), out=starts[1:])
-            rows = np.argsort(ids, kind="stable").astype(np.int32)
-            found = self.csr[column] = (starts.data, rows.data)
+            order = np.argsort(ids, kind="stable").astype(np.int32)
+            if self.arity == 2:  # the other column's ids in the same order: a lookup reads them without the rows
+                self.partners[column] = self.columns[1 - column][order].data
+            found = self.csr[column] = (starts.data, order.data)
         return found
 
     def id_of(self, term: Any) -> int | None:
         """The term's id, or None when no tuple holds it (equality as a dict's keys: same hash, then ==)."""
         h = hash(term)
-        hashes = self.hashes
-        k = bisect_left(hashes, h)
-        end = len(hashes)
-        while k < end and hashes[k] == h:
-            i = self.by_hash[k]
-            found = self.terms[i]
-            if found is term or found == term:
-                return i
-            k += 1
-        return None
+        table, hashes, mask = self.table, self.hashes, self.mask
+        slot = h & mask
+        while True:
+            i = table[slot]
+            if i < 0:
+                return None
+            if hashes[i] == h:
+                found = self.terms[i]
+                if found is term or found == term:
+                    return i
+            slot = (slot + 1) & mask
 
     def rows_of(self, column: int, term) -> Any:
         """The row numbers (a memoryview slice) whose term in `column` is `term`."""
@@ -144,6 +149,20 @@ class _Core:
     def row_of(self, t: tuple) -> int | None:
         """The row number holding the tuple `t`, or None."""
         if len(t) != self.arity:
+            return None
+        if self.arity == 2:  # the common case, without the general loops
+            a, b = self.id_of(t[0]), self.id_of(t[1])
+            if a is None or b is None:
+                return None
+            first, second = self.views
+            if self.probe == 0:
+                for r in self.rows_with(0, a):
+                    if second[r] == b:
+                        return r
+            else:
+                for r in self.rows_with(1, b):
+                    if first[r] == a:
+                        return r
             return None
         wanted = []
         for term in t:
@@ -180,6 +199,27 @@ class _Core:
         terms = self.terms
         get = terms.__getitem__
         return list(zip(*[list(map(get, c[start:stop].tolist())) for c in self.columns]))
+
+
+def _probe_table(hashes: Any, size: int) -> Any:
+    """An open-addressing table (`size` int32 slots, a power of two, -1 empty) holding each id i at the first
+    free slot from hashes[i] & (size - 1) on, as `_Core.id_of` probes it: filled in rounds, in numpy, each round
+    placing one waiting id per free slot and moving the others on by one (so every slot an id passed over was
+    taken before it moved on, which is what lets a probe stop at the first empty slot)."""
+    import numpy as np
+
+    mask = size - 1
+    table = np.full(size, -1, dtype=np.int32)
+    waiting = np.arange(len(hashes), dtype=np.int32)
+    slots = hashes & mask
+    while len(waiting):
+        free = np.flatnonzero(table[slots] < 0)
+        taken, first = np.unique(slots[free], return_index=True)
+        table[taken] = waiting[free[first]]
+        moved = np.ones(len(waiting), dtype=bool)
+        moved[free[first]] = False
+        waiting, slots = waiting[moved], (slots[moved] + 1) & mask
+    return table
 
 
 def _first_occurrences(columns: list, radix: int):
@@ -409,24 +449,25 @@ class CompactIndex:
             # The engine's commonest lookup (one bound column of a pair, no delta), in one frame: it runs once
             # per row a rule joins, so each call saved is a measurable share of a bound closure.
             core = relation.core
-            h = hash(key)
-            hashes = core.hashes
-            k = bisect_left(hashes, h)
-            terms = core.terms
-            while k < len(hashes) and hashes[k] == h:
-                i = core.by_hash[k]
-                if terms[i] == key:
+            table, mask, terms = core.table, core.mask, core.terms
+            slot = hash(key) & mask
+            while True:
+                i = table[slot]
+                if i < 0:
+                    return default
+                term = terms[i]
+                if term is key or term == key:
                     break
-                k += 1
-            else:
-                return default
-            found = core.csr.get(self.columns[0])
-            starts, rows = found if found is not None else core.index(self.columns[0])
+                slot = (slot + 1) & mask
+            column = self.columns[0]
+            found = core.csr.get(column)
+            starts, _ = found if found is not None else core.index(column)
             start, stop = starts[i], starts[i + 1]
             if start == stop:
                 return default
-            a, b = core.views
-            return [(terms[a[r]], terms[b[r]]) for r in rows[start:stop]]
+            if column == 0:
+                return [(term, terms[o]) for o in core.partners[0][start:stop]]
+            return [(terms[o], term) for o in core.partners[1][start:stop]]
         found = relation.lookup(self.columns, key)
         return found if found else default
 
