@@ -445,29 +445,36 @@ class CompactIndex:
 
     def get(self, key: Any, default: Any = None) -> Any:
         relation = self.relation
-        if len(self.columns) == 1 and not relation.dead and not relation.extra and relation.core.arity == 2:
-            # The engine's commonest lookup (one bound column of a pair, no delta), in one frame: it runs once
-            # per row a rule joins, so each call saved is a measurable share of a bound closure.
+        if len(self.columns) == 1 and relation.core.arity == 2:
+            # The engine's commonest lookup (one bound column of a pair), in one frame: it runs once per row a
+            # rule joins, so each call saved is a measurable share of a bound closure.
             core = relation.core
             table, mask, terms = core.table, core.mask, core.terms
             slot = hash(key) & mask
+            column = self.columns[0]
+            tuples: list = []
             while True:
                 i = table[slot]
                 if i < 0:
-                    return default
+                    break
                 term = terms[i]
                 if term is key or term == key:
+                    found = core.csr.get(column)
+                    starts, rows = found if found is not None else core.index(column)
+                    start, stop = starts[i], starts[i + 1]
+                    dead = relation.dead
+                    partners = core.partners[column][start:stop]
+                    if dead:
+                        partners = [o for r, o in zip(rows[start:stop], partners) if r not in dead]
+                    if column == 0:
+                        tuples = [(term, terms[o]) for o in partners]
+                    else:
+                        tuples = [(terms[o], term) for o in partners]
                     break
                 slot = (slot + 1) & mask
-            column = self.columns[0]
-            found = core.csr.get(column)
-            starts, _ = found if found is not None else core.index(column)
-            start, stop = starts[i], starts[i + 1]
-            if start == stop:
-                return default
-            if column == 0:
-                return [(term, terms[o]) for o in core.partners[0][start:stop]]
-            return [(terms[o], term) for o in core.partners[1][start:stop]]
+            if relation.extra:
+                tuples += relation._extra_index(self.columns).get(key, _NONE)
+            return tuples if tuples else default
         found = relation.lookup(self.columns, key)
         return found if found else default
 
