@@ -12,6 +12,7 @@ the time each took. Quicker than the whole latency benchmark for watching what t
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -66,7 +67,10 @@ def main() -> int:
     a, b = edges[0]
     goals = [f"edge(n{a}, X)", f"edge(X, n{b})", f"edge(n{a}, n{b})", f"path(n{a}, X)"]
     env["PYTHONMALLOC"] = "malloc"
-    subprocess.run([sys.executable, "-c", PROBE, str(db), *goals], env=env, cwd=home, check=True)
+    try:
+        subprocess.run([sys.executable, "-c", PROBE, str(db), *goals], env=env, cwd=home, check=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # (a store given with --db is kept)
     return 0
 
 
