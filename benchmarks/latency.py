@@ -124,13 +124,17 @@ class Server:
         return tool_result(self.request("tools/call", {"name": tool, "arguments": arguments}))
 
     def resident_mb(self) -> float:
-        """Resident memory of the server and every process below it."""
+        """Resident memory of the server and every process below it (each process's share is kept in
+        `processes`: pid -> MB, the server first)."""
         total, pending = 0, [self.proc.pid]
+        self.processes: dict[int, float] = {}
         while pending:
             pid = pending.pop()
             try:
                 with open(f"/proc/{pid}/statm") as f:
-                    total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+                    resident = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+                    total += resident
+                    self.processes[pid] = resident / 2**20
                 for task in os.listdir(f"/proc/{pid}/task"):  # a child belongs to the thread that started it
                     with open(f"/proc/{pid}/task/{task}/children") as f:
                         pending.extend(int(c) for c in f.read().split())
@@ -267,6 +271,7 @@ def time_calls(server: Server, edges: list[tuple[int, int]], a: str, far: str, c
             samples.append((time.perf_counter() - started) * 1000)
     results["path_after_add"], results["path_after_forget"] = percentiles(added), percentiles(removed)
     results["server_mb"] = server.resident_mb()
+    results["process_mb"] = list(server.processes.values())
     server.close()
     return results
 
@@ -531,6 +536,9 @@ def report_calls(sizes, calls, swipl, args, transport, baseline, baseline_name) 
         if prolog_mb else "<= 1.5x SWI-Prolog's (not measured: swipl absent)"
     print(f"{'server resident MB after the run':38} "
           + " ".join(f"{calls[s]['server_mb']:>18.0f}" for s in sizes) + (f" {prolog_mb:>11.0f}" if prolog_mb else f" {'-':>11}") + f"  {mem_goal}")
+    for s in sizes:
+        print(f"{'  per process (server first), MB':38} "
+              + ", ".join(f"{mb:.0f}" for mb in calls[s].get("process_mb", ())) + f"  at {s:,}")
 
 
 def report_aggregate(aggregate, args) -> None:

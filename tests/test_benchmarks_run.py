@@ -47,6 +47,7 @@ RUNS = {
     "tool_list.py": ([], "tools"),
     "two_servers.py": (["--clients", "2", "--facts", "100"], "acknowledged"),
     "workers.py": (["--calls", "3", "--size", "1000", "--failures", "1"], "p50"),
+    "warm_rss.py": (["--facts", "2000"], "after path"),
     "recall.py": (["--data", "{conversation}", "--no-dense", "--latency-memories", "20", "--latency-calls", "3"],
                   "| ours, memory_search"),
 }

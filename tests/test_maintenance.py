@@ -92,9 +92,10 @@ def test_a_maintained_model_equals_a_fresh_evaluation(rederive, clauses, base, s
             in_place = data.draw(st.booleans())
             removed = {t for t in remove if t in current[key]}
             current[key] = (current[key] | set(added)) - removed
-            if in_place:  # changed in the relation the model reads
-                stored[key] = stored[key].changed(removed, added)
-                delta[as_pred(key)] = BaseChange(added=added, removed=removed)
+            if in_place:  # changed in the relation the model reads (or in the copy that replaced it)
+                old, stored[key] = stored[key], stored[key].changed(removed, added)
+                delta[as_pred(key)] = BaseChange(added=added, removed=removed,
+                                                 relation=None if stored[key] is old else stored[key])
             else:  # read again: a new relation
                 stored[key] = StoredRelation(current[key])
                 delta[as_pred(key)] = BaseChange(added=added, removed=removed, relation=stored[key])

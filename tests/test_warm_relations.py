@@ -153,9 +153,11 @@ def test_a_write_to_one_predicate_leaves_the_others_warm(store_file):
 def _full_reads(monkeypatch) -> list:
     """The whole-predicate reads (no `after`) the warm relations make from now on."""
     from memory.store.repository.facts import Facts
-    reads, real = [], Facts.tuples
+    reads, real, real_runs = [], Facts.tuples, Facts.tuple_runs
     monkeypatch.setattr(Facts, "tuples", lambda self, seg, functor, arity, visibility=None, after=0: (
         reads.append(functor) if not after else None) or real(self, seg, functor, arity, visibility, after))
+    monkeypatch.setattr(Facts, "tuple_runs", lambda self, seg, functor, arity, visibility=None, after=0, **kw: (
+        reads.append(functor) if not after else None) or real_runs(self, seg, functor, arity, visibility, after, **kw))
     return reads
 
 

@@ -209,10 +209,12 @@ def give_back_memory() -> None:
     if not RETURN_MEMORY_AFTER_FAILURE:
         return
     gc.collect()
-    _trim()
+    trim_heap()
 
 
-def _trim() -> None:
+def trim_heap() -> None:
+    """Hand the C heap's free pages back to the system (glibc keeps them otherwise): after a failure, or after
+    a big relation was read and compacted, when the process would otherwise stay at the read's peak."""
     global _malloc_trim
     if _malloc_trim is None:
         try:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import threading
 import weakref
-from itertools import islice
+from itertools import chain, islice
 from operator import itemgetter
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
+
+from . import compact
+from .compact import CompactIndexes, CompactRelation
 
 EMPTY: tuple = ()
 
@@ -45,13 +48,24 @@ class StoredRelation:
     evaluation finds them built; it never changes it (a predicate that rules also derive into gets its own
     copy). The owner changes it with `grown` and `changed` as facts come and go: in place, or in a copy while an
     evaluation is reading it. Each change is logged, so a model kept between calls that read it catches up
-    through `changes_to`."""
+    through `changes_to`.
+
+    A relation of at least `compact.COMPACT_TUPLES` tuples is kept compact (`CompactRelation`: id columns with
+    array indexes, about a quarter of the dict's memory), a smaller one as a dict; either reads the same."""
 
     __slots__ = ("tuples", "indexes", "users", "log", "logged_before", "logged", "successor")
 
     def __init__(self, tuples: Iterable[tuple] = EMPTY) -> None:
-        self.tuples: dict = dict.fromkeys(tuples, 0)
-        self.indexes: dict = {}  # columns -> index, as `Relations.index` builds them
+        self.tuples: dict | CompactRelation
+        self.indexes: dict | CompactIndexes  # columns -> index, as `Relations.index` builds them
+        if type(tuples) is not list:
+            tuples = list(tuples)
+        if len(tuples) >= compact.COMPACT_TUPLES and tuples and tuples[0]:
+            self.tuples = CompactRelation.of([tuples], len(tuples[0]))
+            self.indexes = CompactIndexes(self.tuples)
+        else:
+            self.tuples = dict.fromkeys(tuples, 0)
+            self.indexes = {}
         self.users = 0  # evaluations reading it now (in this process): it is not changed under them
         # The changes made in place, in order, as (tuples lost, tuples gained); the first `logged_before` are
         # forgotten (`logged` tuples are remembered now). `successor`: the copy that took its place, with the
@@ -60,6 +74,33 @@ class StoredRelation:
         self.logged_before = 0
         self.logged = 0
         self.successor: tuple | None = None
+
+    @classmethod
+    def read(cls, runs: Iterable[list]) -> "StoredRelation":
+        """A relation of the tuples in `runs` (lists of tuples, as the store reads them a run at a time): a big
+        one is compacted a run at a time, so it is never wholly Python tuples (see `compact`)."""
+        held: list = []
+        size = 0
+        rest = iter(runs)
+        for run in rest:
+            held.append(run)
+            size += len(run)
+            if size >= compact.COMPACT_TUPLES:
+                break
+        else:
+            return cls(list(chain.from_iterable(held)))
+        arity = len(held[0][0]) if held[0] else len(next(r for r in held if r)[0])
+        if not arity:
+            return cls(list(chain(chain.from_iterable(held), chain.from_iterable(rest))))
+
+        def each() -> Iterator[list]:
+            while held:
+                yield held.pop(0)  # (dropped as soon as read)
+            yield from rest
+        relation = cls()
+        relation.tuples = CompactRelation.of(each(), arity)
+        relation.indexes = CompactIndexes(relation.tuples)
+        return relation
 
     def __len__(self) -> int:
         return len(self.tuples)
@@ -76,12 +117,17 @@ class StoredRelation:
     def changed(self, gone: Iterable[tuple], new: Iterable[tuple]) -> "StoredRelation":
         """This relation without the tuples `gone` and with the tuples `new`, its indexes kept current: itself,
         or a copy when an evaluation is reading it now (a bucket that changes is then a new list, so the one
-        read stays as it was)."""
+        read stays as it was), or a compact copy when a dict grows to `compact.COMPACT_TUPLES` tuples."""
         new = dict.fromkeys(new)
         gone = frozenset(t for t in gone if t in self.tuples and t not in new)
         fresh = [t for t in new if t not in self.tuples]
         if not gone and not fresh:
             return self
+        if type(self.tuples) is dict and len(self.tuples) - len(gone) + len(fresh) >= compact.COMPACT_TUPLES:
+            # Grown big: a compact copy takes its place (a model holding the dict catches up through it).
+            compacted = StoredRelation([t for t in self.tuples if t not in gone] + fresh)
+            self.successor = (compacted, gone, fresh)
+            return compacted
         with _PINS:  # an evaluation pins it (Relations.load) before or after this, never during
             if not self.users:
                 self._change(gone, fresh)
@@ -92,9 +138,13 @@ class StoredRelation:
                     self.log, self.logged = [], 0
                 return self
         copy = StoredRelation()
-        copy.tuples = self.tuples.copy()  # (dict() of a dict with deleted slots takes CPython's slow path)
-        # (a list first: an evaluation reading this one may file a new index meanwhile)
-        copy.indexes = {columns: idx.copy() for columns, idx in list(self.indexes.items())}
+        if type(self.tuples) is CompactRelation:
+            copy.tuples = self.tuples.fork()  # the frozen columns and their indexes shared
+            copy.indexes = CompactIndexes(copy.tuples)
+        else:
+            copy.tuples = self.tuples.copy()  # (dict() of a dict with deleted slots takes CPython's slow path)
+            # (a list first: an evaluation reading this one may file a new index meanwhile)
+            copy.indexes = {columns: idx.copy() for columns, idx in list(self.indexes.items())}
         copy._change(gone, fresh)
         self.successor = (copy, gone, fresh)
         return copy
@@ -122,10 +172,15 @@ class StoredRelation:
             position = 0
 
     def _change(self, gone: frozenset, fresh: list) -> None:
+        if type(self.tuples) is CompactRelation:
+            self.tuples.change(gone, fresh)  # its indexes read the relation itself
+            return
+        tuples, indexes = self.tuples, self.indexes
+        assert type(tuples) is dict and type(indexes) is dict
         for t in gone:
-            del self.tuples[t]
-        self.tuples.update(dict.fromkeys(fresh, 0))
-        for columns, idx in self.indexes.items():
+            del tuples[t]
+        tuples.update(dict.fromkeys(fresh, 0))
+        for columns, idx in indexes.items():
             refile(idx, columns, gone, fresh)
 
 

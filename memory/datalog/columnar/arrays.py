@@ -24,6 +24,7 @@ import numpy as np
 from ...terms import Var
 from ..planner import order_body
 from ..program import Rule, literal_vars
+from ..compact import CompactRelation
 from ..relations import Relations, _file, key_function
 from . import Unsupported
 
@@ -394,7 +395,11 @@ class ColumnarState:
         if mirror is None or mirror.relation is not relation:
             mirror = self.mirrors[pred] = Mirror(relation, pred.arity)
         missing = len(relation) - mirror.settled
-        if missing > 0:
+        if missing > 0 and not mirror.n and type(relation) is CompactRelation:
+            # A stored relation kept as id columns: its terms interned once each, its columns mapped, no tuple built.
+            mirror.append_dict_rows(relation.id_columns(self.interner.column))
+            mirror.tail = (None, 0, 0)
+        elif missing > 0:
             if mirror.settled != mirror.n:
                 raise AssertionError("a relation with deferred rows grew as a dict")  # Relations.add settles first
             for found in reversed(self.generations.get(pred, ())):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from itertools import islice
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from ...terms import Compound, Term, continued_range, format_term, indicator
 from ...terms.codec import decode_args, decode_many, encode_args
@@ -52,6 +52,18 @@ class Facts:
             f"SELECT args FROM facts AS f WHERE segment_id = ? AND functor = ? AND arity = ? AND id > ? AND {condition}",
             (segment_id, functor, arity, after, *params)).fetchall()
         return decode_many([row[0] for row in rows])
+
+    def tuple_runs(self, segment_id: int, functor: str, arity: int, visibility: Visibility | None = None,
+                   after: int = 0, rows: int = 65536) -> Iterator[list[tuple]]:
+        """`tuples`, decoded and handed over `rows` rows at a time (each a new list), for a caller that keeps them
+        in another form (a compact relation): it never holds the whole predicate as Python tuples at once. To be
+        read to the end inside the transaction."""
+        condition, params = visible(visibility)
+        cursor = self._conn.execute(
+            f"SELECT args FROM facts AS f WHERE segment_id = ? AND functor = ? AND arity = ? AND id > ? AND {condition}",
+            (segment_id, functor, arity, after, *params))
+        while run := list(islice(cursor, rows)):
+            yield decode_many([row[0] for row in run])
 
     def tuples_by_text(self, segment_id: int, functor: str, arity: int, text: str, prefix: bool,
                        visibility: Visibility | None = None) -> list[tuple]:
