@@ -144,3 +144,26 @@ def test_a_renamed_predicate_is_found_by_its_new_name(store_location):
         assert m.memory_search("old", mode="symbolic")["results"] == []
         with m.store.read() as conn:
             assert {k for (k,) in conn.execute("SELECT key FROM memory_projection_keys")} == {"label", "new", "x1"}
+
+
+def test_both_rankings_give_reasons_for_the_same_memories_when_the_limit_cuts_a_tie():
+    """Two equal memories and limit 1: the general ranking used to keep the reasons of the memory the limit cut,
+    where the index ranking gives them for its top memories only (a failure hypothesis found)."""
+    same = {"writer": 0, "scope": "global", "kind": "text", "text": "alpha", "end": None,
+            "projections": [{"predicate": "tag", "arguments": ["alpha"], "statement": "alpha"}]}
+    with _store([same, same], set()) as m:
+        reader = SourceMemories(m.repository, CALLERS[0])
+        rankings = []
+        by_index = ranking.rank_by_index
+
+        def spy(reads, words, terms, scope, mode, limit):
+            rankings.append(by_index(reads, words, terms, scope, mode, limit))
+            rankings.append(search_module.rank_in_python(reads, "", words, terms, scope, mode, limit))
+            return rankings[0]
+
+        with mock.patch.object(search_module, "rank_by_index", spy):
+            found = search_module.search(reader, "alpha", limit=1)
+    fast, general = rankings
+    assert fast == general
+    assert len(fast.top) == 1 and set(fast.why) == {fast.top[0][0]}
+    assert found["total"] == 2 and len(found["results"]) == 1

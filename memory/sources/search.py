@@ -167,7 +167,9 @@ def rank_in_python(reads: MemorySearch, query: str, words: list[str], terms: lis
             scores[seq] = scores.get(seq, 0.0) + SYMBOLIC_WEIGHT * len(hits)
             why.setdefault(seq, []).append(f"projection {fact} matches {', '.join(hits)}")
     ranked = sorted(scores, key=lambda s: (-scores[s], -s))
-    return Ranking([(seq, scores[seq]) for seq in ranked[:limit]], len(ranked), why)
+    top = ranked[:limit]
+    # Reasons of the top memories only, as the index ranking gives them: both rankings are one answer.
+    return Ranking([(seq, scores[seq]) for seq in top], len(ranked), {seq: why[seq] for seq in top if seq in why})
 
 
 def visible_text_scores(terms: list[str], candidates: list[tuple[int, str | None, str | None]]) -> dict[int, float]:
