@@ -83,7 +83,7 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
         if ranking is None:
             ranking = rank_in_python(reads, query, words, terms, covered, mode, depth)
         if index is not None:
-            ranking = _with_meaning(conn, index, query, ranking, covered, limit)
+            ranking = _with_meaning(conn, reads, index, query, ranking, covered, limit)
         results = []
         found = reads.with_statements([seq for seq, _ in ranking.top])
         for seq, score in ranking.top:
@@ -100,11 +100,10 @@ def search(service: SourceMemories, query: str, scope: str = "all_visible", hist
     return _search_result(query, scope, history, at, results, ranking.total, limit, semantic, indexing)
 
 
-def _with_meaning(conn, index: SemanticIndex, query: str, ranking: Ranking, scope: SearchScope,
-                  limit: int) -> Ranking:
+def _with_meaning(conn, reads: MemorySearch, index: SemanticIndex, query: str, ranking: Ranking,
+                  scope: SearchScope, limit: int) -> Ranking:
     """The words' ranking fused with similarity of meaning (MEANING_WEIGHT), over visible memories only."""
     wanted = index.embedder.embed([query])[0]
-    reads = Transaction(conn).memory_search
     lexical = dict(ranking.top)
     near = index.similarities(conn, wanted, lambda seqs: reads.admitted(seqs, scope), max(limit, MEANING_CANDIDATES),
                               list(lexical))

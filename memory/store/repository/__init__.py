@@ -20,10 +20,9 @@ from .records import (AuditRow, DerivedRow, EdgeRow, FactListing, FactRow, Forma
 from .transaction import Repository, Transaction
 
 __all__ = [
-    "IMPORT_BATCH", "AuditRow", "DerivedRow", "EdgeRow", "FactListing", "FactRow", "FormationRule", "KeyHolder",
-    "MemoryEvent", "MemoryListing", "NewEntity", "NewFact", "NewMemory", "NewObservation", "NewProjection",
-    "FactPattern", "PredicateState", "ProjectedFact", "ProjectionRow", "Repository", "RuleRow", "SearchScope",
-    "Segment", "SegmentRecord",
-    "SnapshotRow", "StoredMemory", "StoredObservation", "SupportRow", "TimelineRow", "TokenRow", "Transaction",
-    "Visibility", "WordOverlap", "new_fact",
+    "IMPORT_BATCH", "AuditRow", "DerivedRow", "EdgeRow", "FactListing", "FactPattern", "FactRow", "FormationRule",
+    "KeyHolder", "MemoryEvent", "MemoryListing", "NewEntity", "NewFact", "NewMemory", "NewObservation",
+    "NewProjection", "PredicateState", "ProjectedFact", "ProjectionRow", "Repository", "RuleRow", "SearchScope",
+    "Segment", "SegmentRecord", "SnapshotRow", "StoredMemory", "StoredObservation", "SupportRow", "TimelineRow",
+    "TokenRow", "Transaction", "Visibility", "WordOverlap", "new_fact",
 ]

@@ -8,7 +8,7 @@ import json
 from typing import Iterable
 
 from .records import WordOverlap
-from .source_memories import visible_now
+from .source_memories import marks, visible_now
 
 _INSERT = "INSERT INTO memory_words (seq, word, in_text, in_statements) VALUES (?, ?, ?, ?)"
 
@@ -76,6 +76,6 @@ class MemoryWords:
             "(SELECT count(*) FROM memory_words AS w WHERE w.seq = m.seq AND w.in_text > 0 "
             "AND w.word IN (SELECT value FROM json_each(?))), "
             "(SELECT count(*) FROM (SELECT 1 FROM memory_words AS w WHERE w.seq = m.seq AND w.in_text > 0 LIMIT ?) AS b) "
-            f"FROM source_memories AS m WHERE m.seq IN ({', '.join('?' * len(seqs))})",
+            f"FROM source_memories AS m WHERE m.seq IN ({marks(seqs)})",
             [json.dumps(sorted(words)), cap, *seqs]).fetchall()
         return [WordOverlap(*row) for row in rows]

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from .records import MemoryEvent, MemoryListing, NewMemory, StoredMemory
 
-# The columns of a StoredMemory, in order, over `FROM`. (memory/sources/search.py still reads them through
-# memory/sources/memories.py.)
+# The columns of a StoredMemory, in order, over `FROM`.
 COLUMNS = ("m.seq, m.id, m.source_id, m.namespace, m.lifetime, m.kind, m.status, m.superseded_by, m.idempotency_key, "
            "m.principal, m.valid_from, m.valid_to, m.recorded_at, m.version, s.text, s.sha256, s.source_class, "
            "s.trust, s.created_at, s.erased_at")
@@ -18,7 +17,8 @@ FROM = "source_memories AS m JOIN sources AS s ON s.id = m.source_id"
 # The status a memory had at a given time: that of its last lifecycle event at or before it.
 STATUS_AT = ("(SELECT e.status FROM memory_events AS e WHERE e.memory_id = m.id AND e.at <= ? "
              "ORDER BY e.at DESC, e.id DESC LIMIT 1)")
-_CURRENT = "m.status = 'active' AND m.valid_from <= ? AND (m.valid_to IS NULL OR m.valid_to > ?)"
+_VALID = "m.valid_from <= ? AND (m.valid_to IS NULL OR m.valid_to > ?)"  # parameters: the moment, twice
+_CURRENT = f"m.status = 'active' AND {_VALID}"
 
 
 def marks(values: list) -> str:
@@ -33,8 +33,7 @@ def settled(moment: str, history: bool = False, past: bool = False) -> tuple[str
         return "m.recorded_at <= ?", [moment]
     if not past:
         return _CURRENT, [moment, moment]
-    return (f"m.recorded_at <= ? AND {STATUS_AT} = 'active' AND m.valid_from <= ? "
-            "AND (m.valid_to IS NULL OR m.valid_to > ?)", [moment, moment, moment, moment])
+    return f"m.recorded_at <= ? AND {STATUS_AT} = 'active' AND {_VALID}", [moment, moment, moment, moment]
 
 
 def visible_now(now: str, namespaces: list[str]) -> tuple[str, list]:
@@ -62,11 +61,9 @@ class SourceMemoryRows:
 
     def current_page(self, now: str, namespaces: list[str], limit: int, offset: int) -> list[MemoryListing]:
         """One page, oldest first, of the memories current at `now` in `namespaces` whose text is kept."""
-        where, params = settled(now)
-        rows = self._conn.execute(
-            f"SELECT m.id, m.kind, m.recorded_at FROM {FROM} WHERE {where} AND s.erased_at IS NULL AND "
-            f"m.namespace IN ({marks(namespaces)}) ORDER BY m.seq LIMIT ? OFFSET ?",
-            (*params, *namespaces, limit, offset)).fetchall()
+        where, params = visible_now(now, namespaces)
+        rows = self._conn.execute(f"SELECT m.id, m.kind, m.recorded_at FROM {FROM} WHERE {where} "
+                                  "ORDER BY m.seq LIMIT ? OFFSET ?", (*params, limit, offset)).fetchall()
         return [MemoryListing(i, k, r) for i, k, r in rows]
 
     def superseded_by(self, ident: str) -> list[str]:

@@ -123,10 +123,9 @@ class Transaction:
 
     @property
     def connection(self) -> Any:
-        """The store's own connection, for what still takes one: memory search (memory/sources/search.py and
-        ranking.py, which keep their SQL next to their domain until it moves here), the namespace lookups of
-        memory/access and the check of the observations' hash chain; they share this transaction. Never used for
-        the tables of the families above."""
+        """The store's own connection, for what still takes one: the namespace lookups of memory/access, the
+        check of the observations' hash chain, and code handed a connection that opens these families on it
+        (`Transaction(conn)`); they share this transaction. No SQL outside memory/store runs on it."""
         return self._conn
 
     # --- the store's health, as get_persistence_status reports it ---------------------------------------
