@@ -360,15 +360,15 @@ def test_end_of_input_or_a_signal_answers_every_request_read_then_exits_0(store)
         quick = wire.call("query_logic", {"goal": "v(7)"})
         calls[how] = (None, quick)
     for how, wire in wires.items():
-        # A quick call first (it starts the spare worker), answered; then the long one, which runs for seconds
-        # (until its tuple budget): the signal comes while it is in flight. Sending the long call only after the
+        # A quick call first (it starts the spare worker), answered; then the long one, which runs until its time
+        # budget (1 s): the signal comes while it is in flight. Sending the long call only after the
         # quick one's reply keeps the order of the two independent of how fast the spare worker starts.
         assert wire.wait(calls[how][1])[1]["result"]["structuredContent"].get("total") == 1
-        calls[how] = (wire.call("query_logic", {"goal": "p(1, Y)"}), calls[how][1])
+        calls[how] = (wire.call("query_logic", {"goal": "count(X)"}), calls[how][1])
         workers[how] = _children(wire.proc.pid)
         assert len(workers[how]) == 2  # the first, and the spare the first call started
         assert not wire.answered(calls[how][0])  # the long call is still in flight when the signal comes
-    time.sleep(0.3)  # each server has read the long call (it runs for seconds): the signal finds it in flight
+    time.sleep(0.3)  # each server has read the long call (it runs for 1 s): the signal finds it in flight
     for how, wire in wires.items():
         if how == "eof":
             wire.proc.stdin.close()
