@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import typing
 from dataclasses import dataclass, field
@@ -102,14 +103,17 @@ class Tool:
     # What a model rarely needs (the references' words, limits, edge cases): docs/tools.md and the
     # datalog-memory://tools resource carry it; tools/list carries only the description.
     details: str = ""
-    # The published schemas, generated once from the models (memory/tools/models.py).
-    input_schema: dict[str, Any] = field(init=False)
-    output_schema: dict[str, Any] = field(init=False)
     _validator: Draft202012Validator | None = field(default=None, repr=False)
 
-    def __post_init__(self) -> None:
-        self.input_schema = input_schema(self.input_model)
-        self.output_schema = output_schema(self.output_model)
+    # The published schemas, generated from the models (memory/tools/models.py) when first read: a CLI command
+    # or an evaluation worker never reads the output schemas, which the MCP list and the docs publish.
+    @functools.cached_property
+    def input_schema(self) -> dict[str, Any]:
+        return input_schema(self.input_model)
+
+    @functools.cached_property
+    def output_schema(self) -> dict[str, Any]:
+        return output_schema(self.output_model)
 
     @property
     def summary(self) -> str:
