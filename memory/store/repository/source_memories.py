@@ -78,8 +78,8 @@ class SourceMemoryRows:
 
     def status_at(self, memory_id: str, at: str) -> str | None:
         """The status of the memory's last lifecycle event at or before `at` (None: it had none by then)."""
-        row = self._conn.execute("SELECT status FROM memory_events WHERE memory_id = ? AND at <= ? "
-                                 "ORDER BY at DESC, id DESC LIMIT 1", (memory_id, at)).fetchone()
+        row = self._conn.execute(f"SELECT {STATUS_AT} FROM source_memories AS m WHERE m.id = ?",
+                                 (at, memory_id)).fetchone()
         return row[0] if row else None
 
     def history(self, memory_id: str, until: str) -> list[MemoryEvent]:
