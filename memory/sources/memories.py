@@ -7,7 +7,7 @@ so ids cannot be probed across namespaces."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..clock import parse_instant
@@ -115,7 +115,7 @@ class SourceMemories:
         with self.repository.read() as tx:
             spaces = readable_namespaces(tx.connection, self.context)
             rows = tx.source_memories.current_page(now, spaces, limit, offset)
-        return [{"id": r.id, "kind": r.kind, "recorded_at": r.recorded_at} for r in rows]
+        return [asdict(r) for r in rows]
 
     def describe(self, conn, record: MemoryRecord, at: str | None, full: bool = False,
                  moment: str | None = None) -> dict:
@@ -133,12 +133,9 @@ class SourceMemories:
         if not full:
             return out
         tx = Transaction(conn)
-        projections = [
-            {"id": p.id, "predicate": p.predicate, "arguments": p.arguments, "statement": p.statement,
-             "quality": p.quality, "fact": p.fact, "created_at": p.created_at}
-            for p in tx.memory_projections.of(record.id)]
-        history = [{"at": e.at, "status": e.status, "reason": e.reason, "principal": e.principal}
-                   for e in tx.source_memories.history(record.id, moment)]
+        # The records' fields are the reply's keys, in its order.
+        projections = [asdict(p) for p in tx.memory_projections.of(record.id)]
+        history = [asdict(e) for e in tx.source_memories.history(record.id, moment)]
         out.update({
             "source_text": record.text, "sha256": record.sha256 or None, "erased": record.erased_at is not None,
             "provenance": {"source_class": record.source_class, "metadata": {}},
