@@ -16,9 +16,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "memory"
 STORE = PACKAGE / "store"
 
-# Modules that still hold SQL, to be emptied into store families; each entry must still hold some.
-ALLOWED: set[str] = set()
-
 STATEMENT = re.compile(
     r"\bSELECT\s+\S"
     r"|\bINSERT\s+(?:OR\s+[A-Z]+\s+)?INTO\b"
@@ -87,15 +84,8 @@ def _modules() -> dict[str, list[tuple[int, str]]]:
 
 def test_no_module_outside_the_store_holds_sql():
     holding = _modules()
-    offenders = [f"{name}:{line}: {what}" for name, found in holding.items() if name not in ALLOWED
-                 for line, what in found]
+    offenders = [f"{name}:{line}: {what}" for name, found in holding.items() for line, what in found]
     assert offenders == [], "SQL belongs in a store family (memory/store/repository):\n" + "\n".join(offenders)
-
-
-def test_the_allowlist_names_only_modules_that_still_hold_sql():
-    holding = _modules()
-    emptied = sorted(name for name in ALLOWED if name not in holding)
-    assert emptied == [], f"these hold no SQL any more: take them out of ALLOWED: {emptied}"
 
 
 def test_the_families_sql_is_found():
