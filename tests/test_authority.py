@@ -79,21 +79,20 @@ def add_hidden(path: str, global_path: str) -> dict:
 def hidden_rows(path: str, ids: list[str]) -> list:
     """Everything stored about the hidden memories, fact texts and supports included."""
     with Memory(path, context=OWNER) as m, m.store.read() as conn:
-        listed = json.dumps(ids)
+        listed, among = conn.sql.listed(ids), conn.sql.in_list
         rows = []
         for sql in (
             "SELECT m.*, s.text, s.sha256, s.erased_at FROM source_memories AS m JOIN sources AS s "
-            "ON s.id = m.source_id WHERE m.id IN (SELECT value FROM json_each(?)) ORDER BY m.id",
-            "SELECT * FROM memory_projections WHERE memory_id IN (SELECT value FROM json_each(?)) ORDER BY id",
-            "SELECT memory_id, status, reason, principal FROM memory_events WHERE memory_id IN "
-            "(SELECT value FROM json_each(?)) ORDER BY id",
+            f"ON s.id = m.source_id WHERE {among('m.id')} ORDER BY m.id",
+            f"SELECT * FROM memory_projections WHERE {among('memory_id')} ORDER BY id",
+            f"SELECT memory_id, status, reason, principal FROM memory_events WHERE {among('memory_id')} ORDER BY id",
             "SELECT f.text, g.name, s.kind, s.ref, s.actor FROM supports AS s JOIN facts AS f ON f.id = s.fact_id "
-            "JOIN segments AS g ON g.id = f.segment_id WHERE s.kind = 'source' AND s.ref IN "
-            "(SELECT value FROM json_each(?)) ORDER BY f.text, s.ref",
+            f"JOIN segments AS g ON g.id = f.segment_id WHERE s.kind = 'source' AND {among('s.ref')} "
+            "ORDER BY f.text, s.ref",
         ):
             rows.append(conn.execute(sql, (listed,)).fetchall())
         rows.append(conn.execute("SELECT rowid, text, statements FROM memory_fts WHERE rowid IN (SELECT seq FROM "
-                                 "source_memories WHERE id IN (SELECT value FROM json_each(?)))", (listed,)).fetchall())
+                                 f"source_memories WHERE {among('id')})", (listed,)).fetchall())
     return rows
 
 

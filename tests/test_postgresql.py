@@ -1,4 +1,4 @@
-"""PostgreSQL as the store: the SQL rewriting, one schema in two dialects, serialized writes (ids become visible
+"""PostgreSQL as the store: the parameter style and each dialect's forms, one schema in two dialects, serialized writes (ids become visible
 in order, which the change feed needs), and what only an SQLite file has failing clearly."""
 
 from __future__ import annotations
@@ -12,42 +12,47 @@ from hypothesis import given, settings, strategies as st
 from conftest import by_hand, postgresql_server
 from memory import Memory
 from memory.errors import InvalidArguments, SQLiteOnly, StorageError
-from memory.store import load_migrations, open_connection
-from memory.store.dialect import to_postgresql
+from memory.store import load_migrations, open_connection, open_store
+from memory.store.dialect import UnsupportedStatement, placeholders
 from memory.store.postgresql import WRITE_LOCK, PostgresConnection, PostgresStore
 
 LATEST = load_migrations()[-1].version  # both dialects' histories end at the same version
 
 
-# --- the rewriting ---------------------------------------------------------------------------------------------
+# --- the parameter style, and what each dialect writes its own way ------------------------------------------
 
 @pytest.mark.parametrize("sqlite, postgresql", [
     ("SELECT a FROM t WHERE b = ? AND c = ?", "SELECT a FROM t WHERE b = %s AND c = %s"),
     ("SELECT '?', 'x%' FROM t WHERE b LIKE 'a%' AND c = ?", "SELECT '?', 'x%%' FROM t WHERE b LIKE 'a%%' AND c = %s"),
     ("SELECT \"?\" FROM t WHERE x = :name", "SELECT \"?\" FROM t WHERE x = %(name)s"),
-    ("INSERT OR IGNORE INTO s (a) VALUES (?)", "INSERT INTO s (a) VALUES (%s) ON CONFLICT DO NOTHING"),
-    ("INSERT OR IGNORE INTO s (a) VALUES (?) RETURNING id",
-     "INSERT INTO s (a) VALUES (%s) ON CONFLICT DO NOTHING RETURNING id"),
-    ("SELECT 1 FROM f WHERE id IN (SELECT value FROM json_each(?))", "SELECT 1 FROM f WHERE id = ANY(%s)"),
-    ("SELECT 1 FROM o, json_each(o.members) AS j WHERE j.value = ?",
-     "SELECT 1 FROM o, json_array_elements_text(CAST(o.members AS json)) AS j (value) WHERE j.value = %s"),
-    ("SELECT 1 FROM json_each(a.payload, '$.ids') AS j",
-     "SELECT 1 FROM json_array_elements_text(CAST(a.payload AS json) -> 'ids') AS j (value)"),
-    ("SELECT max(a), max(1.0, b), min(x, (y), z), min(c) FROM t",
-     "SELECT max(a), greatest(CAST(1.0 AS double precision), b), least(x, (y), z), min(c) FROM t"),
-    ("SELECT group_concat(k, ',' ORDER BY id), CAST(s AS REAL), t1.x2 FROM t1",
-     "SELECT string_agg(k, ',' ORDER BY id), CAST(s AS double precision), t1.x2 FROM t1"),
-    ("SELECT 1 FROM k CROSS JOIN m AS n ON n.a = k.a CROSS JOIN z", "SELECT 1 FROM k JOIN m AS n ON n.a = k.a CROSS JOIN z"),
-    ("DELETE FROM temp.fact_import", "DELETE FROM pg_temp.fact_import"),
+    ("SELECT 1 -- a ? in a comment\nFROM t WHERE a::text = ?", "SELECT 1 \nFROM t WHERE a::text = %s"),
+    ("SELECT 'it''s ?', 5 % 2", "SELECT 'it''s ?', 5 %% 2"),
 ])
-def test_statements_are_rewritten_outside_their_literals(sqlite, postgresql):
-    assert to_postgresql(sqlite).sql == postgresql
+def test_only_placeholders_take_psycopgs_style(sqlite, postgresql):
+    assert placeholders(sqlite).sql == postgresql
 
 
-def test_numbered_parameters_are_reordered_and_json_arrays_become_lists():
-    translated = to_postgresql("SELECT ?2, ?1, ?2")
-    assert translated.sql == "SELECT %s, %s, %s" and translated.order == (1, 0, 1)
-    assert to_postgresql("SELECT ? FROM t WHERE id IN (SELECT value FROM json_each(?))").json_lists == (1,)
+@pytest.mark.parametrize("statement", [
+    "INSERT OR IGNORE INTO s (a) VALUES (1)", "SELECT group_concat(k) FROM t CROSS JOIN m ON m.a = t.a",
+    "SELECT 1 FROM f WHERE id IN (SELECT value FROM json_each('[1]'))", "DELETE FROM temp.x", "SELECT max(1.5, b)",
+])
+def test_no_statement_is_rewritten(statement):
+    """Law: without placeholders or `%`, PostgreSQL gets the statement as written; SQLite's own forms included
+    (the repository writes PostgreSQL's from `conn.sql`, nothing translates them)."""
+    assert placeholders(statement).sql == statement
+
+
+def test_numbered_parameters_are_reordered():
+    styled = placeholders("SELECT ?2, ?1, ?2")
+    assert styled.sql == "SELECT %s, %s, %s" and styled.order == (1, 0, 1)
+    assert placeholders("SELECT ?, ?").order is None
+
+
+def test_a_statement_that_mixes_parameter_styles_or_leaves_a_quote_open_is_refused():
+    with pytest.raises(UnsupportedStatement):
+        placeholders("SELECT ? WHERE a = :name")
+    with pytest.raises(UnsupportedStatement):
+        placeholders("SELECT 'open")
 
 
 @settings(max_examples=200, deadline=None)
@@ -56,8 +61,38 @@ def test_a_literal_is_copied_byte_for_byte(text):
     """Law: whatever a string literal holds (placeholders, percent signs, colons, doubled quotes), PostgreSQL gets
     the same literal (psycopg reads `%%` as `%`), and no parameter is found inside it."""
     literal = "'" + text.replace("'", "''") + "'"
-    translated = to_postgresql(f"SELECT {literal}, ?")
-    assert translated.sql == f"SELECT {literal.replace('%', '%%')}, %s" and translated.order is None
+    styled = placeholders(f"SELECT {literal}, ?")
+    assert styled.sql == f"SELECT {literal.replace('%', '%%')}, %s" and styled.order is None
+
+
+def test_each_dialects_forms_mean_the_same_on_its_store(store_location):
+    """Conformance of `conn.sql` (memory/store/dialect.py): every form a statement takes from its connection
+    gives the same rows on SQLite and PostgreSQL."""
+    store = open_store(store_location)
+    with store.write() as conn:
+        d = conn.sql
+        assert d.name == conn.dialect
+        conn.execute(f"CREATE TEMP TABLE forms (position {d.generated_key}, label TEXT, items TEXT)")
+        conn.executemany("INSERT INTO forms (label, items) VALUES (?, ?)",
+                         [("b", '["x", "y"]'), ("a", '{"ids": ["m1", "m2"]}'), ("c", "[]")])
+        assert conn.execute("SELECT position, label FROM forms ORDER BY position").fetchall() == \
+            [(1, "b"), (2, "a"), (3, "c")]
+        assert conn.execute(f"SELECT label FROM forms WHERE {d.in_list('label')} ORDER BY label",
+                            (d.listed(["c", "a", "z"]),)).fetchall() == [("a",), ("c",)]
+        assert conn.execute(f"SELECT label FROM forms WHERE {d.in_list('position')}",
+                            (d.listed([2]),)).fetchall() == [("a",)]
+        assert conn.execute(f"SELECT count(*) FROM forms WHERE {d.in_list('label')}",
+                            (d.listed([]),)).fetchall() == [(0,)]
+        assert conn.execute(f"SELECT j.value FROM forms AS f, {d.elements('f.items', 'j')} WHERE f.label = ?",
+                            ("b",)).fetchall() == [("x",), ("y",)]
+        assert conn.execute(f"SELECT j.value FROM forms AS f, {d.elements('f.items', 'j', 'ids')} "
+                            "WHERE f.label = ?", ("a",)).fetchall() == [("m1",), ("m2",)]
+        joined = d.concat("label, ',' ORDER BY label DESC")
+        assert conn.execute(f"SELECT {joined} FROM forms").fetchall() == [("c,b,a",)]
+        assert conn.execute(f"SELECT g.label FROM forms AS f {d.ordered_join} forms AS g ON g.position = f.position + 1 "
+                            "ORDER BY f.position").fetchall() == [("a",), ("c",)]
+        conn.execute("DROP TABLE forms")
+    store.close()
 
 
 # --- one schema, two dialects ----------------------------------------------------------------------------------
@@ -193,12 +228,12 @@ def test_copy_writes_what_insert_would(postgresql_location):
     try:
         conn.execute("CREATE TEMP TABLE copied (n BIGINT, word TEXT, flag BIGINT, note TEXT CHECK (note <> 'bad'))")
         rows = [(1, "tab\there", True, None), (2, "quote ' and \\ and \nnewline", False, "é"), (2 ** 62, "", 0, "x")]
-        conn.executemany("INSERT INTO temp.copied (n, word, flag, note) VALUES (?, ?, ?, ?)", rows)
+        conn.executemany("INSERT INTO copied (n, word, flag, note) VALUES (?, ?, ?, ?)", rows)
         assert conn.changes() == 3
         assert conn.execute("SELECT n, word, flag, note FROM copied ORDER BY n").fetchall() == \
             [(1, "tab\there", 1, None), (2, "quote ' and \\ and \nnewline", 0, "é"), (2 ** 62, "", 0, "x")]
         with pytest.raises(conn.error):
-            conn.executemany("INSERT INTO temp.copied (n, word, flag, note) VALUES (?, ?, ?, ?)",
+            conn.executemany("INSERT INTO copied (n, word, flag, note) VALUES (?, ?, ?, ?)",
                              [(5, "fine", 0, "ok"), (6, "refused", 0, "bad")])
         assert conn.execute("SELECT count(*) FROM copied").fetchone()[0] == 3
     finally:
@@ -223,9 +258,8 @@ def test_a_write_waits_for_the_one_before_it_so_ids_become_visible_in_order(post
     done = threading.Event()
     try:
         with first.store.write() as conn:
-            conn.execute("INSERT INTO facts (segment_id, functor, arity, text, args, created_at) "
-                         "VALUES (1, 'p', 1, 'p(a)', '[\"a\"]', 'now')")
-            held = conn.last_insert_rowid()
+            held = conn.execute("INSERT INTO facts (segment_id, functor, arity, text, args, created_at) "
+                                "VALUES (1, 'p', 1, 'p(a)', '[\"a\"]', 'now') RETURNING id").fetchall()[0][0]
             writer = threading.Thread(target=lambda: (second.remember_fact("p(b)"), done.set()))
             writer.start()
             while not _waiting_on_the_write_lock(url):
@@ -409,8 +443,8 @@ def test_text_with_a_nul_character_is_refused_with_a_typed_error_and_changes_not
         assert memory.memory_search("note")["total"] == 0
         conn = memory.store._connection()
         with pytest.raises(InvalidArguments):
-            conn.execute("SELECT count(*) FROM facts WHERE text IN (SELECT value FROM json_each(?))",
-                         (json.dumps(["p(a)", "p(\x00)"]),))
+            conn.execute(f"SELECT count(*) FROM facts WHERE {conn.sql.in_list('text')}",
+                         (conn.sql.listed(["p(a)", "p(\x00)"]),))
         with pytest.raises(InvalidArguments):
             conn.executemany("INSERT INTO audit_log (at, actor, operation, segment, payload) VALUES (?, ?, ?, ?, ?)",
                              [("now", "x\x00", "op", None, "{}")])

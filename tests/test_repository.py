@@ -225,6 +225,7 @@ def test_memory_builds_both_knowledge_bases_with_their_collaborators(tmp_path):
 def test_every_store_implements_the_store_interface(store_location):
     """What a third backend must provide (memory/store/interface.py), checked on each store the suite runs."""
     from memory.store import MemoryStore, StoreConnection
+    from memory.store.dialect import Dialect
 
     store = open_store(store_location)
     try:
@@ -232,6 +233,7 @@ def test_every_store_implements_the_store_interface(store_location):
         assert type(store).__name__ == ("PostgresStore" if store_location.startswith("postgresql") else "Store")
         with store.read() as conn:
             assert isinstance(conn, StoreConnection)
+            assert isinstance(conn.sql, Dialect) and conn.sql.name == conn.dialect
             assert conn.schema_version() >= 15
             assert conn.journal_mode() in {"wal", "memory", "postgresql"}
         with store.write() as conn:

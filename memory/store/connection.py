@@ -20,6 +20,7 @@ import apsw
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import StorageError
+from .dialect import SQLITE
 from .location import IN_MEMORY
 from .migrations import current_version, load_migrations, migrate
 
@@ -54,7 +55,8 @@ class Connection(apsw.Connection):
     connection (the audit log, a helper inside a transaction) stamps rows with that clock."""
 
     clock: Clock = SYSTEM_CLOCK
-    dialect = "sqlite"  # which SQL the statements run as (memory/store/dialect.py)
+    dialect = "sqlite"
+    sql = SQLITE  # SQLite's forms of what the dialects write differently (memory/store/dialect.py)
     read_only: str | None = None  # why it was opened read-only (None: it can write)
 
     def quick_check(self, limit: int = 20) -> list[str]:

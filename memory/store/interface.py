@@ -12,21 +12,22 @@ from contextlib import AbstractContextManager
 from typing import Any, Callable, Protocol, runtime_checkable
 
 from ..clock import Clock
+from .dialect import Dialect
 
 
 @runtime_checkable
 class StoreConnection(Protocol):
-    """One connection inside a read or write: SQLite's statements run on it as written (a backend with
-    another dialect carries them over; see memory/store/dialect.py)."""
+    """One connection inside a read or write. Statements take `?` (or `?NNN`, `:name`) parameters; where the
+    dialects' SQL differs they take the form from `sql` (memory/store/dialect.py). New rows' keys come back
+    through `RETURNING`."""
 
     clock: Clock
-    dialect: str  # "sqlite" or "postgresql": which SQL the repository's statements are written for
+    dialect: str  # "sqlite" or "postgresql": the name of `sql`, for what only one dialect has (PRAGMA, FTS5)
+    sql: Dialect
 
     def execute(self, sql: str, params: Any = None) -> Any: ...
 
     def executemany(self, sql: str, rows: Any) -> Any: ...
-
-    def last_insert_rowid(self) -> int: ...
 
     def changes(self) -> int: ...
 

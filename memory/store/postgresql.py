@@ -1,8 +1,10 @@
 """PostgreSQL as the store: a connection with the narrow API the code above uses on SQLite (execute, executemany,
-last_insert_rowid, changes, close, clock), the store's transactions, and the PostgreSQL migrations.
+changes, close, clock, and `sql`, PostgreSQL's forms of what the dialects write differently), the store's
+transactions, and the PostgreSQL migrations.
 
-`DATALOG_MEMORY_DB=postgresql://...` (or `--db`) selects it; psycopg 3 is imported only then. Statements are
-shared with SQLite and rewritten by `dialect.to_postgresql`; the schema is migrations/postgresql/.
+`DATALOG_MEMORY_DB=postgresql://...` (or `--db`) selects it; psycopg 3 is imported only then. Statements are the
+repository's own (memory/store/dialect.py); only their placeholders are given psycopg's style. The schema is
+migrations/postgresql/.
 
 Write transactions are serialized: each one takes one advisory lock (WRITE_LOCK) before anything else and holds
 it to its commit. That is what SQLite's `BEGIN IMMEDIATE` gives, and the change feed needs it: a warm copy reads
@@ -15,7 +17,6 @@ for all their statements, like a SQLite read transaction.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import threading
 from contextlib import contextmanager
@@ -24,18 +25,12 @@ from typing import Any, Iterator
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import InvalidArguments, StorageError
-from .dialect import to_postgresql
+from .dialect import POSTGRESQL, Placeholders, placeholders
 from .location import shown
 from .migrations import Migration, MigrationSteps, migrate, numbered_files, shipped
 
 # The advisory lock every write transaction takes first (a constant of this program: "datalog-memory" hashed).
 WRITE_LOCK = int.from_bytes(hashlib.sha256(b"datalog-memory write").digest()[:8], "big", signed=True)
-# Tables whose rows get their key from an identity column: an INSERT into one returns the key, so
-# last_insert_rowid() answers as SQLite's does.
-IDENTITY_KEYS = {"segments": "id", "facts": "id", "supports": "id", "rules": "id", "audit_log": "id",
-                 "derived": "id", "snapshots": "id", "source_memories": "seq", "memory_events": "id",
-                 "entities": "id", "hyperedges": "id", "formation_rules": "id"}
-_INSERT_INTO = re.compile(r"^\s*INSERT\s+(?:OR\s+IGNORE\s+)?INTO\s+(\w+)", re.I)
 _DML = re.compile(r"^\s*(?:INSERT|UPDATE|DELETE)\b", re.I)
 # A write transaction that changes at least this many rows of a table (and a tenth of it) refreshes its statistics
 # when it commits. Until autovacuum gets to it (a minute or more), PostgreSQL would plan with the old ones: after a
@@ -134,6 +129,7 @@ class PostgresConnection:
     """One psycopg connection in autocommit mode: the store sends BEGIN/COMMIT itself, as it does on SQLite."""
 
     dialect = "postgresql"
+    sql = POSTGRESQL
 
     def __init__(self, url: str, clock: Clock = SYSTEM_CLOCK, lock_timeout_ms: int = 10_000) -> None:
         psycopg = _psycopg()
@@ -145,7 +141,6 @@ class PostgresConnection:
             raise StorageError(f"cannot connect to {redacted(url)}: {exc}".strip()) from exc
         _configure(self._conn)
         self._error = psycopg.Error
-        self._last_rowid = 0
         self._changes = 0
         self.written = 0  # rows the statements of the current transaction wrote (the store resets it)
         # A write that waits longer than this for another writer's lock fails (SQLite's busy timeout).
@@ -175,44 +170,31 @@ class PostgresConnection:
         """The page cache is the server's (shared_buffers): nothing to grow per connection."""
         return None
 
-    def _params(self, translated, params) -> Any:
+    @staticmethod
+    def _params(styled: Placeholders, params) -> Any:
         if params is None:
-            return {} if translated.named else ()
-        if translated.order is not None:
-            params = [params[i] for i in translated.order]
-        if translated.json_lists:
-            params = list(params)
-            for position in translated.json_lists:
-                params[position] = json.loads(params[position])
+            return {} if styled.named else ()
+        if styled.order is not None:
+            params = [params[i] for i in styled.order]
         return _storable(params)
 
     def execute(self, sql: str, params: Any = None) -> Cursor:
-        translated = to_postgresql(sql)
-        text = translated.sql
-        key = None
-        table = _INSERT_INTO.match(sql)
-        if table and table.group(1).lower() in IDENTITY_KEYS and not re.search(r"\bRETURNING\b", text, re.I):
-            key = IDENTITY_KEYS[table.group(1).lower()]
-            text = f"{text} RETURNING {key}"
-        cur = self._conn.execute(text, self._params(translated, params))
+        styled = placeholders(sql)
+        cur = self._conn.execute(styled.sql, self._params(styled, params))
         rows = cur.fetchall() if cur.description is not None else []
         if _DML.match(sql):  # as SQLite's changes(): rows the last INSERT, UPDATE or DELETE wrote
             self._changes = max(cur.rowcount, 0)
             self.written += self._changes
-        if key is not None:
-            if rows:
-                self._last_rowid = rows[-1][0]
-            return Cursor([])
         return Cursor(rows)
 
     def executemany(self, sql: str, rows) -> None:
         """One statement for many rows. A plain `INSERT INTO t (columns) VALUES (?, ...)` goes as COPY, which
         streams the rows in one round trip and fires the same triggers and checks (a bulk import sends its
         facts this way: 10,000 rows in 0.05 s instead of 0.6 s)."""
-        translated = to_postgresql(sql)
-        plain = _PLAIN_INSERT.match(translated.sql)
+        styled = placeholders(sql)
+        plain = _PLAIN_INSERT.match(styled.sql)
         with self._conn.cursor() as cur:
-            if plain and translated.order is None and not translated.json_lists:
+            if plain and styled.order is None:
                 written = 0
                 with cur.copy(f"COPY {plain.group(1)} ({plain.group(2)}) FROM STDIN") as copy:
                     for row in rows:
@@ -220,12 +202,9 @@ class PostgresConnection:
                         written += 1
                 self._changes = written
             else:
-                cur.executemany(translated.sql, [self._params(translated, r) for r in rows])
+                cur.executemany(styled.sql, [self._params(styled, r) for r in rows])
                 self._changes = max(cur.rowcount, 0)
         self.written += self._changes
-
-    def last_insert_rowid(self) -> int:
-        return self._last_rowid
 
     def grown_tables(self) -> list[str]:
         """The tables the current transaction changed by at least BULK_ROWS rows and a tenth of their size (as

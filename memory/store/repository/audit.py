@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from ...clock import utc_now
+from ..dialect import Dialect
 from ._visibility import visible
 from .records import AuditRow, Visibility
 
@@ -22,9 +23,9 @@ class Audit:
 
     def record(self, actor: str, operation: str, segment: str | None, payload: dict[str, Any]) -> int:
         """Append one row; returns its id (which is also the order of events)."""
-        self._conn.execute("INSERT INTO audit_log(at, actor, operation, segment, payload) VALUES (?, ?, ?, ?, ?)",
-                           (utc_now(self._conn.clock), actor, operation, segment, _dump(payload)))
-        return self._conn.last_insert_rowid()
+        return self._conn.execute(
+            "INSERT INTO audit_log(at, actor, operation, segment, payload) VALUES (?, ?, ?, ?, ?) RETURNING id",
+            (utc_now(self._conn.clock), actor, operation, segment, _dump(payload))).fetchall()[0][0]
 
     def newest_id(self) -> int:
         """The id of the newest row (0 for an empty log): a copy that has it has every event before it."""
@@ -58,7 +59,7 @@ class Audit:
              offset: int = 0) -> dict[str, Any]:
         """{items, total, actors, operations}: the rows matching the filter (since inclusive, until
         exclusive), and every actor and operation the reader could filter by."""
-        visible_rows, params = _readable(visibility, namespaces, reader)
+        visible_rows, params = _readable(self._conn.sql, visibility, namespaces, reader)
         conditions, chosen = [visible_rows], list(params)
         for column, op, value in (("a.actor", "=", actor), ("a.operation", "=", operation), ("a.at", ">=", since),
                                   ("a.at", "<", until)):
@@ -82,7 +83,8 @@ class Audit:
 FACT_PATHS = ("$.fact", "$.old", "$.new")  # where a payload names a fact
 
 
-def _readable(visibility: Visibility | None, namespaces: tuple[str, ...], reader: str) -> tuple[str, list]:
+def _readable(dialect: Dialect, visibility: Visibility | None, namespaces: tuple[str, ...],
+              reader: str) -> tuple[str, list]:
     """SQL over `a` (a row of the audit_events view) keeping the rows a reader may see, and its parameters.
     A row about source memories is kept only when every memory it names is in `namespaces`; a row naming a
     fact (`fact`, or update_fact's `old` and `new`) is dropped while that fact is stored but invisible; and
@@ -90,7 +92,7 @@ def _readable(visibility: Visibility | None, namespaces: tuple[str, ...], reader
     conclusions was taken over what that principal sees)."""
     listed = ", ".join("?" * len(namespaces)) or "NULL"
     sql = (f"(a.operation <> 'memory_remember' OR json_extract(a.payload, '$.namespace') IN ({listed})) AND "
-           f"(a.operation <> 'memory_forget' OR NOT EXISTS (SELECT 1 FROM json_each(a.payload, '$.ids') AS j "
+           f"(a.operation <> 'memory_forget' OR NOT EXISTS (SELECT 1 FROM {dialect.elements('a.payload', 'j', 'ids')} "
            f"LEFT JOIN memory_texts AS m ON m.id = j.value "
            f"WHERE m.namespace IS NULL OR m.namespace NOT IN ({listed})))")
     params: list = [*namespaces, *namespaces]

@@ -46,8 +46,7 @@ class Derived:
 
     def add(self, row: DerivedRow) -> int:
         """Insert one conclusion; returns its id."""
-        self._conn.execute(_DERIVED_SQL, _derived_params(row))
-        return self._conn.last_insert_rowid()
+        return self._conn.execute(_DERIVED_SQL + " RETURNING id", _derived_params(row)).fetchall()[0][0]
 
     def find(self, segment_id: int, text: str) -> tuple[int, int] | None:
         """(id, generation) of a segment's conclusion with this text."""

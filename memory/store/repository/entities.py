@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 
 from .records import NewEntity
 
@@ -13,8 +12,8 @@ class Entities:
 
     def ids_of(self, names: list[str]) -> dict[str, int]:
         """name -> id of those of `names` that are stored."""
-        return dict(self._conn.execute("SELECT name, id FROM entities WHERE name IN (SELECT value FROM json_each(?))",
-                                       (json.dumps(names),)).fetchall())
+        return dict(self._conn.execute(f"SELECT name, id FROM entities WHERE {self._conn.sql.in_list('name')}",
+                                       (self._conn.sql.listed(names),)).fetchall())
 
     def add(self, entities: list[NewEntity]) -> None:
         """New entities, given ids in the order listed (the caller checked that none is stored)."""
@@ -23,14 +22,14 @@ class Entities:
 
     def named(self, folded: list[str]) -> list[tuple[str, int]]:
         """(name, id) of the entities whose lower-cased name is one of `folded`, oldest first."""
-        rows = self._conn.execute("SELECT name, id FROM entities WHERE lower(name) IN (SELECT value FROM "
-                                  "json_each(?)) ORDER BY id", (json.dumps(folded),)).fetchall()
+        rows = self._conn.execute(f"SELECT name, id FROM entities WHERE {self._conn.sql.in_list('lower(name)')} "
+                                  "ORDER BY id", (self._conn.sql.listed(folded),)).fetchall()
         return [(n, i) for n, i in rows]
 
     def named_locally(self, folded: list[str]) -> list[tuple[str, int]]:
         """(name, id) of the entities whose part after the colon (`local_name`) is one of `folded`, oldest first."""
-        rows = self._conn.execute("SELECT name, id FROM entities WHERE local_name IN (SELECT value FROM "
-                                  "json_each(?)) ORDER BY id", (json.dumps(folded),)).fetchall()
+        rows = self._conn.execute(f"SELECT name, id FROM entities WHERE {self._conn.sql.in_list('local_name')} "
+                                  "ORDER BY id", (self._conn.sql.listed(folded),)).fetchall()
         return [(n, i) for n, i in rows]
 
     def types(self) -> set[str]:

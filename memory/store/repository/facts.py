@@ -5,7 +5,6 @@ supports is, and what a write reports is computed over visible supports only."""
 
 from __future__ import annotations
 
-import json
 from itertools import islice
 from typing import Callable, Iterable, Iterator
 
@@ -107,9 +106,9 @@ class Facts:
         ids = sorted({fact_id for fact_id, _ in rows})
         condition, params = visible(visibility)
         present = self._conn.execute(
-            f"SELECT args FROM facts AS f WHERE f.id IN (SELECT value FROM json_each(?)) AND segment_id = ? "
+            f"SELECT args FROM facts AS f WHERE {self._conn.sql.in_list('f.id')} AND segment_id = ? "
             f"AND functor = ? AND arity = ? AND {condition}",
-            (json.dumps(ids), segment_id, functor, arity, *params)).fetchall()
+            (self._conn.sql.listed(ids), segment_id, functor, arity, *params)).fetchall()
         return decode_many([args for _, args in rows if args is not None]), decode_many([row[0] for row in present])
 
     def forget_changes(self) -> None:
@@ -148,10 +147,10 @@ class Facts:
         even as an earlier created_at)."""
         where, params = self._where(segment_id, visibility, functor, arity)
         condition, condition_params = seen(visibility)
+        joined = self._conn.sql.concat("s.kind || CASE WHEN s.ref = '' THEN '' ELSE ':' || s.ref END, ',' ORDER BY s.id")
         rows = self._conn.execute(
             f"SELECT f.id, f.text, (SELECT min(s.created_at) FROM supports AS s WHERE s.fact_id = f.id AND {condition}), "
-            f"(SELECT group_concat(s.kind || CASE WHEN s.ref = '' THEN '' ELSE ':' || s.ref END, ',' "
-            f"ORDER BY s.id) FROM supports AS s WHERE s.fact_id = f.id AND {condition}) "
+            f"(SELECT {joined} FROM supports AS s WHERE s.fact_id = f.id AND {condition}) "
             f"FROM facts AS f WHERE {where} ORDER BY f.functor, f.arity, f.text LIMIT ? OFFSET ?",
             [*condition_params, *condition_params, *params, limit, offset],
         ).fetchall()
@@ -214,14 +213,14 @@ class Facts:
         at = utc_now(self._conn.clock)
         fact_id = self.id_of(segment_id, fact.text)
         if fact_id is None:
-            self._conn.execute(
-                "INSERT INTO facts (segment_id, functor, arity, text, args, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (segment_id, fact.functor, fact.arity, fact.text, fact.args, at))
-            fact_id, created = self._conn.last_insert_rowid(), True
+            fact_id = self._conn.execute(
+                "INSERT INTO facts (segment_id, functor, arity, text, args, created_at) VALUES (?, ?, ?, ?, ?, ?) "
+                "RETURNING id", (segment_id, fact.functor, fact.arity, fact.text, fact.args, at)).fetchall()[0][0]
+            created = True
         else:
             created = not visible_supports(self._conn, fact_id, visibility)
-        self._conn.execute("INSERT OR IGNORE INTO supports (fact_id, kind, ref, actor, created_at) VALUES (?, ?, ?, ?, ?)",
-                           (fact_id, kind, ref, actor, at))
+        self._conn.execute("INSERT INTO supports (fact_id, kind, ref, actor, created_at) VALUES (?, ?, ?, ?, ?) "
+                           "ON CONFLICT DO NOTHING", (fact_id, kind, ref, actor, at))
         return fact_id, created, self._conn.changes() > 0
 
     def assert_all(self, segment_id: int, facts: Iterable[NewFact], actor: str, visibility: Visibility | None = None,
@@ -262,20 +261,20 @@ class Facts:
         at = at or utc_now(self._conn.clock)
         conn = self._conn
         # Connection-private scratch space (TEMP), not part of the database's schema; emptied before and after.
-        conn.execute("CREATE TEMP TABLE IF NOT EXISTS fact_import (position INTEGER PRIMARY KEY, functor TEXT, "
+        conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS fact_import (position {conn.sql.generated_key}, functor TEXT, "
                      "arity INTEGER, text TEXT, args TEXT)")
-        conn.execute("DELETE FROM temp.fact_import")
-        conn.executemany("INSERT INTO temp.fact_import (functor, arity, text, args) VALUES (?, ?, ?, ?)", facts)
+        conn.execute("DELETE FROM fact_import")
+        conn.executemany("INSERT INTO fact_import (functor, arity, text, args) VALUES (?, ?, ?, ?)", facts)
         hidden = 0
         if visibility is not None:  # without one every existing row is visible
             condition, params = visible(visibility)
             hidden = conn.execute(
                 f"SELECT count(*) FROM facts AS f WHERE f.segment_id = ? AND f.text IN "
-                f"(SELECT text FROM temp.fact_import) AND NOT {condition}", (segment_id, *params)).fetchone()[0]
+                f"(SELECT text FROM fact_import) AND NOT {condition}", (segment_id, *params)).fetchone()[0]
         newest = conn.execute("SELECT max(id) FROM facts").fetchone()[0] or 0
         conn.execute(
             "INSERT INTO facts (segment_id, functor, arity, text, args, created_at) "
-            "SELECT ?, functor, arity, text, args, ? FROM temp.fact_import WHERE true ORDER BY position "
+            "SELECT ?, functor, arity, text, args, ? FROM fact_import WHERE true ORDER BY position "
             "ON CONFLICT (segment_id, text) DO NOTHING", (segment_id, at))
         created = conn.changes()
         supported = 0
@@ -285,10 +284,11 @@ class Facts:
             supported = conn.changes()
         if supported < len(facts):  # facts met again (or ids that did not grow): each one found by its text
             conn.execute(
-                "INSERT OR IGNORE INTO supports (fact_id, kind, ref, actor, created_at) "
-                "SELECT f.id, 'asserted', '', ?, ? FROM temp.fact_import AS i "
-                "JOIN facts AS f ON f.segment_id = ? AND f.text = i.text ORDER BY i.position", (actor, at, segment_id))
-        conn.execute("DELETE FROM temp.fact_import")
+                "INSERT INTO supports (fact_id, kind, ref, actor, created_at) "
+                "SELECT f.id, 'asserted', '', ?, ? FROM fact_import AS i "
+                "JOIN facts AS f ON f.segment_id = ? AND f.text = i.text WHERE true ORDER BY i.position "
+                "ON CONFLICT DO NOTHING", (actor, at, segment_id))
+        conn.execute("DELETE FROM fact_import")
         return created + hidden
 
     def release(self, fact_id: int, visibility: Visibility | None = None) -> list[str]:
@@ -301,10 +301,10 @@ class Facts:
 
     def copy_renamed(self, fact_id: int, functor: str, text: str) -> int:
         """A new row in the same segment with the same arguments and time under a new name; returns its id."""
-        self._conn.execute(
+        return self._conn.execute(
             "INSERT INTO facts (segment_id, functor, arity, text, args, created_at) "
-            "SELECT segment_id, ?, arity, ?, args, created_at FROM facts WHERE id = ?", (functor, text, fact_id))
-        return self._conn.last_insert_rowid()
+            "SELECT segment_id, ?, arity, ?, args, created_at FROM facts WHERE id = ? RETURNING id",
+            (functor, text, fact_id)).fetchall()[0][0]
 
     def clear_all_but(self, segment_id: int, kept_kind: str) -> None:
         """Remove every support of a segment's facts except those of one kind, and the facts left without."""

@@ -37,7 +37,7 @@ class MemoryProjections:
         """Those of `memory_ids` with a projection that is lossy or needs context."""
         return {r[0] for r in self._conn.execute(
             "SELECT DISTINCT memory_id FROM memory_projections WHERE quality <> 'exact' "
-            "AND memory_id IN (SELECT value FROM json_each(?))", (json.dumps(memory_ids),))}
+            f"AND {self._conn.sql.in_list('memory_id')}", (self._conn.sql.listed(memory_ids),))}
 
     def settled_facts(self, namespaces: list[str], at: str) -> list[ProjectedFact]:
         """The projections with a fact of the memories in `namespaces` that were current at `at` (a moment before
@@ -54,9 +54,10 @@ class MemoryProjections:
         """Up to `limit` projections of `predicate` with `arity` arguments whose fact text is in [low, high), of
         memories current at `now`, not erased, in `namespaces`: in the (predicate, fact) index's order."""
         where, params = visible_now(now, namespaces)
+        join = self._conn.sql.ordered_join  # the (predicate, fact) index first, in its order
         rows = self._conn.execute(
             "SELECT m.seq, m.id, m.namespace, s.text, p.arguments, p.fact FROM memory_projections AS p "
-            "CROSS JOIN source_memories AS m ON m.id = p.memory_id CROSS JOIN sources AS s ON s.id = m.source_id "
+            f"{join} source_memories AS m ON m.id = p.memory_id {join} sources AS s ON s.id = m.source_id "
             f"WHERE p.predicate = ? AND p.fact >= ? AND p.fact < ? AND json_array_length(p.arguments, '$') = ? "
             f"AND {where} ORDER BY p.predicate, p.fact LIMIT ?",  # the index's order: it stops at the limit
             [predicate, low, high, arity, *params, limit]).fetchall()

@@ -4,7 +4,6 @@ from memories the caller may see. memory/sources/search.py and ranking.py decide
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -84,9 +83,9 @@ class MemorySearch:
         parameter: data, never query syntax)."""
         return self._conn.execute(
             "SELECT m.seq, memory_fts.text, memory_fts.statements FROM memory_fts JOIN source_memories AS m "
-            "ON m.seq = memory_fts.rowid WHERE m.seq IN (SELECT seq FROM memory_words WHERE word IN "
-            f"(SELECT value FROM json_each(?))) AND {scope.where} ORDER BY memory_fts.rowid DESC LIMIT ?",
-            [json.dumps(terms), *scope.params, limit]).fetchall()
+            f"ON m.seq = memory_fts.rowid WHERE m.seq IN (SELECT seq FROM memory_words WHERE "
+            f"{self._conn.sql.in_list('word')}) AND {scope.where} ORDER BY memory_fts.rowid DESC LIMIT ?",
+            [self._conn.sql.listed(terms), *scope.params, limit]).fetchall()
 
     def projections_naming(self, words: list[str], scope: SearchScope) -> Iterator[tuple[int, str, str, str]]:
         """(seq, predicate, arguments JSON, fact) of each projection whose predicate, a '_'-part of it, or an
@@ -94,7 +93,7 @@ class MemorySearch:
         return self._conn.execute(
             "SELECT m.seq, p.predicate, p.arguments, p.fact FROM memory_projections AS p "
             f"JOIN source_memories AS m ON m.id = p.memory_id WHERE {scope.where} AND (p.predicate IN "
-            f"({marks(words)}) OR EXISTS (SELECT 1 FROM json_each(p.arguments) AS j WHERE "
+            f"({marks(words)}) OR EXISTS (SELECT 1 FROM {self._conn.sql.elements('p.arguments', 'j')} WHERE "
             f"lower(CAST(j.value AS TEXT)) IN ({marks(words)})) OR "
             + " OR ".join(["instr('_' || p.predicate || '_', ?) > 0"] * len(words)) + ") ORDER BY m.seq, p.position",
             [*scope.params, *words, *words, *(f"_{w}_" for w in words)])
@@ -103,8 +102,8 @@ class MemorySearch:
     def any_unplain_key(self, keys: list[str], scope: SearchScope) -> bool:
         """Whether a projection that is not plain (its keys are not the words it matches) has one of the keys."""
         return self._conn.execute(
-            "SELECT 1 FROM memory_projection_keys AS k CROSS JOIN source_memories AS m ON m.seq = k.memory_seq "
-            f"WHERE k.key IN ({marks(keys)}) AND NOT k.plain AND {scope.where} LIMIT 1",
+            f"SELECT 1 FROM memory_projection_keys AS k {self._conn.sql.ordered_join} source_memories AS m "
+            f"ON m.seq = k.memory_seq WHERE k.key IN ({marks(keys)}) AND NOT k.plain AND {scope.where} LIMIT 1",
             [*keys, *scope.params]).fetchone() is not None
 
     def postings(self, terms: list[str], scope: SearchScope) -> Iterator[tuple[int, str, int, int, int | None,
@@ -113,7 +112,7 @@ class MemorySearch:
         term, newest first: one arm per term, each in its index's order, merged (SQLite: MERGE (UNION ALL), no
         sort), so the caller reads a common term only as far as it needs rather than sorted whole."""
         arm = ("SELECT w.seq, w.word, w.in_text, w.in_statements, m.text_words, m.statement_words "
-               "FROM memory_words AS w CROSS JOIN source_memories AS m ON m.seq = w.seq "
+               f"FROM memory_words AS w {self._conn.sql.ordered_join} source_memories AS m ON m.seq = w.seq "
                f"WHERE w.word = ? AND {scope.where}")
         return self._conn.execute(" UNION ALL ".join([arm] * len(terms)) + " ORDER BY 1 DESC",
                                   [value for wanted in terms for value in (wanted, *scope.params)])
@@ -122,16 +121,17 @@ class MemorySearch:
         """(seq, how many of the words are its keys) of each admitted plain projection holding one, in memory and
         projection order."""
         return self._conn.execute(
-            "SELECT k.memory_seq, count(*) FROM memory_projection_keys AS k CROSS JOIN source_memories AS m "
-            f"ON m.seq = k.memory_seq WHERE k.key IN ({marks(words)}) AND k.plain AND {scope.where} "
+            f"SELECT k.memory_seq, count(*) FROM memory_projection_keys AS k {self._conn.sql.ordered_join} "
+            f"source_memories AS m ON m.seq = k.memory_seq WHERE k.key IN ({marks(words)}) AND k.plain AND {scope.where} "
             "GROUP BY k.memory_seq, k.position ORDER BY k.memory_seq, k.position", [*words, *scope.params])
 
     def plain_keys(self, words: list[str], seqs: list[int]) -> Iterator[tuple[int, int, str, str]]:
         """(seq, position, fact, key) of the plain projections of these memories whose keys are among the words."""
+        join = self._conn.sql.ordered_join
         return self._conn.execute(
             "SELECT k.memory_seq, k.position, p.fact, k.key FROM memory_projection_keys AS k "
-            "CROSS JOIN source_memories AS m ON m.seq = k.memory_seq "
-            "CROSS JOIN memory_projections AS p ON p.memory_id = m.id AND p.position = k.position "
+            f"{join} source_memories AS m ON m.seq = k.memory_seq "
+            f"{join} memory_projections AS p ON p.memory_id = m.id AND p.position = k.position "
             f"WHERE k.key IN ({marks(words)}) AND k.plain AND k.memory_seq IN ({marks(seqs)}) "
             "ORDER BY k.memory_seq, k.position", [*words, *seqs])
 

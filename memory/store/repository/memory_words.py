@@ -4,7 +4,6 @@ all (`search_index_state`). memory/sources/words.py makes the terms; this family
 
 from __future__ import annotations
 
-import json
 from typing import Iterable
 
 from .records import WordOverlap
@@ -74,8 +73,8 @@ class MemoryWords:
         rows = self._conn.execute(
             "SELECT m.seq, m.id, m.namespace, m.source_id, "
             "(SELECT count(*) FROM memory_words AS w WHERE w.seq = m.seq AND w.in_text > 0 "
-            "AND w.word IN (SELECT value FROM json_each(?))), "
+            f"AND {self._conn.sql.in_list('w.word')}), "
             "(SELECT count(*) FROM (SELECT 1 FROM memory_words AS w WHERE w.seq = m.seq AND w.in_text > 0 LIMIT ?) AS b) "
             f"FROM source_memories AS m WHERE m.seq IN ({marks(seqs)})",
-            [json.dumps(sorted(words)), cap, *seqs]).fetchall()
+            [self._conn.sql.listed(sorted(words)), cap, *seqs]).fetchall()
         return [WordOverlap(*row) for row in rows]

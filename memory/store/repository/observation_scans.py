@@ -4,7 +4,6 @@ typed bounds, so the only SQL is the family's own."""
 
 from __future__ import annotations
 
-import json
 
 
 def _window(column: str, start: int | None, end: int | None) -> tuple[str, list[int]]:
@@ -30,9 +29,9 @@ class ObservationScans:
         bounds, params = _window("h.event_ts", start, end)
         rows = self._conn.execute(
             "SELECT m.edge_id, count(*) FROM hyperedge_members AS m JOIN hyperedges AS h ON h.id = m.edge_id "
-            f"WHERE m.entity_id IN (SELECT value FROM json_each(?)) AND h.retracted_at IS NULL{bounds} "
+            f"WHERE {self._conn.sql.in_list('m.entity_id')} AND h.retracted_at IS NULL{bounds} "
             "GROUP BY m.edge_id ORDER BY count(*) DESC, max(h.event_ts) DESC LIMIT ?",
-            [json.dumps(entity_ids), *params, limit]).fetchall()
+            [self._conn.sql.listed(entity_ids), *params, limit]).fetchall()
         return [(i, n) for i, n in rows]
 
     def with_types(self, types: list[str], start: int | None, end: int | None, limit: int) -> list[int]:
@@ -40,9 +39,9 @@ class ObservationScans:
         bounds, params = _window("h.event_ts", start, end)
         rows = self._conn.execute(
             "SELECT m.edge_id FROM hyperedge_members AS m JOIN entities AS e ON e.id = m.entity_id "
-            "JOIN hyperedges AS h ON h.id = m.edge_id WHERE e.type IN (SELECT value FROM json_each(?)) "
+            f"JOIN hyperedges AS h ON h.id = m.edge_id WHERE {self._conn.sql.in_list('e.type')} "
             f"AND h.retracted_at IS NULL{bounds} GROUP BY m.edge_id ORDER BY max(h.event_ts) DESC LIMIT ?",
-            [json.dumps(types), *params, limit]).fetchall()
+            [self._conn.sql.listed(types), *params, limit]).fetchall()
         return [r[0] for r in rows]
 
     def newest(self, start: int | None, end: int | None, limit: int) -> list[int]:

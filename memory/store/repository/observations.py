@@ -7,7 +7,6 @@ import json
 
 from .records import NewObservation, StoredObservation, TimelineRow
 
-_LISTED = "IN (SELECT value FROM json_each(?))"
 _TIMELINE = ("o.hedge_tag, o.event_time, o.event_ts, o.formation, o.label, o.weight, o.members, o.principal, "
              "o.recorded_at, o.retracted_at")
 
@@ -35,21 +34,22 @@ class Observations:
 
     def retraction_states(self, ids: list[int]) -> dict[int, str | None]:
         """id -> when it was retracted (None: it was not) for those of `ids` that are stored."""
-        return dict(self._conn.execute(f"SELECT id, retracted_at FROM hyperedges WHERE id {_LISTED}",
-                                       (json.dumps(ids),)).fetchall())
+        return dict(self._conn.execute(f"SELECT id, retracted_at FROM hyperedges WHERE {self._conn.sql.in_list('id')}",
+                                       (self._conn.sql.listed(ids),)).fetchall())
 
     def retract(self, ids: list[int], at: str, reason: str | None) -> None:
         """Marks them retracted at `at`: the rows stay (the chain goes through them)."""
-        self._conn.execute(f"UPDATE hyperedges SET retracted_at = ?, retraction_reason = ? WHERE id {_LISTED}",
-                           (at, reason, json.dumps(ids)))
+        self._conn.execute(f"UPDATE hyperedges SET retracted_at = ?, retraction_reason = ? "
+                           f"WHERE {self._conn.sql.in_list('id')}", (at, reason, self._conn.sql.listed(ids)))
 
     # --- reading back ----------------------------------------------------------------------------------
     def load(self, ids: list[int] | None = None) -> list[StoredObservation]:
         """Every observation (retracted ones too) or those of `ids` that are stored, by id, with members."""
         if ids is not None and not ids:
             return []
-        edge_filter, member_filter = ("", "") if ids is None else (f"WHERE id {_LISTED}", f"WHERE m.edge_id {_LISTED}")
-        params = [] if ids is None else [json.dumps(ids)]
+        listed = self._conn.sql.in_list
+        edge_filter, member_filter = ("", "") if ids is None else (f"WHERE {listed('id')}", f"WHERE {listed('m.edge_id')}")
+        params = [] if ids is None else [self._conn.sql.listed(ids)]
         rows = self._conn.execute(
             f"SELECT id, formation, label, event_ts, weight, content_hash FROM hyperedges {edge_filter} ORDER BY id",
             params).fetchall()
@@ -65,8 +65,8 @@ class Observations:
 
     def times_and_weights(self, ids: list[int]) -> list[tuple[int, int, float]]:
         """(id, event_ts, weight) of those of `ids` that are stored, in no particular order."""
-        rows = self._conn.execute(f"SELECT id, event_ts, weight FROM hyperedges WHERE id {_LISTED}",
-                                  (json.dumps(ids),)).fetchall()
+        rows = self._conn.execute(f"SELECT id, event_ts, weight FROM hyperedges WHERE {self._conn.sql.in_list('id')}",
+                                  (self._conn.sql.listed(ids),)).fetchall()
         return [(i, ts, w) for i, ts, w in rows]
 
     # --- as relations (retracted observations left out) --------------------------------------------------
@@ -102,7 +102,7 @@ class Observations:
         conditions: list[str] = ["TRUE"]
         params: list[object] = []
         if entity is not None:
-            conditions.append("EXISTS (SELECT 1 FROM json_each(o.members) AS j WHERE j.value = ?)")
+            conditions.append(f"EXISTS (SELECT 1 FROM {self._conn.sql.elements('o.members', 'j')} WHERE j.value = ?)")
             params.append(entity)
         if edge_id is not None:
             conditions.append("o.id = ?")  # by the key, not the view's computed tag

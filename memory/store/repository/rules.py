@@ -64,10 +64,10 @@ class Rules:
     def add(self, segment_id: int, functor: str, arity: int, text: str, name: str | None,
             confidence: float) -> int:
         """Store a checked rule (its text must be new in the segment); returns its id."""
-        self._conn.execute(
+        return self._conn.execute(
             "INSERT INTO rules (segment_id, head_functor, head_arity, text, created_at, name, confidence) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)", (segment_id, functor, arity, text, utc_now(self._conn.clock), name, confidence))
-        return self._conn.last_insert_rowid()
+            "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (segment_id, functor, arity, text, utc_now(self._conn.clock), name, confidence)).fetchall()[0][0]
 
     def set_options(self, rule_id: int, name: str | None, confidence: float) -> None:
         self._conn.execute("UPDATE rules SET name = ?, confidence = ? WHERE id = ?", (name, confidence, rule_id))

@@ -45,9 +45,9 @@ class Segments:
 
     def create(self, name: str, scope: str, mode: str, mounted: bool) -> int:
         """A new segment row (its name must be free); returns its id."""
-        self._conn.execute("INSERT INTO segments (name, scope, mode, mounted, created_at) VALUES (?, ?, ?, ?, ?)",
-                           (name, scope, mode, int(mounted), utc_now(self._conn.clock)))
-        return self._conn.last_insert_rowid()
+        return self._conn.execute(
+            "INSERT INTO segments (name, scope, mode, mounted, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
+            (name, scope, mode, int(mounted), utc_now(self._conn.clock))).fetchall()[0][0]
 
     def mount(self, segment_id: int, mode: str) -> None:
         self._conn.execute("UPDATE segments SET mounted = 1, mode = ? WHERE id = ?", (mode, segment_id))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 
 from ._visibility import seen
 from .records import SupportRow, Visibility
@@ -93,13 +92,13 @@ class Supports:
 
     def move(self, support_ids: list[int], fact_id: int) -> None:
         """Re-attach supports to another fact (a rename that must leave supports it may not see behind)."""
-        self._conn.execute("UPDATE supports SET fact_id = ? WHERE id IN (SELECT value FROM json_each(?))",
-                           (fact_id, json.dumps(support_ids)))
+        self._conn.execute(f"UPDATE supports SET fact_id = ? WHERE {self._conn.sql.in_list('id')}",
+                           (fact_id, self._conn.sql.listed(support_ids)))
 
     def follow_rename(self, support_ids: list[int], old_text: str, new_text: str, functor: str) -> None:
         """The projections of the source memories behind these supports follow a fact's rename, so recall finds
         the new name."""
         self._conn.execute(
             "UPDATE memory_projections SET predicate = ?, fact = ? WHERE fact = ? AND memory_id IN "
-            "(SELECT ref FROM supports WHERE kind = 'source' AND id IN (SELECT value FROM json_each(?)))",
-            (functor, new_text, old_text, json.dumps(support_ids)))
+            f"(SELECT ref FROM supports WHERE kind = 'source' AND {self._conn.sql.in_list('id')})",
+            (functor, new_text, old_text, self._conn.sql.listed(support_ids)))
