@@ -222,19 +222,18 @@ def test_a_bulk_import_leaves_statistics_the_planner_can_use(postgresql_location
 
 
 def test_copy_writes_what_insert_would(postgresql_location):
-    """executemany of a plain INSERT goes as COPY: the same rows, the same count, the same checks (a row the
-    schema refuses fails the whole statement and writes nothing)."""
+    """insert_rows goes as COPY: the same rows, the same count, the same checks (a row the schema refuses fails
+    the whole statement and writes nothing)."""
     conn = PostgresConnection(postgresql_location)
     try:
         conn.execute("CREATE TEMP TABLE copied (n BIGINT, word TEXT, flag BIGINT, note TEXT CHECK (note <> 'bad'))")
         rows = [(1, "tab\there", True, None), (2, "quote ' and \\ and \nnewline", False, "é"), (2 ** 62, "", 0, "x")]
-        conn.executemany("INSERT INTO copied (n, word, flag, note) VALUES (?, ?, ?, ?)", rows)
+        conn.insert_rows("copied", ("n", "word", "flag", "note"), rows)
         assert conn.changes() == 3
         assert conn.execute("SELECT n, word, flag, note FROM copied ORDER BY n").fetchall() == \
             [(1, "tab\there", 1, None), (2, "quote ' and \\ and \nnewline", 0, "é"), (2 ** 62, "", 0, "x")]
         with pytest.raises(conn.error):
-            conn.executemany("INSERT INTO copied (n, word, flag, note) VALUES (?, ?, ?, ?)",
-                             [(5, "fine", 0, "ok"), (6, "refused", 0, "bad")])
+            conn.insert_rows("copied", ("n", "word", "flag", "note"), [(5, "fine", 0, "ok"), (6, "refused", 0, "bad")])
         assert conn.execute("SELECT count(*) FROM copied").fetchone()[0] == 3
     finally:
         conn.close()
@@ -447,6 +446,9 @@ def test_text_with_a_nul_character_is_refused_with_a_typed_error_and_changes_not
                          (conn.sql.listed(["p(a)", "p(\x00)"]),))
         with pytest.raises(InvalidArguments):
             conn.executemany("INSERT INTO audit_log (at, actor, operation, segment, payload) VALUES (?, ?, ?, ?, ?)",
+                             [("now", "x\x00", "op", None, "{}")])
+        with pytest.raises(InvalidArguments):
+            conn.insert_rows("audit_log", ("at", "actor", "operation", "segment", "payload"),
                              [("now", "x\x00", "op", None, "{}")])
     finally:
         memory.close()

@@ -27,7 +27,7 @@ STATEMENT = re.compile(
     r"|\bWITH\s+(?:RECURSIVE\s+)?\w+\s*(?:\([^)]*\)\s*)?AS\s*\("
     r"|^\s*PRAGMA\s+\w+"
 )
-RUNS_SQL = {"execute", "executemany", "executescript"}
+RUNS_SQL = {"execute", "executemany", "executescript", "insert_rows"}
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

@@ -14,7 +14,7 @@ import threading
 import urllib.parse
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator, Sequence
 
 import apsw
 
@@ -58,6 +58,11 @@ class Connection(apsw.Connection):
     dialect = "sqlite"
     sql = SQLITE  # SQLite's forms of what the dialects write differently (memory/store/dialect.py)
     read_only: str | None = None  # why it was opened read-only (None: it can write)
+
+    def insert_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence]) -> None:
+        """Many rows into `table` (a name of the schema, never input): one prepared INSERT for all of them."""
+        self.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                         rows)
 
     def quick_check(self, limit: int = 20) -> list[str]:
         """SQLite's own consistency check: ['ok'], or up to `limit` problems."""

@@ -9,7 +9,7 @@ these capabilities, never which dialect it runs on."""
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 from ..clock import Clock
 from .dialect import Dialect
@@ -28,6 +28,11 @@ class StoreConnection(Protocol):
     def execute(self, sql: str, params: Any = None) -> Any: ...
 
     def executemany(self, sql: str, rows: Any) -> Any: ...
+
+    def insert_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence]) -> None:
+        """Many rows into `table` (a name of the schema, never input), in order: what a bulk write streams
+        (SQLite: one prepared INSERT; PostgreSQL: COPY, one round trip)."""
+        ...
 
     def changes(self) -> int: ...
 

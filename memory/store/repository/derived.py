@@ -15,8 +15,7 @@ _EDGE_SQL = (
     "generation) VALUES (?, ?, ?, ?, ?, (SELECT id FROM facts WHERE segment_id = ? AND text = ?), ?, "
     "(SELECT id FROM hyperedges WHERE id = ?), ?)"
 )
-_DERIVED_SQL = ("INSERT INTO derived (id, segment_id, functor, arity, text, args, rule_id, stamp, generation) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+_DERIVED_COLUMNS = ("id", "segment_id", "functor", "arity", "text", "args", "rule_id", "stamp", "generation")
 
 
 def _derived_params(row: DerivedRow) -> tuple:
@@ -42,11 +41,13 @@ class Derived:
 
     def add_many(self, rows: Iterable[DerivedRow]) -> None:
         """Insert conclusions with the ids they carry."""
-        self._conn.executemany(_DERIVED_SQL, [_derived_params(row) for row in rows])
+        self._conn.insert_rows("derived", _DERIVED_COLUMNS, [_derived_params(row) for row in rows])
 
     def add(self, row: DerivedRow) -> int:
         """Insert one conclusion; returns its id."""
-        return self._conn.execute(_DERIVED_SQL + " RETURNING id", _derived_params(row)).fetchall()[0][0]
+        return self._conn.execute(f"INSERT INTO derived ({', '.join(_DERIVED_COLUMNS)}) VALUES "
+                                  f"({', '.join('?' * len(_DERIVED_COLUMNS))}) RETURNING id",
+                                  _derived_params(row)).fetchall()[0][0]
 
     def find(self, segment_id: int, text: str) -> tuple[int, int] | None:
         """(id, generation) of a segment's conclusion with this text."""

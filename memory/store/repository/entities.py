@@ -17,8 +17,7 @@ class Entities:
 
     def add(self, entities: list[NewEntity]) -> None:
         """New entities, given ids in the order listed (the caller checked that none is stored)."""
-        self._conn.executemany("INSERT INTO entities (name, type, local_name) VALUES (?, ?, ?)",
-                               [tuple(e) for e in entities])
+        self._conn.insert_rows("entities", ("name", "type", "local_name"), [tuple(e) for e in entities])
 
     def named(self, folded: list[str]) -> list[tuple[str, int]]:
         """(name, id) of the entities whose lower-cased name is one of `folded`, oldest first."""

@@ -264,7 +264,7 @@ class Facts:
         conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS fact_import (position {conn.sql.generated_key}, functor TEXT, "
                      "arity INTEGER, text TEXT, args TEXT)")
         conn.execute("DELETE FROM fact_import")
-        conn.executemany("INSERT INTO fact_import (functor, arity, text, args) VALUES (?, ?, ?, ?)", facts)
+        conn.insert_rows("fact_import", ("functor", "arity", "text", "args"), facts)
         hidden = 0
         if visibility is not None:  # without one every existing row is visible
             condition, params = visible(visibility)

@@ -9,7 +9,7 @@ from typing import Iterable
 from .records import WordOverlap
 from .source_memories import marks, visible_now
 
-_INSERT = "INSERT INTO memory_words (seq, word, in_text, in_statements) VALUES (?, ?, ?, ?)"
+_COLUMNS = ("seq", "word", "in_text", "in_statements")
 
 
 class MemoryWords:
@@ -32,7 +32,7 @@ class MemoryWords:
     # --- one memory's terms ------------------------------------------------------------------------------
     def add(self, seq: int, occurrences: Iterable[tuple[str, int, int]]) -> None:
         """Store a new memory's (term, in text, in statements) counts; its lengths come with its row."""
-        self._conn.executemany(_INSERT, [(seq, *occurrence) for occurrence in occurrences])
+        self._conn.insert_rows("memory_words", _COLUMNS, [(seq, *occurrence) for occurrence in occurrences])
 
     def erase(self, seq: int) -> None:
         """An erased memory's terms and lengths go with its text (the connection overwrites freed pages)."""
@@ -52,7 +52,7 @@ class MemoryWords:
         """Every term replaced by `occurrences` (seq, term, in text, in statements), and the lengths of the
         memories in `lengths` (text words, statement words, seq) set."""
         self._conn.execute("DELETE FROM memory_words")
-        self._conn.executemany(_INSERT, list(occurrences))
+        self._conn.insert_rows("memory_words", _COLUMNS, occurrences)
         self._conn.executemany("UPDATE source_memories SET text_words = ?, statement_words = ? WHERE seq = ?",
                                list(lengths))
 

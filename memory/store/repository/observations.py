@@ -26,10 +26,9 @@ class Observations:
 
     def add(self, observations: list[NewObservation]) -> None:
         """The observations and then their members, each in the order given."""
-        self._conn.executemany(
-            "INSERT INTO hyperedges (id, formation, label, event_ts, weight, principal, source, recorded_at, "
-            "content_hash, chain_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [o[:10] for o in observations])
-        self._conn.executemany("INSERT INTO hyperedge_members (edge_id, position, entity_id) VALUES (?, ?, ?)",
+        self._conn.insert_rows("hyperedges", ("id", "formation", "label", "event_ts", "weight", "principal", "source",
+                                              "recorded_at", "content_hash", "chain_hash"), [o[:10] for o in observations])
+        self._conn.insert_rows("hyperedge_members", ("edge_id", "position", "entity_id"),
                                [(o.id, i, m) for o in observations for i, m in enumerate(o.member_ids)])
 
     def retraction_states(self, ids: list[int]) -> dict[int, str | None]:
