@@ -123,3 +123,40 @@ def test_what_reads_as_sql_and_what_does_not():
     ]
     assert [s for s in statements if not sql_in(s)] == []
     assert [s for s in prose if sql_in(s)] == []
+
+
+# Forms only one dialect reads. A shared statement takes them from its connection's `sql` (memory/store/dialect.py),
+# so they are written only there; nothing rewrites a statement for the other store.
+ONE_DIALECT = re.compile(r"json_each\(|group_concat\(|CROSS\s+JOIN|\bOR\s+IGNORE\b|\btemp\.|string_agg\(|"
+                         r"json_array_elements|=\s*ANY\(|\bgreatest\(|\bleast\(|pg_temp", re.I)
+DIALECT_MODULES = {"dialect.py", "postgresql.py"}  # the forms themselves, and PostgreSQL's own statements
+
+
+def shared_statements_with_one_dialects_form() -> list[str]:
+    found = []
+    for path in sorted(STORE.rglob("*.py")):
+        if path.name in DIALECT_MODULES:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip = _docstrings(tree)
+        for node in ast.walk(tree):
+            text = None if id(node) in skip else _text(node)
+            if text is not None and ONE_DIALECT.search(text):
+                found.append(f"{path.relative_to(ROOT).as_posix()}:{node.lineno}: {' '.join(text.split())[:100]}")
+    return found
+
+
+def test_no_shared_statement_holds_a_form_only_one_dialect_reads():
+    offenders = shared_statements_with_one_dialects_form()
+    assert offenders == [], "take the form from conn.sql (memory/store/dialect.py):\n" + "\n".join(offenders)
+
+
+def test_the_one_dialect_forms_are_recognised():
+    """The check above finds each form it names, written as the repository used to write them."""
+    for written in ("x IN (SELECT value FROM json_each(?))", "group_concat(k, ',')", "a CROSS JOIN b ON b.x = a.x",
+                    "INSERT OR IGNORE INTO t (a) VALUES (?)", "DELETE FROM temp.fact_import", "x = ANY(?)",
+                    "string_agg(k, ',')", "greatest(a, b)"):
+        assert ONE_DIALECT.search(written), written
+    for shared in ("INSERT INTO t (a) VALUES (?) ON CONFLICT DO NOTHING", "SELECT max(id) FROM facts",
+                   "CREATE TEMP TABLE fact_import (position {})", "a JOIN b ON b.x = a.x"):
+        assert not ONE_DIALECT.search(shared), shared
