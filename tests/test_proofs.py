@@ -94,6 +94,21 @@ def test_explain_through_the_memory_api(mem):
         mem.explain_why("mortal(X)")
 
 
+def test_a_proof_is_recorded_for_a_conclusion_not_stored_yet(mem):
+    """record_proof writes the conclusion's row with a new id (found by a bug on PostgreSQL, whose identity column
+    refused the explicit NULL id SQLite turned into the next one), then reuses it."""
+    mem.remember_fact("edge(a, b)")
+    mem.remember_fact("edge(b, c)")
+    mem.define_rule("path(X, Y)", "edge(X, Y)")
+    mem.define_rule("path(X, Z)", "edge(X, Y), path(Y, Z)")
+    first = mem.explain_why("path(a, c)", record_proof=True)
+    assert first.proven and first.recorded
+    with mem.store.read() as conn:
+        rows = conn.execute("SELECT id, text FROM derived WHERE text = 'path(a, c)'").fetchall()
+    assert len(rows) == 1 and rows[0][0] > 0
+    assert mem.explain_why("path(a, c)", record_proof=True).recorded
+
+
 def test_materialize_writes_current_rows_and_hides_stale_ones(db_path):
     import apsw
     with Memory(db_path) as m:

@@ -59,10 +59,14 @@ class Connection(apsw.Connection):
     sql = SQLITE  # SQLite's forms of what the dialects write differently (memory/store/dialect.py)
     read_only: str | None = None  # why it was opened read-only (None: it can write)
 
-    def insert_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence]) -> None:
-        """Many rows into `table` (a name of the schema, never input): one prepared INSERT for all of them."""
-        self.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-                         rows)
+    def insert_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence]) -> int:
+        """Many rows into `table` (a name of the schema, never input): one prepared INSERT for all of them.
+        Returns how many it wrote."""
+        rows = rows if isinstance(rows, list) else list(rows)
+        if rows:
+            self.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                             rows)
+        return len(rows)
 
     def quick_check(self, limit: int = 20) -> list[str]:
         """SQLite's own consistency check: ['ok'], or up to `limit` problems."""

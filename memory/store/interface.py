@@ -29,9 +29,10 @@ class StoreConnection(Protocol):
 
     def executemany(self, sql: str, rows: Any) -> Any: ...
 
-    def insert_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence]) -> None:
+    def insert_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence]) -> int:
         """Many rows into `table` (a name of the schema, never input), in order: what a bulk write streams
-        (SQLite: one prepared INSERT; PostgreSQL: COPY, one round trip)."""
+        (SQLite: one prepared INSERT; PostgreSQL: COPY, one round trip). Returns how many it wrote (read that,
+        not `changes()`, which the stores leave differently after it)."""
         ...
 
     def changes(self) -> int: ...

@@ -1,5 +1,5 @@
 """PostgreSQL as the store: a connection with the narrow API the code above uses on SQLite (execute, executemany,
-changes, close, clock, and `sql`, PostgreSQL's forms of what the dialects write differently), the store's
+insert_rows, changes, close, clock, and `sql`, PostgreSQL's forms of what the dialects write differently), the store's
 transactions, and the PostgreSQL migrations.
 
 `DATALOG_MEMORY_DB=postgresql://...` (or `--db`) selects it; psycopg 3 is imported only then. Statements are the
@@ -195,9 +195,10 @@ class PostgresConnection:
             self._changes = max(cur.rowcount, 0)
         self.written += self._changes
 
-    def insert_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence]) -> None:
+    def insert_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence]) -> int:
         """Many rows into `table` as COPY, which streams them in one round trip and fires the same triggers and
-        checks as an INSERT (a bulk import sends its facts this way: 10,000 rows in 0.05 s instead of 0.6 s)."""
+        checks as an INSERT (a bulk import sends its facts this way: 10,000 rows in 0.05 s instead of 0.6 s).
+        Returns how many it wrote."""
         written = 0
         with self._conn.cursor() as cur, cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
             for row in rows:
@@ -205,6 +206,7 @@ class PostgresConnection:
                 written += 1
         self._changes = written
         self.written += written
+        return written
 
     def grown_tables(self) -> list[str]:
         """The tables the current transaction changed by at least BULK_ROWS rows and a tenth of their size (as

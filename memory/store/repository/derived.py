@@ -44,10 +44,14 @@ class Derived:
         self._conn.insert_rows("derived", _DERIVED_COLUMNS, [_derived_params(row) for row in rows])
 
     def add(self, row: DerivedRow) -> int:
-        """Insert one conclusion; returns its id."""
-        return self._conn.execute(f"INSERT INTO derived ({', '.join(_DERIVED_COLUMNS)}) VALUES "
-                                  f"({', '.join('?' * len(_DERIVED_COLUMNS))}) RETURNING id",
-                                  _derived_params(row)).fetchall()[0][0]
+        """Insert one conclusion; returns its id (a new one when the row carries none: the id column is left
+        out, since PostgreSQL's identity column refuses an explicit NULL that SQLite would number)."""
+        columns: tuple[str, ...] = _DERIVED_COLUMNS
+        params = _derived_params(row)
+        if row.id is None:
+            columns, params = columns[1:], params[1:]
+        return self._conn.execute(f"INSERT INTO derived ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+                                  "RETURNING id", params).fetchall()[0][0]
 
     def find(self, segment_id: int, text: str) -> tuple[int, int] | None:
         """(id, generation) of a segment's conclusion with this text."""
