@@ -24,14 +24,13 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
+from functools import cache
 
 from .stemming import ENGLISH_STOP_WORDS, language_setting, stem
 
 ANALYZER_VERSION = 2  # 1: migration 0011's words (folded, not stemmed); 2: this analysis
 _WORD = re.compile(r"\w+")
 _CJK = "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_CJK_RUN = re.compile(f"[{_CJK}]+|[^{_CJK}]+")
-_CJK_FIRST = re.compile(f"[{_CJK}]")
 _KANA_MARKS = "\u3099\u309a"
 MAX_JOINED_CHARS = 24  # a joined form longer than this is no compound anyone writes as one word
 # Stop words that end compounds written either way (set up / setup, log in / login, check out / checkout).
@@ -60,15 +59,23 @@ class Term:
     joined: bool  # made from two neighbouring words (not counted in a memory's length)
 
 
+@cache
+def _cjk_patterns() -> tuple[re.Pattern, re.Pattern]:
+    """(runs of CJK or other characters, one CJK character): compiled when the first word that is not ASCII is
+    analyzed, since the character classes take 5 ms to compile and most processes never meet such a word."""
+    return re.compile(f"[{_CJK}]+|[^{_CJK}]+"), re.compile(f"[{_CJK}]")
+
+
 def analyze(text: str | None, language: str | None = None) -> list[Term]:
     """Every term of `text`, in order, each with the form it came from."""
     language = language or language_setting()
     out: list[Term] = []
     previous: str | None = None  # the last alphabetic non-CJK word, for joined forms
     for word in folded_words(text):
-        parts = _CJK_RUN.findall(word) if _CJK_FIRST.search(word) else [word]
+        cjk = None if word.isascii() else _cjk_patterns()
+        parts = cjk[0].findall(word) if cjk is not None and cjk[1].search(word) else [word]
         for part in parts:
-            if _CJK_FIRST.match(part):
+            if cjk is not None and cjk[1].match(part):
                 previous = None
                 if len(part) == 1:
                     out.append(Term(part, part, False))
