@@ -20,7 +20,7 @@ import apsw
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import StorageError
-from .dialect import SQLITE
+from .dialect import SQLITE, insert_into
 from .location import IN_MEMORY
 from .migrations import current_version, load_migrations, migrate
 
@@ -64,8 +64,7 @@ class Connection(apsw.Connection):
         Returns how many it wrote."""
         rows = rows if isinstance(rows, list) else list(rows)
         if rows:
-            self.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-                             rows)
+            self.executemany(insert_into(table, columns), rows)
         return len(rows)
 
     def quick_check(self, limit: int = 20) -> list[str]:

@@ -25,8 +25,13 @@ import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
+
+def insert_into(table: str, columns: Sequence[str]) -> str:
+    """`INSERT INTO table (columns) VALUES (?, ...)`: one row of every column, the same text on both stores
+    (`table` and `columns` are names of the schema, never input)."""
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
 
 
 class Dialect:

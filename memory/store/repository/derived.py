@@ -8,6 +8,7 @@ from typing import Iterable
 
 from ...terms.codec import encode_args
 from ...clock import utc_now
+from ..dialect import insert_into
 from .records import DerivedRow, EdgeRow
 
 _EDGE_SQL = (
@@ -50,8 +51,7 @@ class Derived:
         params = _derived_params(row)
         if row.id is None:
             columns, params = columns[1:], params[1:]
-        return self._conn.execute(f"INSERT INTO derived ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
-                                  "RETURNING id", params).fetchall()[0][0]
+        return self._conn.execute(insert_into("derived", columns) + " RETURNING id", params).fetchall()[0][0]
 
     def find(self, segment_id: int, text: str) -> tuple[int, int] | None:
         """(id, generation) of a segment's conclusion with this text."""
