@@ -72,10 +72,14 @@ def analyze(text: str | None, language: str | None = None) -> list[Term]:
     out: list[Term] = []
     previous: str | None = None  # the last alphabetic non-CJK word, for joined forms
     for word in folded_words(text):
-        cjk = None if word.isascii() else _cjk_patterns()
-        parts = cjk[0].findall(word) if cjk is not None and cjk[1].search(word) else [word]
+        cjk_char = None
+        parts = [word]
+        if not word.isascii():
+            runs, cjk_char = _cjk_patterns()
+            if cjk_char.search(word):
+                parts = runs.findall(word)
         for part in parts:
-            if cjk is not None and cjk[1].match(part):
+            if cjk_char is not None and cjk_char.match(part):
                 previous = None
                 if len(part) == 1:
                     out.append(Term(part, part, False))
