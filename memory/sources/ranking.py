@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import Counter
 from dataclasses import dataclass
 
 from ..store.repository import SearchScope
@@ -31,8 +30,10 @@ COLUMN_WEIGHTS = (1.0, 0.5)  # BM25 weight of the source text and of the project
 # their length says little about what they are about (LoCoMo, docs/recall.md: +0.008 R@5, +0.018 MRR).
 K1, K1_PLUS_1, B, ONE_MINUS_B = 1.2, 2.2, 0.3, 0.7
 
-# A candidate: {term: (occurrences in the text, in the statements)} and (text words, statement words).
-Document = tuple[dict[str, tuple[int, int]], tuple[int, int]]
+# The candidates' counts, as bm25 reads them: {term: {seq: (occurrences in the text, in the statements)}} and
+# {seq: (text words, statement words)}; a candidate holds at least one term.
+Postings = dict[str, dict[int, tuple[int, int]]]
+Lengths = dict[int, tuple[int, int]]
 
 
 @dataclass
@@ -42,37 +43,33 @@ class Ranking:
     why: dict[int, list[str]]  # symbolic reasons of the top memories, in projection order
 
 
-def bm25(terms: list[str], docs: dict[int, Document]) -> dict[int, float]:
+def bm25(terms: list[str], postings: Postings, lengths: Lengths) -> dict[int, float]:
     """BM25 of each candidate (text weighted 1.0, projection statements 0.5), every statistic (how many
-    candidates hold a term, the average lengths) from these candidates only. Terms are added in query order."""
-    if not docs:
+    candidates hold a term, the average lengths) from these candidates only. A candidate's score adds its terms
+    in query order, each term's text part before its statements part."""
+    if not lengths:
         return {}
-    count = len(docs)
-    average = [max(1.0, sum(d[1][column] for d in docs.values()) / count) for column in (0, 1)]
-    held = Counter(w for occurrences, _ in docs.values() for w in occurrences)
-    holding = {w: held[w] for w in terms}
-    idf = {w: math.log(1 + (count - holding[w] + 0.5) / (holding[w] + 0.5)) for w in terms}
-    # weight x idf of each term in each column, computed once (the same product the score starts with, so every
-    # score is the same to the last bit as multiplying it out per posting)
+    count = len(lengths)
+    text_average = max(1.0, sum(t for t, _ in lengths.values()) / count)
+    statement_average = max(1.0, sum(s for _, s in lengths.values()) / count)
+    norms = {seq: (K1 * (ONE_MINUS_B + B * t / text_average), K1 * (ONE_MINUS_B + B * s / statement_average))
+             for seq, (t, s) in lengths.items()}
     text_weight, statement_weight = COLUMN_WEIGHTS
-    factors = [(w, text_weight * idf[w], statement_weight * idf[w]) for w in terms]
-    text_average, statement_average = average
-    scores = {}
-    for seq, (occurrences, (text_length, statement_length)) in docs.items():
-        text_norm = K1 * (ONE_MINUS_B + B * text_length / text_average)
-        statement_norm = K1 * (ONE_MINUS_B + B * statement_length / statement_average)
-        score = 0.0
-        for w, in_text_factor, in_statements_factor in factors:
-            found = occurrences.get(w)
-            if found is None:
-                continue
-            tf = found[0]
-            if tf:
-                score += in_text_factor * tf * K1_PLUS_1 / (tf + text_norm)
-            tf = found[1]
-            if tf:
-                score += in_statements_factor * tf * K1_PLUS_1 / (tf + statement_norm)
-        scores[seq] = score
+    scores = dict.fromkeys(lengths, 0.0)
+    for w in terms:
+        holding = postings.get(w)
+        if not holding:
+            continue
+        idf = math.log(1 + (count - len(holding) + 0.5) / (len(holding) + 0.5))
+        in_text_factor, in_statements_factor = text_weight * idf, statement_weight * idf
+        for seq, (in_text, in_statements) in holding.items():
+            text_norm, statement_norm = norms[seq]
+            score = scores[seq]
+            if in_text:
+                score += in_text_factor * in_text * K1_PLUS_1 / (in_text + text_norm)
+            if in_statements:
+                score += in_statements_factor * in_statements * K1_PLUS_1 / (in_statements + statement_norm)
+            scores[seq] = score
     return scores
 
 
@@ -90,23 +87,23 @@ def rank_by_index(search: MemorySearch, words: list[str], terms: list[str], scop
     scores: dict[int, float] = {}
     if text_on and terms:
         # The visible memories holding a query term, newest first, read only as far as the newest FTS_CANDIDATES.
-        docs: dict[int, Document] = {}
+        postings: Postings = {term: {} for term in terms}
+        lengths: Lengths = {}
         for seq, term, in_text, in_statements, text_words, statement_words in search.postings(terms, scope):
-            doc = docs.get(seq)
-            if doc is None:
-                if len(docs) == FTS_CANDIDATES:
+            if seq not in lengths:
+                if len(lengths) == FTS_CANDIDATES:
                     break
                 if text_words is None or statement_words is None:  # stored before 0011: no counts
                     return None
-                doc = docs[seq] = ({}, (text_words, statement_words))
-            doc[0][term] = (in_text, in_statements)
-        scores = bm25(terms, docs)
+                lengths[seq] = (text_words, statement_words)
+            postings[term][seq] = (in_text, in_statements)
+        scores = bm25(terms, postings, lengths)
     if symbolic_on:
         # Each matching plain projection's hits (distinct query words among its keys), added in order.
         for seq, hits in search.plain_hits(words, scope):
             scores[seq] = scores.get(seq, 0.0) + SYMBOLIC_WEIGHT * hits
-    ranked = heapq.nsmallest(limit, scores, key=lambda s: (-scores[s], -s))  # as sorted(...)[:limit]: keys differ
-    top = [(seq, scores[seq]) for seq in ranked]
+    # Best score first, the newer memory first among equal scores (as sorted by (-score, -seq), taken to the limit)
+    top = [(seq, score) for score, seq in heapq.nlargest(limit, zip(scores.values(), scores))]
     why: dict[int, list[str]] = {}
     if symbolic_on and top:
         keys_by_projection: dict[tuple[int, int], tuple[str, list[str]]] = {}

@@ -19,7 +19,7 @@ from ..store.repository.memory_search import MemorySearch
 from .memories import KINDS, MemoryRecord, SourceMemories, check_instant
 from ..access.namespaces import Namespace, readable_namespaces
 from .projections import check_predicate, same_scalar
-from .ranking import FTS_CANDIDATES, SYMBOLIC_WEIGHT, Ranking, bm25, rank_by_index
+from .ranking import FTS_CANDIDATES, SYMBOLIC_WEIGHT, Lengths, Postings, Ranking, bm25, rank_by_index
 from .reindex import ensure_terms
 from .embedding import current_embedder
 from .semantic import SEMANTIC_ONLY_FLOOR, SemanticIndex, index_of
@@ -174,11 +174,15 @@ def rank_in_python(reads: MemorySearch, query: str, words: list[str], terms: lis
 def visible_text_scores(terms: list[str], candidates: list[tuple[int, str | None, str | None]]) -> dict[int, float]:
     """BM25 (ranking.bm25) over the candidates the caller may see, their terms and lengths analyzed from the texts
     again (words.count_words: what memory_words holds)."""
-    docs = {}
+    postings: Postings = {term: {} for term in terms}
+    lengths: Lengths = {}
     for seq, text, statements in candidates:
         counts = count_words(text, statements)
-        docs[seq] = ({w: (t, s) for w, t, s in counts.occurrences}, (counts.text_words, counts.statement_words))
-    return bm25(terms, docs)
+        lengths[seq] = (counts.text_words, counts.statement_words)
+        for word, in_text, in_statements in counts.occurrences:
+            if word in postings:
+                postings[word][seq] = (in_text, in_statements)
+    return bm25(terms, postings, lengths)
 
 
 def _search_result(query, scope, history, at, results, total, limit, semantic: str | None = None,

@@ -25,6 +25,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 from .stemming import ENGLISH_STOP_WORDS, language_setting, stem
 
@@ -52,8 +53,7 @@ def folded_words(text: str | None) -> list[str]:
     return _WORD.findall(fold(text))
 
 
-@dataclass(frozen=True)
-class Term:
+class Term(NamedTuple):  # a tuple: made for every word of every memory written and of every result shown
     term: str  # what the index holds
     form: str  # the folded text it came from (a word, a character pair, or two words joined by a space)
     joined: bool  # made from two neighbouring words (not counted in a memory's length)
