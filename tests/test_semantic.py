@@ -3,6 +3,7 @@ are written after the acknowledgement, fused with the words' ranking over visibl
 their memory, made again for another model, and never make a closed store reopen; on SQLite and PostgreSQL."""
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ from memory.access import CallerContext
 from memory.access.context import DEFAULT_CAPABILITIES, WRITE_GLOBAL
 from memory.errors import InvalidConfiguration
 from memory.sources import embedding, semantic
+from memory.store.repository import vectors
 from memory.sources.embedding import HASHED, MINILM, SETTING, HashedWords, MiniLM, current_embedder, minilm_folder
 from surfaces import call_checked, run_client
 
@@ -182,6 +184,48 @@ def test_memories_stored_without_vectors_are_said_to_be_indexing(store_location,
         _settled(m)
         found = m.memory_search("red car")
         assert "semantic_indexing" not in found and found["results"][0]["why"][-1].startswith("meaning is close")
+
+
+def test_an_interrupted_indexing_pass_is_said_to_be_indexing(store_location, monkeypatch):
+    """An indexer embeds the newest memories first: one stopped midway (its process ended) leaves the newest with
+    vectors and older ones without. A later process's first search by meaning says vectors are being written,
+    and once they are, it does not."""
+    _with(monkeypatch, "off")
+    with Memory(store_location, context=ANN) as m:
+        older = m.memory_remember("the red car", scope="project")["id"]
+        m.memory_remember("the blue car", scope="project")
+        embedder = _with(monkeypatch, HASHED)
+        with m.repository.write() as tx:  # what the interrupted pass wrote: the newest memory's vector only
+            seq = max(seq for seq, _ in tx.vectors.missing(HASHED, 10))
+            tx.vectors.put(HASHED, [(seq, embedder.embed(["the blue car"])[0].astype("<f4").tobytes())])
+        assert m.memory_search("red car")["semantic_indexing"] is True
+        _settled(m)
+        found = m.memory_search("red car")
+        assert "semantic_indexing" not in found and found["results"][0]["id"] == older
+
+
+def test_searches_in_a_stream_let_the_indexing_pass_end(store_location, monkeypatch):
+    """A search while the indexer's pass is under way leaves it to finish (that pass reads what was written
+    before it ends) instead of asking for another: searches coming faster than a pass must not keep the indexer
+    scanning beside them for as long as they come."""
+    embedder = _with(monkeypatch, HASHED)
+    looked, passes = vectors.Vectors.missing, []
+
+    def slow_missing(self, *args):  # each look for memories without vectors takes this long at least
+        passes.append(None)
+        time.sleep(0.02)
+        return looked(self, *args)
+
+    monkeypatch.setattr(vectors.Vectors, "missing", slow_missing)
+    with Memory(store_location, context=ANN) as m:
+        m.memory_remember("the red car", scope="project")
+        ends = time.monotonic() + 0.6
+        while time.monotonic() < ends:  # about 30 passes' time
+            m.memory_search("red car")
+        assert semantic.index_of(m.repository.store, embedder).wait(10)
+        with m.repository.read() as tx:
+            assert tx.vectors.shape(HASHED)[0] == 1
+    assert len(passes) <= 3, f"the indexer looked {len(passes)} times for memories without vectors"
 
 
 def test_erasing_a_memory_erases_its_vector(store_location, monkeypatch):

@@ -64,6 +64,9 @@ class SemanticIndex:
         self._actor = "datalog-memory"
         self.pending = False  # memories are known to lack vectors (a write stored some, or a pass found some)
         self._version: int | None = None  # the store's data_version when a pass last found nothing missing
+        # Every memory up to this seq had its vector when a pass last completed: only newer ones are looked at
+        # again (an indexer stopped midway leaves older memories without one, not only the newest).
+        self._covered = 0
         self._last_write = 0.0  # when this process last stored a memory here (monotonic)
 
     # --- writing vectors ----------------------------------------------------------------------------------
@@ -86,10 +89,12 @@ class SemanticIndex:
         """Before a search: look again when the store changed since the last complete pass (another process
         may have stored memories); True while memories are known to lack vectors."""
         store = self._store()
+        if not self._idle.is_set():  # a pass is under way: it reads what was written before it ends
+            return self.pending
         if store is not None and (self._version is None or store.data_version() != self._version):
             from ..store.repository import Repository
             with Repository(store).read() as tx:  # memories another process stored, or a store never indexed
-                behind = tx.vectors.behind(self.embedder.name)
+                behind = bool(tx.vectors.missing(self.embedder.name, 1, self._covered))
             self.kick(actor, pending=behind)
         return self.pending
 
@@ -108,15 +113,19 @@ class SemanticIndex:
                 self._wake.clear()
             version = None
             try:
+                newest = None
                 while True:
                     self._wait_for_a_pause()
                     version = self._data_version()
+                    if newest is None:
+                        newest = self._newest()
                     if not self.embed_missing():
                         break
                     self.pending = True
                 with self._thread_lock:
                     if not self._wake.is_set():  # no write came meanwhile: complete as of `version`
                         self.pending, self._version = False, version
+                        self._covered = max(self._covered, newest or 0)
             except Exception as exc:  # an unwritable store: its memories are still found by their words
                 log.debug("vectors not written: %s", exc)
                 with self._thread_lock:  # tried again once the store changes, not at every search
@@ -136,6 +145,15 @@ class SemanticIndex:
                 return
             time.sleep(min(QUIET_SECONDS - quiet, MAX_DELAY_SECONDS - waited))
 
+    def _newest(self) -> int | None:
+        """The newest memory's seq before a pass looks for missing vectors (None: the store is closed)."""
+        from ..store.repository import Repository
+        store = self._store()
+        if store is None:
+            return None
+        with store.while_open() as open_, Repository(store).read() if open_ else nullcontext() as tx:
+            return tx.vectors.newest() if tx is not None else None
+
     def _data_version(self) -> int | None:
         store = self._store()
         if store is None:
@@ -151,7 +169,7 @@ class SemanticIndex:
             return 0
         repository, name = Repository(store), self.embedder.name
         with store.while_open() as open_, repository.read() if open_ else nullcontext() as tx:
-            missing = tx.vectors.missing(name, BATCH) if tx is not None else []
+            missing = tx.vectors.missing(name, BATCH, self._covered) if tx is not None else []
         if not missing:
             return 0
         vectors = self.embedder.embed([text for _, text in missing])  # outside the store's lock
@@ -182,7 +200,8 @@ class SemanticIndex:
             newer = vectors.after(name, held.shape[1])
             if shape[0] == held.shape[0] + len(newer):  # only additions since: append them
                 seqs, rows = held.seqs, held.rows
-            else:  # some were deleted (erased) or replaced: read them all again
+            else:  # some were deleted (erased) or replaced (by another model's): read them all again
+                self._covered = 0  # and look at every memory again for one without a vector
                 newer = vectors.after(name, 0)
                 seqs, rows = np.zeros(0, dtype=np.int64), np.zeros((0, self.embedder.dimensions), dtype=np.float32)
             if newer:

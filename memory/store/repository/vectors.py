@@ -9,12 +9,13 @@ class Vectors:
     def __init__(self, conn) -> None:
         self._conn = conn
 
-    def missing(self, model: str, limit: int) -> list[tuple[int, str]]:
-        """(seq, text) of the newest memories whose text is kept and that have no vector by `model`."""
+    def missing(self, model: str, limit: int, after: int = 0) -> list[tuple[int, str]]:
+        """(seq, text) of the newest memories newer than seq `after` whose text is kept and that have no vector
+        by `model`."""
         return self._conn.execute(
             "SELECT m.seq, s.text FROM source_memories AS m JOIN sources AS s ON s.id = m.source_id "
-            "WHERE s.text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM memory_vectors AS v "
-            "WHERE v.seq = m.seq AND v.model = ?) ORDER BY m.seq DESC LIMIT ?", (model, limit)).fetchall()
+            "WHERE m.seq > ? AND s.text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM memory_vectors AS v "
+            "WHERE v.seq = m.seq AND v.model = ?) ORDER BY m.seq DESC LIMIT ?", (after, model, limit)).fetchall()
 
     def put(self, model: str, rows: Iterable[tuple[int, bytes]]) -> None:
         """Store (seq, vector) rows, replacing a vector another model made. A memory erased since its text
@@ -33,16 +34,9 @@ class Vectors:
             "SELECT count(*), coalesce(max(seq), 0) FROM memory_vectors WHERE model = ?", (model,)).fetchone()
         return count, newest
 
-    def behind(self, model: str) -> bool:
-        """Whether the newest memory whose text is kept has no vector by `model` (two index lookups: what a
-        search asks before it knows whether vectors are still being written)."""
-        newest = self._conn.execute(
-            "SELECT m.seq FROM source_memories AS m JOIN sources AS s ON s.id = m.source_id "
-            "WHERE s.text IS NOT NULL ORDER BY m.seq DESC LIMIT 1").fetchone()
-        if newest is None:
-            return False
-        return self._conn.execute("SELECT 1 FROM memory_vectors WHERE seq = ? AND model = ?",
-                                  (newest[0], model)).fetchone() is None
+    def newest(self) -> int:
+        """The newest memory's seq (0: none yet)."""
+        return self._conn.execute("SELECT coalesce(max(seq), 0) FROM source_memories").fetchone()[0]
 
     def after(self, model: str, seq: int) -> list[tuple[int, bytes]]:
         """`model`'s vectors of memories newer than `seq`, oldest first."""
