@@ -228,6 +228,32 @@ def test_searches_in_a_stream_let_the_indexing_pass_end(store_location, monkeypa
     assert len(passes) <= 3, f"the indexer looked {len(passes)} times for memories without vectors"
 
 
+def test_vectors_another_process_replaced_are_written_again(store_file, monkeypatch):
+    """Another process embedding with another model replaces this model's vectors (one per memory): the next
+    search here says vectors are being written, and they are, though every memory was covered before."""
+    _with(monkeypatch, HASHED)
+    with Memory(store_file, context=ANN) as m:
+        for text in ("the red car", "the blue car"):
+            m.memory_remember(text, scope="project")
+        _settled(m)
+        assert "semantic_indexing" not in m.memory_search("red car")
+
+        class Other(HashedWords):
+            name = "other-model"
+        with Memory(store_file, context=ANN) as other:  # another process, another model
+            with other.repository.read():  # its store opened (an indexer never opens one)
+                pass
+            index = semantic.index_of(other.repository.store, Other())
+            index.kick("test")
+            assert index.wait(30)
+        with m.repository.read() as tx:
+            assert tx.vectors.shape(HASHED)[0] == 0
+        assert m.memory_search("red car")["semantic_indexing"] is True
+        _settled(m)
+        with m.repository.read() as tx:
+            assert tx.vectors.shape(HASHED)[0] == 2
+
+
 def test_erasing_a_memory_erases_its_vector(store_location, monkeypatch):
     _with(monkeypatch, HASHED)
     with Memory(store_location, context=ANN) as m:

@@ -64,9 +64,12 @@ class SemanticIndex:
         self._actor = "datalog-memory"
         self.pending = False  # memories are known to lack vectors (a write stored some, or a pass found some)
         self._version: int | None = None  # the store's data_version when a pass last found nothing missing
-        # Every memory up to this seq had its vector when a pass last completed: only newer ones are looked at
-        # again (an indexer stopped midway leaves older memories without one, not only the newest).
-        self._covered = 0
+        # Every memory up to this seq had its vector when a pass last completed, and the model had at least
+        # `_counted` vectors: only newer memories are looked at again (an indexer stopped midway leaves older
+        # memories without one, not only the newest) until the count falls (an erasure, or another process's
+        # model replacing vectors), which makes the next search look at all of them (`_resets` counts those
+        # times, so that a pass under way then does not claim what it never looked at).
+        self._covered, self._counted, self._resets = 0, 0, 0
         self._last_write = 0.0  # when this process last stored a memory here (monotonic)
 
     # --- writing vectors ----------------------------------------------------------------------------------
@@ -91,11 +94,20 @@ class SemanticIndex:
         store = self._store()
         if not self._idle.is_set():  # a pass is under way: it reads what was written before it ends
             return self.pending
-        if store is not None and (self._version is None or store.data_version() != self._version):
+        version = None if store is None else store.data_version()
+        if store is not None and (self._version is None or version != self._version):
             from ..store.repository import Repository
             with Repository(store).read() as tx:  # memories another process stored, or a store never indexed
+                if tx.vectors.shape(self.embedder.name)[0] < self._counted:
+                    with self._thread_lock:
+                        self._covered, self._counted, self._resets = 0, 0, self._resets + 1
                 behind = bool(tx.vectors.missing(self.embedder.name, 1, self._covered))
-            self.kick(actor, pending=behind)
+            if behind:
+                self.kick(actor, pending=True)
+            else:  # nothing is missing as of `version` (a write after it changes the version again)
+                with self._thread_lock:
+                    if self._idle.is_set():
+                        self._version = version
         return self.pending
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -106,26 +118,29 @@ class SemanticIndex:
         while True:
             woken = self._wake.wait(IDLE_SECONDS)
             with self._thread_lock:
-                if not woken or self._store() is None:  # nothing asked for a while: the thread ends
+                if not (woken or self._wake.is_set()) or self._store() is None:  # nothing asked for a while: it ends
                     self._thread = None
                     self._idle.set()
                     return
                 self._wake.clear()
             version = None
             try:
-                newest = None
+                extent, embedded, resets = None, 0, self._resets
                 while True:
                     self._wait_for_a_pause()
                     version = self._data_version()
-                    if newest is None:
-                        newest = self._newest()
-                    if not self.embed_missing():
+                    if extent is None:
+                        extent = self._extent()
+                    done = self.embed_missing()
+                    if not done:
                         break
+                    embedded += done
                     self.pending = True
                 with self._thread_lock:
                     if not self._wake.is_set():  # no write came meanwhile: complete as of `version`
                         self.pending, self._version = False, version
-                        self._covered = max(self._covered, newest or 0)
+                        if extent is not None and resets == self._resets:
+                            self._covered, self._counted = extent[0], extent[1] + embedded
             except Exception as exc:  # an unwritable store: its memories are still found by their words
                 log.debug("vectors not written: %s", exc)
                 with self._thread_lock:  # tried again once the store changes, not at every search
@@ -145,14 +160,15 @@ class SemanticIndex:
                 return
             time.sleep(min(QUIET_SECONDS - quiet, MAX_DELAY_SECONDS - waited))
 
-    def _newest(self) -> int | None:
-        """The newest memory's seq before a pass looks for missing vectors (None: the store is closed)."""
+    def _extent(self) -> tuple[int, int] | None:
+        """(the newest memory's seq, the model's vector count) before a pass looks for missing vectors (None:
+        the store is closed)."""
         from ..store.repository import Repository
         store = self._store()
         if store is None:
             return None
         with store.while_open() as open_, Repository(store).read() if open_ else nullcontext() as tx:
-            return tx.vectors.newest() if tx is not None else None
+            return None if tx is None else (tx.vectors.newest(), tx.vectors.shape(self.embedder.name)[0])
 
     def _data_version(self) -> int | None:
         store = self._store()
@@ -201,7 +217,6 @@ class SemanticIndex:
             if shape[0] == held.shape[0] + len(newer):  # only additions since: append them
                 seqs, rows = held.seqs, held.rows
             else:  # some were deleted (erased) or replaced (by another model's): read them all again
-                self._covered = 0  # and look at every memory again for one without a vector
                 newer = vectors.after(name, 0)
                 seqs, rows = np.zeros(0, dtype=np.int64), np.zeros((0, self.embedder.dimensions), dtype=np.float32)
             if newer:
