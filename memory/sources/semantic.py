@@ -92,22 +92,23 @@ class SemanticIndex:
         """Before a search: look again when the store changed since the last complete pass (another process
         may have stored memories); True while memories are known to lack vectors."""
         store = self._store()
-        if not self._idle.is_set():  # a pass is under way: it reads what was written before it ends
+        if store is None or not self._idle.is_set():  # a pass under way reads what was written before it ends
             return self.pending
-        version = None if store is None else store.data_version()
-        if store is not None and (self._version is None or version != self._version):
-            from ..store.repository import Repository
-            with Repository(store).read() as tx:  # memories another process stored, or a store never indexed
-                if tx.vectors.shape(self.embedder.name)[0] < self._counted:
-                    with self._thread_lock:
-                        self._covered, self._counted, self._resets = 0, 0, self._resets + 1
-                behind = bool(tx.vectors.missing(self.embedder.name, 1, self._covered))
-            if behind:
-                self.kick(actor, pending=True)
-            else:  # nothing is missing as of `version` (a write after it changes the version again)
+        version = store.data_version()
+        if version == self._version:  # nothing was written since the last complete pass
+            return self.pending
+        from ..store.repository import Repository
+        with Repository(store).read() as tx:  # memories another process stored, or a store never indexed
+            if tx.vectors.shape(self.embedder.name)[0] < self._counted:
                 with self._thread_lock:
-                    if self._idle.is_set():
-                        self._version = version
+                    self._covered, self._counted, self._resets = 0, 0, self._resets + 1
+            behind = bool(tx.vectors.missing(self.embedder.name, 1, self._covered))
+        if behind:
+            self.kick(actor, pending=True)
+        else:  # nothing is missing as of `version` (a write after it changes the version again)
+            with self._thread_lock:
+                if self._idle.is_set():
+                    self._version = version
         return self.pending
 
     def wait(self, timeout: float | None = None) -> bool:
