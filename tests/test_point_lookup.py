@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from memory import Memory
 from memory.terms import Compound, Float, String, Var, format_term, make_list
@@ -32,6 +32,8 @@ EXAMPLES = itertools.count()
 @given(functor=functors, rows=st.lists(st.tuples(ground, ground), min_size=1, max_size=6),
        longer=st.lists(st.tuples(ground, ground, ground), max_size=2), pick=st.integers(0, 5),
        second=st.one_of(st.none(), ground), own_first=st.booleans())
+@example(functor="p", rows=[(Compound("a", (Float(0.0),)), Compound("a", (Float(-0.0),)))], longer=[], pick=1,
+         second=None, own_first=False)  # -0.0 is not 0.0 here either (the lookup compares their texts)
 def test_a_bound_call_answers_as_the_whole_relation_does(store_location, functor, rows, longer, pick, second,
                                                          own_first):
     # One store for the test's examples (a new database per example would dominate on PostgreSQL): each example

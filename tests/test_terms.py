@@ -3,6 +3,7 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from memory.datalog.builtins import order_key
 from memory.errors import TermSyntaxError
 from memory.terms.codec import decode_args, decode_many, encode_args
 from memory.terms import (
@@ -184,6 +185,15 @@ def test_floats_and_integers_are_different_terms():
     assert len({parse_term("1"), parse_term("1.0")}) == 2
     assert format_term(Float(1e100)) == "1.0e+100"
     assert format_atom("a b") == "'a b'"
+
+
+def test_negative_zero_is_a_term_of_its_own_as_its_text_is():
+    """`p(0.0)` and `p(-0.0)` are two facts (their texts differ), so the engine keeps them apart too, as Prolog's
+    `0.0 == -0.0` fails; standard order puts -0.0 first."""
+    zero, negative = parse_term("0.0"), parse_term("-0.0")
+    assert format_term(negative) == "-0.0" and negative != zero and len({zero, negative}) == 2
+    assert Float(-0.0) == negative and hash(Float(-0.0)) == hash(negative)
+    assert order_key(negative) < order_key(zero) < order_key(0)
 
 
 # --- arbitrary text never crashes the parser ----------------------------------------

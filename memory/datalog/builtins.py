@@ -253,8 +253,8 @@ def _node_key(term: Term) -> tuple:
         return (1, term, 1)
     if kind is str:
         return (2, term)
-    if kind is Float:
-        return (1, term.value, 0)  # type: ignore[union-attr]
+    if kind is Float:  # a float before an equal integer, -0.0 before 0.0
+        return (1, term.value, 0, math.copysign(1.0, term.value))  # type: ignore[union-attr]
     if kind is String:
         return (3, term.value)  # type: ignore[union-attr]
     if kind is Compound:

@@ -8,6 +8,7 @@ different terms (Python alone would make `1 == 1.0` and collapse them in a set).
 
 from __future__ import annotations
 
+import math
 from typing import Iterator, Union
 
 NIL = "[]"
@@ -19,10 +20,11 @@ class Float:
 
     def __init__(self, value: float) -> None:
         self.value = float(value)
-        self._hash = hash(("float", self.value))
+        # -0.0 is its own term, as its text is (Prolog's `0.0 == -0.0` fails too): the hash tells the zeros apart
+        self._hash = hash(("float", "-0.0" if self.value == 0.0 and math.copysign(1.0, self.value) < 0 else self.value))
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is Float and other.value == self.value  # type: ignore[union-attr]
+        return type(other) is Float and other.value == self.value and other._hash == self._hash  # type: ignore[union-attr]
 
     def __hash__(self) -> int:
         return self._hash
