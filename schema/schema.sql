@@ -3,8 +3,9 @@
 -- `python -m memory.store.schema_file --write`, which keeps the comments below;
 -- tests/test_schema.py checks that the file is what the migrations make. On
 -- PostgreSQL (DATALOG_MEMORY_DB=postgresql://...) the same tables, views, columns
--- and triggers come from migrations/postgresql/ (tests/test_postgresql.py checks
--- it); what differs there is said at the top of that file.
+-- and triggers come from migrations/postgresql/, generated from the same history
+-- (memory/store/postgresql_migrations.py); what PostgreSQL writes differently is in
+-- migrations/postgresql/differences/.
 
 -- Conventions: times are UTC ISO-8601 text with microseconds ('…Z'); `args`
 -- columns hold a term's arguments as JSON: an atom is a JSON string, an

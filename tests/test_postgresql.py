@@ -121,8 +121,9 @@ def _postgresql_shape(url: str) -> dict:
 
 
 def test_both_dialects_define_the_same_tables_views_columns_and_triggers(postgresql_location):
-    """migrations/ and migrations/postgresql/ describe one schema: every table and view with the same columns,
-    every trigger under the same name. The differences are the ones the PostgreSQL file names: FTS5's
+    """The history and the PostgreSQL migrations generated from it describe one schema: every table and view
+    with the same columns, every trigger under the same name. The differences are the ones
+    migrations/postgresql/differences/0012.sql names: FTS5's
     memory_fts is a plain table there (its rows keyed by `rowid`, SQLite's hidden column), the view the
     projection-key triggers read is a function, and TRUNCATE (which SQLite lacks) is refused on the audit log."""
     url = postgresql_location

@@ -64,6 +64,26 @@ def after_quoted(sql: str, start: int) -> int:
     return len(sql) if end == -1 else end + 1
 
 
+def table_items(body: str) -> list[str]:
+    """The comma-separated items of a table's body (columns and constraints), outside parentheses and quotes."""
+    items, depth, start, i, n = [], 0, 0, 0, len(body)
+    while i < n:
+        c = body[i]
+        if c in "'\"":
+            i = after_quoted(body, i)
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "," and depth == 0:
+            items.append(body[start:i])
+            start = i + 1
+        i += 1
+    items.append(body[start:])
+    return [" ".join(item.split()) for item in items if item.strip()]
+
+
 def plain_ddl(sql: str) -> str:
     """The statements of a commented schema without its comments (what `.schema` shows), a blank line
     between statements. Quoted text is copied as it is, so a `--` inside a string stays."""

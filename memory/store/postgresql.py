@@ -4,7 +4,7 @@ transactions, and the PostgreSQL migrations.
 
 `DATALOG_MEMORY_DB=postgresql://...` (or `--db`) selects it; psycopg 3 is imported only then. Statements are the
 repository's own (memory/store/dialect.py); only their placeholders are given psycopg's style. The schema is
-migrations/postgresql/.
+migrations/postgresql/, generated from the one migration history (memory/store/postgresql_migrations.py).
 
 Write transactions are serialized: each one takes one advisory lock (WRITE_LOCK) before anything else and holds
 it to its commit. That is what SQLite's `BEGIN IMMEDIATE` gives, and the change feed needs it: a warm copy reads
@@ -248,8 +248,9 @@ class PostgresConnection:
 
 
 def load_postgresql_migrations(directory: Path | None = None) -> list[Migration]:
-    """migrations/postgresql/NNNN_name.sql, in order. The first one may stand for several SQLite versions (the
-    schema PostgreSQL started at); after it the numbers follow SQLite's one by one."""
+    """migrations/postgresql/NNNN_name.sql (generated: memory/store/postgresql_migrations.py), in order. The first
+    one stands for several SQLite versions (the schema PostgreSQL started at); after it the numbers follow
+    SQLite's one by one."""
     directory = directory or _migrations_dir()
     found = numbered_files(directory)
     versions = [m.version for m in found]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import apsw
 
-from .migrations import after_quoted, load_migrations, migrate, schema_sql_path
+from .migrations import after_quoted, load_migrations, migrate, schema_sql_path, table_items
 
 COMMENT_COLUMN = 38  # where a line's comment starts when its code is shorter
 _CREATE = re.compile(r"CREATE\s+(?:UNIQUE\s+|VIRTUAL\s+)?(?:TABLE|INDEX|VIEW|TRIGGER)\s+(?:IF\s+NOT\s+EXISTS\s+)?"
@@ -53,26 +53,6 @@ def _key(code: str) -> str:
     return re.sub(r"\s+", " ", code).strip().rstrip(";").rstrip(",").strip()
 
 
-def _top_level_items(body: str) -> list[str]:
-    """The comma-separated items of a table's body (columns and constraints), outside parentheses and quotes."""
-    items, depth, start, i, n = [], 0, 0, 0, len(body)
-    while i < n:
-        c = body[i]
-        if c in "'\"":
-            i = after_quoted(body, i)
-            continue
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "," and depth == 0:
-            items.append(body[start:i])
-            start = i + 1
-        i += 1
-    items.append(body[start:])
-    return [" ".join(item.split()) for item in items if item.strip()]
-
-
 def _table_layout(sql: str) -> list[str] | None:
     """A plain table's statement one item per line (None for a virtual table or text it cannot lay out)."""
     open_at = sql.find("(")
@@ -80,7 +60,7 @@ def _table_layout(sql: str) -> list[str] | None:
     if re.match(r"\s*CREATE\s+VIRTUAL", sql, re.I) or open_at == -1 or close_at < open_at:
         return None
     head, body, tail = sql[:open_at].strip(), sql[open_at + 1:close_at], sql[close_at + 1:].strip()
-    items = _top_level_items(body)
+    items = table_items(body)
     return ([f"{' '.join(head.split())} ("] + [f"    {item}," for item in items[:-1]] + [f"    {items[-1]}"]
             + [f") {tail};" if tail else ");"])
 
@@ -211,8 +191,9 @@ def header_lines(newest: int) -> list[str]:
             "-- `python -m memory.store.schema_file --write`, which keeps the comments below;",
             "-- tests/test_schema.py checks that the file is what the migrations make. On",
             "-- PostgreSQL (DATALOG_MEMORY_DB=postgresql://...) the same tables, views, columns",
-            "-- and triggers come from migrations/postgresql/ (tests/test_postgresql.py checks",
-            "-- it); what differs there is said at the top of that file."]
+            "-- and triggers come from migrations/postgresql/, generated from the same history",
+            "-- (memory/store/postgresql_migrations.py); what PostgreSQL writes differently is in",
+            "-- migrations/postgresql/differences/."]
 
 
 def generate(current: str) -> tuple[str, list[str]]:

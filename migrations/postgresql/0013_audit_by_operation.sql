@@ -1,12 +1,16 @@
--- PostgreSQL 0013, the twin of migrations/0013_audit_by_operation.sql: the newest audit row of an operation
--- through an index.
+-- PostgreSQL 0013, generated from migrations/0013_audit_by_operation.sql and
+-- migrations/postgresql/differences/0013.sql by `python -m memory.store.postgresql_migrations
+-- --write`: edit those, not this file (tests/test_postgresql_migrations.py checks it).
 --
--- It also mends the indexes 0012 copied from SQLite. A SQLite index ends with the row id, implicitly, so it
--- is also in id order within each key; a PostgreSQL index does not. "The newest fact of a predicate"
--- (max(id), which the change feed's insert trigger asks for every inserted row, and every warm lookup asks for
--- to know whether its copy is current) therefore read every index entry of the predicate: importing 100,000
--- edges took 605 s (1.9 s on SQLite), and a bound lookup slowed as the predicate grew. Each index of a table
--- with an integer primary key now ends with that key, as on SQLite (tests/test_postgresql.py checks all).
+-- On PostgreSQL this migration also mends the indexes the first PostgreSQL schema (before the generator) copied
+-- from SQLite without their last column. A SQLite index ends with the row id, implicitly, so it is also in id
+-- order within each key; a PostgreSQL index is not. "The newest fact of a predicate" (max(id), which the change
+-- feed's insert trigger asks for every inserted row, and every warm lookup asks for to know whether its copy is
+-- current) therefore read every index entry of the predicate: importing 100,000 edges took 605 s (1.9 s on
+-- SQLite), and a bound lookup slowed as the predicate grew. Each index of a table with an integer key now ends
+-- with that key, as on SQLite (the generator adds it; tests/test_postgresql.py checks all). On a store 0012 made
+-- since, these statements build the same indexes again.
+
 CREATE INDEX audit_log_by_operation ON audit_log (operation, id);
 
 DROP INDEX facts_by_predicate;
@@ -61,5 +65,5 @@ END $$;
 -- (which keeps a 4-byte hash of the value, whatever its length) serves finding memories by word.
 ALTER TABLE memory_words DROP CONSTRAINT memory_words_pkey;
 CREATE INDEX memory_words_by_memory ON memory_words (seq);
-DROP INDEX memory_words_by_word;
+DROP INDEX IF EXISTS memory_words_by_word;  -- the first PostgreSQL schema's (word, seq)
 CREATE INDEX memory_words_by_word ON memory_words USING hash (word);

@@ -1,6 +1,9 @@
--- PostgreSQL 0014, the twin of migrations/0014_search_terms.sql: which analysis made memory_words' terms
--- ('1': 0011's folded words; the library re-indexes to its own analyzer's tag before it next searches).
--- memory_words is already found by word here (0013's hash index).
+-- PostgreSQL 0014, generated from migrations/0014_search_terms.sql and
+-- migrations/postgresql/differences/0014.sql by `python -m memory.store.postgresql_migrations
+-- --write`: edit those, not this file (tests/test_postgresql_migrations.py checks it).
+--
+-- memory_words is already found by term here: 0013's hash index (a B-tree entry cannot hold a long term).
+
 CREATE TABLE search_index_state (
     id BIGINT PRIMARY KEY CHECK (id = 1),
     analyzer TEXT COLLATE "C" NOT NULL

@@ -1,9 +1,11 @@
--- PostgreSQL 0015, the twin of migrations/0015_memory_vectors.sql: one sentence embedding per kept memory
--- (float32 little-endian in a bytea; compared in the library, so no vector extension is needed).
+-- PostgreSQL 0015, generated from migrations/0015_memory_vectors.sql and
+-- migrations/postgresql/differences/0015.sql by `python -m memory.store.postgresql_migrations
+-- --write`: edit those, not this file (tests/test_postgresql_migrations.py checks it).
+
 CREATE TABLE memory_vectors (
     seq BIGINT PRIMARY KEY REFERENCES source_memories (seq),
     model TEXT COLLATE "C" NOT NULL,
     vector BYTEA NOT NULL
 );
 
-CREATE INDEX memory_vectors_by_model ON memory_vectors (model, seq);  -- SQLite's (model) index, whose entries end with seq
+CREATE INDEX memory_vectors_by_model ON memory_vectors (model, seq);
