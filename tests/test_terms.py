@@ -196,6 +196,23 @@ def test_negative_zero_is_a_term_of_its_own_as_its_text_is():
     assert order_key(negative) < order_key(zero) < order_key(0)
 
 
+def test_a_term_copied_into_another_process_equals_the_same_term_made_there():
+    """Hashes of text differ between processes (PYTHONHASHSEED): a pickled term must not carry its maker's."""
+    import os
+    import pickle
+    import subprocess
+    import sys
+
+    terms = [Float(1.5), Float(-0.0), String("s"), parse_term("f(a, [1, 2.5, \"x\"], g(-0.0))")]
+    script = ("import pickle, sys\nfrom memory.terms import Float, String, parse_term\n"
+              "got = pickle.loads(sys.stdin.buffer.read())\n"
+              "made = [Float(1.5), Float(-0.0), String('s'), parse_term('f(a, [1, 2.5, \"x\"], g(-0.0))')]\n"
+              "print(got == made, len(set(got) | set(made)), {t: 1 for t in made}.get(got[3]))")
+    done = subprocess.run([sys.executable, "-c", script], input=pickle.dumps(terms), capture_output=True,
+                          env={**os.environ, "PYTHONHASHSEED": "12345"}, check=True)
+    assert done.stdout.decode().split() == ["True", "4", "1"]
+
+
 # --- arbitrary text never crashes the parser ----------------------------------------
 
 prolog_ish = st.text(alphabet=st.sampled_from(list("abcXY_019 ()[]{},.|;:-+*/\\=<>@#&$?!'\"%\n\t`^~")), max_size=40)

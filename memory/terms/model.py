@@ -24,10 +24,14 @@ class Float:
         self._hash = hash(("float", "-0.0" if self.value == 0.0 and math.copysign(1.0, self.value) < 0 else self.value))
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is Float and other.value == self.value and other._hash == self._hash  # type: ignore[union-attr]
+        return type(other) is Float and other.value == self.value and (  # type: ignore[union-attr]
+            self.value != 0.0 or math.copysign(1.0, self.value) == math.copysign(1.0, other.value))  # type: ignore[union-attr]
 
     def __hash__(self) -> int:
         return self._hash
+
+    def __reduce__(self):
+        return Float, (self.value,)  # a copy in another process hashes with that process's seed
 
     def __repr__(self) -> str:
         return f"Float({self.value!r})"
@@ -47,6 +51,9 @@ class String:
 
     def __hash__(self) -> int:
         return self._hash
+
+    def __reduce__(self):
+        return String, (self.value,)
 
     def __repr__(self) -> str:
         return f"String({self.value!r})"
@@ -105,6 +112,9 @@ class Compound:
 
     def __hash__(self) -> int:
         return self._hash
+
+    def __reduce__(self):
+        return Compound, (self.functor, self.args)
 
     def __repr__(self) -> str:
         return f"Compound({self.functor!r}, {self.args!r})"
