@@ -139,6 +139,21 @@ def test_both_dialects_define_the_same_tables_views_columns_and_triggers(postgre
         assert conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0] == LATEST
 
 
+def test_no_view_answers_a_boolean_where_sqlite_answers_0_or_1(postgresql_location):
+    """A view copied from SQLite's text keeps its meaning only if no comparison is one of its columns: SQLite
+    gives 0 or 1 there, PostgreSQL a boolean (such a view needs its own form: migrations/postgresql/differences)."""
+    store = PostgresStore(postgresql_location)
+    store.ensure_created()
+    store.close()
+    with by_hand(postgresql_location) as conn:
+        booleans = conn.execute("SELECT c.table_name, c.column_name FROM information_schema.columns AS c "
+                                "JOIN information_schema.views AS v ON v.table_name = c.table_name "
+                                "AND v.table_schema = c.table_schema "
+                                "WHERE c.table_schema = 'public' AND c.data_type = 'boolean'").fetchall()
+        views = conn.execute("SELECT count(*) FROM information_schema.views WHERE table_schema = 'public'").fetchone()
+    assert views[0] >= 8 and booleans == []
+
+
 def _sqlite_indexes() -> dict[str, list[str]]:
     """Every index the SQLite schema declares, by name: its columns as SQLite orders its entries, that is with
     the row id last when the table has an integer primary key (SQLite keeps the id in every index of such a

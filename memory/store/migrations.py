@@ -64,8 +64,29 @@ def after_quoted(sql: str, start: int) -> int:
     return len(sql) if end == -1 else end + 1
 
 
+def squeeze(text: str) -> str:
+    """`text` with each run of whitespace outside quotes made one space, and no leading or trailing space;
+    quoted text is kept as it is."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "'\"":
+            end = after_quoted(text, i)
+            out.append(text[i:end])
+            i = end
+        elif c.isspace():
+            while i < n and text[i].isspace():
+                i += 1
+            out.append(" ")
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out).strip()
+
+
 def table_items(body: str) -> list[str]:
-    """The comma-separated items of a table's body (columns and constraints), outside parentheses and quotes."""
+    """The comma-separated items of a table's body (columns and constraints), outside parentheses and quotes,
+    each squeezed onto one line."""
     items, depth, start, i, n = [], 0, 0, 0, len(body)
     while i < n:
         c = body[i]
@@ -81,34 +102,43 @@ def table_items(body: str) -> list[str]:
             start = i + 1
         i += 1
     items.append(body[start:])
-    return [" ".join(item.split()) for item in items if item.strip()]
+    return [squeeze(item) for item in items if item.strip()]
 
 
 def plain_ddl(sql: str) -> str:
     """The statements of a commented schema without its comments (what `.schema` shows), a blank line
-    between statements. Quoted text is copied as it is, so a `--` inside a string stays."""
-    out, i, n = [], 0, len(sql)
+    between statements. Quoted text is copied as it is (a `--` inside a string stays, and so do its spaces
+    and blank lines); outside it, lines lose trailing spaces, a line that held only a comment goes, and blank
+    lines run into one."""
+    text = ""
+    line_start = 0  # where the current line begins in `text`
+    commented = False  # the current line held a comment
+
+    def end_line() -> None:
+        nonlocal text, line_start, commented
+        text = text.rstrip(" \t\r")  # stops at the line's start or at a closing quote: never inside quotes
+        if text[line_start:] or not (commented or text == "" or text.endswith("\n\n")):
+            text += "\n"
+        line_start, commented = len(text), False
+
+    i, n = 0, len(sql)
     while i < n:
         c = sql[i]
         if c in "'\"":
             end = after_quoted(sql, i)
-            out.append(sql[i:end])
+            text += sql[i:end]
             i = end
         elif sql.startswith("--", i):
             end = sql.find("\n", i)
             i = n if end == -1 else end
-            out.append("\0")  # marks a line that held a comment: dropped below when nothing else is left
-        else:
-            out.append(c)
+            commented = True
+        elif c == "\n":
+            end_line()
             i += 1
-    lines: list[str] = []
-    for line in "".join(out).splitlines():
-        if line.strip() == "\0":
-            continue
-        line = line.replace("\0", "").rstrip()
-        if line or (lines and lines[-1]):
-            lines.append(line)
-    return "\n".join(lines).strip() + "\n"
+        else:
+            text += c
+            i += 1
+    return text.strip() + "\n"
 
 
 def numbered_files(directory: Path) -> list[Migration]:

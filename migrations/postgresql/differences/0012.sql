@@ -2,10 +2,10 @@
 -- schema/schema.sql for what every table and column means). There is no older PostgreSQL store to upgrade, so
 -- this one migration brings an empty database to version 12.
 --
--- Translated by the generator, not written here: INTEGER is BIGINT and a key the database hands out is an
--- identity column (it only grows, and is never given again); REAL is double precision; BLOB is bytea; text
--- compares byte-wise (COLLATE "C", SQLite's BINARY); every index of a table with an integer key ends with that
--- key. Written here: JSON stays text, checked by json_valid; SQLite's triggers are PL/pgSQL functions (and
+-- Translated by the generator, not written here: INTEGER is BIGINT and a table's row id (the key SQLite
+-- numbers itself) is an identity column (it only grows, and is never given again); REAL is double precision;
+-- BLOB is bytea; text compares byte-wise (COLLATE "C", SQLite's BINARY); every index of a table with an
+-- integer key ends with that key. Written here: JSON stays text, checked by json_valid; SQLite's triggers are PL/pgSQL functions (and
 -- TRUNCATE, which SQLite lacks, is refused on the audit log); FTS5's memory_fts is a plain table whose rows
 -- search finds through memory_words (the same words); memory_projection_keys.plain is a boolean, and the view
 -- its triggers read is a function; the views that aggregate text or format times use PostgreSQL's functions.
