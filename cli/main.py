@@ -105,6 +105,7 @@ class _LazyConsole:
 out = _LazyConsole(soft_wrap=True)
 err = _LazyConsole(stderr=True, soft_wrap=True)
 BULK_CHUNK = 10_000
+VECTORS_AT_EXIT_S = 10.0  # a CLI call waits this long at most for the vectors its memories need (about 2,500 on 2 cores)
 
 
 class Failure(Exception):
@@ -134,11 +135,15 @@ def root(
     ctx.obj = {"db": db}  # --debug is read by main(), where failures end up
 
 
-def _memory(ctx: typer.Context) -> Memory:
+def _memory(ctx: typer.Context, short_lived: bool = True) -> Memory:
     state = ctx.find_root().obj
     if "memory" not in state:
         state["memory"] = memory = Memory.open(state.get("db"))
         ctx.find_root().call_on_close(memory.close)
+        if short_lived:  # runs before close (click calls them last first): a CLI call ends right after its
+            # reply, so the vectors its writes or its search found missing are written here, not left to a
+            # server that may never run (a server's indexer has had its time: it ends at once)
+            ctx.find_root().call_on_close(lambda: memory.finish_background_writes(VECTORS_AT_EXIT_S))
     return state["memory"]
 
 
@@ -217,7 +222,7 @@ def serve(
         os.environ[ENVIRONMENT] = toolsets  # what the server (built below, in this process) starts with
     from memory.workers import WorkerPool
 
-    memory = _memory(ctx)
+    memory = _memory(ctx, short_lived=False)
     sock = None
     try:
         memory.store.data_version()  # open (and migrate) now: a database we cannot use fails before serving

@@ -125,6 +125,14 @@ class Memory:
         memory.location = self.location
         return memory
 
+    def finish_background_writes(self, timeout: float) -> bool:
+        """Before a short-lived process closes this memory: write the meaning vectors of the memories it stored
+        or found without one now (they are otherwise written in the background, after the reply), waiting up to
+        `timeout` seconds; True when none is left. A later process writes what remains."""
+        from .sources.semantic import finish
+
+        return finish(self.store, timeout)
+
     def close(self) -> None:
         self.store.close()
         self.bases.close()

@@ -2,6 +2,7 @@
 are written after the acknowledgement, fused with the words' ranking over visible memories only, erased with
 their memory, made again for another model, and never make a closed store reopen; on SQLite and PostgreSQL."""
 
+import json
 import threading
 import time
 
@@ -15,7 +16,8 @@ from memory.errors import InvalidConfiguration
 from memory.sources import embedding, semantic
 from memory.store.repository import vectors
 from memory.sources.embedding import HASHED, MINILM, SETTING, HashedWords, MiniLM, current_embedder, minilm_folder
-from surfaces import call_checked, run_client
+from conftest import by_hand
+from surfaces import call_checked, cli_process, run_client
 
 ALL = frozenset(DEFAULT_CAPABILITIES | {WRITE_GLOBAL})
 ANN = CallerContext("ann", "s1", "https://example.org/one", capabilities=ALL)
@@ -312,3 +314,35 @@ def test_search_by_meaning_over_mcp(store_file):
     assert why[0] == "text matches ship, script" and why[1].startswith("meaning is close to the query")
     if first.structured_content.get("semantic_indexing"):
         assert "meaning vectors are still being written" in first.content[0].text
+
+
+def _vectors(location: str) -> int:
+    with by_hand(location) as conn:
+        return conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0]
+
+
+def test_a_cli_call_writes_the_vectors_its_memories_need_before_it_ends(store_file):
+    """A CLI call ends right after its reply: the vectors of what it stored, and of what its search found without
+    one, are written before the process exits (they were left unwritten by every call, so a CLI user never had
+    search by meaning)."""
+    hashed, off = {"DATALOG_MEMORY_EMBEDDER": HASHED}, {"DATALOG_MEMORY_EMBEDDER": "off"}
+    cli_process(store_file, "memory-remember", "We deploy on Fridays.", check=True, extra_env=hashed)
+    assert _vectors(store_file) == 1
+    cli_process(store_file, "memory-remember", "My automobile broke down on the highway.", check=True, extra_env=off)
+    cli_process(store_file, "memory-remember", "The rollback took ten minutes.", check=True, extra_env=off)
+    assert _vectors(store_file) == 1
+    found = json.loads(cli_process(store_file, "memory-search", "automobile highway", "--json", check=True,
+                                   extra_env=hashed).stdout)
+    assert found["semantic_indexing"] is True  # this search ran beside the pass that now writes them
+    assert _vectors(store_file) == 3
+    found = json.loads(cli_process(store_file, "memory-search", "automobile highway", "--json", check=True,
+                                   extra_env=hashed).stdout)
+    assert found.get("semantic_indexing") is not True and found["results"]
+
+
+def test_finishing_with_nothing_stored_or_searched_loads_no_model(db_path, monkeypatch):
+    _with(monkeypatch, HASHED)
+    with Memory(db_path) as m:
+        m.add_facts(["edge(a, b)"])
+        assert m.finish_background_writes(5.0) is True
+        assert semantic._indexes.get(m.store) is None

@@ -71,6 +71,7 @@ class SemanticIndex:
         # times, so that a pass under way then does not claim what it never looked at).
         self._covered, self._counted, self._resets = 0, 0, 0
         self._last_write = 0.0  # when this process last stored a memory here (monotonic)
+        self._hurry = threading.Event()  # the process is about to end: write now, without waiting for a pause
 
     # --- writing vectors ----------------------------------------------------------------------------------
     def kick(self, actor: str, pending: bool = False, wrote: bool = False) -> None:
@@ -113,6 +114,12 @@ class SemanticIndex:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until every memory has its vector (or `timeout` seconds); True when it has."""
+        return self._idle.wait(timeout)
+
+    def finish(self, timeout: float) -> bool:
+        """Before the process ends: write the missing vectors now rather than after writes pause, waiting up to
+        `timeout` seconds; True when none is left (what is not done by then is written by a later process)."""
+        self._hurry.set()
         return self._idle.wait(timeout)
 
     def _run(self) -> None:
@@ -159,7 +166,8 @@ class SemanticIndex:
             waited = time.monotonic() - started
             if quiet >= QUIET_SECONDS or waited >= MAX_DELAY_SECONDS:
                 return
-            time.sleep(min(QUIET_SECONDS - quiet, MAX_DELAY_SECONDS - waited))
+            if self._hurry.wait(min(QUIET_SECONDS - quiet, MAX_DELAY_SECONDS - waited)):
+                return
 
     def _extent(self) -> tuple[int, int] | None:
         """(the newest memory's seq, the model's vector count) before a pass looks for missing vectors (None:
@@ -275,6 +283,17 @@ def index_of(store, embedder: Embedder) -> SemanticIndex:
         if index is None:
             index = by_model[embedder.name] = SemanticIndex(store, embedder)
         return index
+
+
+def finish(store, timeout: float) -> bool:
+    """Before a short-lived process (a CLI call) closes `store`: let this process's indexers of it write the
+    vectors they have to, for up to `timeout` seconds in all; True when none is left. Without it a process that
+    stores or searches and exits would leave them unwritten each time. Loads no model: an index exists only
+    where this process already stored or searched memories."""
+    with _indexes_lock:
+        indexes = list(_indexes.get(store, {}).values())
+    deadline = time.monotonic() + timeout
+    return all([index.finish(max(0.0, deadline - time.monotonic())) for index in indexes])
 
 
 def after_write(repository, actor: str) -> None:
