@@ -105,6 +105,20 @@ def table_items(body: str) -> list[str]:
     return [squeeze(item) for item in items if item.strip()]
 
 
+def table_lines(head: str, items: list[str]) -> list[str]:
+    """A table's statement laid out one item per line, up to its last item (the caller closes it)."""
+    return [f"{head} ("] + [f"    {item}," for item in items[:-1]] + [f"    {items[-1]}"]
+
+
+def schema_objects(conn: apsw.Connection) -> list[tuple[str, str, str]]:
+    """(name, type, statement as SQLite keeps it) of every object of the schema, in the order SQLite created
+    them; SQLite's own objects and FTS5's shadow tables are not the schema's."""
+    shadow = {name for (name,) in conn.execute("SELECT name FROM pragma_table_list WHERE type = 'shadow'")}
+    return [(str(name), str(kind), str(sql)) for name, kind, sql in conn.execute(
+        "SELECT name, type, sql FROM sqlite_schema WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' "
+        "ORDER BY rowid").fetchall() if name not in shadow]
+
+
 def plain_ddl(sql: str) -> str:
     """The statements of a commented schema without its comments (what `.schema` shows), a blank line
     between statements. Quoted text is copied as it is (a `--` inside a string stays, and so do its spaces

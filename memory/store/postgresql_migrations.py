@@ -39,7 +39,8 @@ from pathlib import Path
 import apsw
 
 from ..errors import StorageError
-from .migrations import Migration, after_quoted, load_migrations, migrate, plain_ddl, shipped, squeeze, table_items
+from .migrations import (Migration, after_quoted, load_migrations, migrate, plain_ddl, schema_objects, shipped,
+                         squeeze, table_items, table_lines)
 
 FIRST_VERSION = 12  # PostgreSQL's first migration stands for SQLite's 0001-0012
 TYPES = {"INTEGER": "BIGINT", "TEXT": 'TEXT COLLATE "C"', "REAL": "DOUBLE PRECISION", "BLOB": "BYTEA"}
@@ -164,7 +165,7 @@ def create_table(statement: str, keys: Keys) -> str:
     row_id = keys.row_ids.get(match.group(1).lower())
     items = [item if _CONSTRAINT.match(item) else column(item, bare_name(item.split()[0]) == row_id)
              for item in table_items(body)]
-    return "\n".join([f"{head} ("] + [f"    {item}," for item in items[:-1]] + [f"    {items[-1]}", ")"])
+    return "\n".join(table_lines(head, items) + [")"])
 
 
 def create_index(statement: str, keys: Keys) -> str:
@@ -334,22 +335,19 @@ def _initial_statements(conn: apsw.Connection, history: list[Migration]) -> list
     """SQLite's schema at FIRST_VERSION as SQLite keeps it, each table a new store starts with rows in followed
     by the statements of the migrations that insert them (the other data statements change what an older
     store holds: a new one has nothing for them to do)."""
-    shadow = {name for (name,) in conn.execute("SELECT name FROM pragma_table_list WHERE type = 'shadow'")}
-    tables = [str(name) for (name,) in conn.execute("SELECT name FROM pragma_table_list WHERE schema = 'main' "
-                                                    "AND type = 'table' AND name <> 'schema_migrations'").fetchall()]
-    seeded = {name.lower() for name in tables if conn.execute(f'SELECT 1 FROM "{name}" LIMIT 1').fetchone()}
+    objects = [(name, kind, sql) for name, kind, sql in schema_objects(conn) if name != "schema_migrations"]
+    seeded = {name.lower() for name, kind, _ in objects
+              if kind == "table" and conn.execute(f'SELECT 1 FROM "{name}" LIMIT 1').fetchone()}
     seeds: dict[str, list[str]] = {}
     for migration in history[:FIRST_VERSION]:
         for statement in split_statements(migration.sql):
-            table = statement_name(statement).removeprefix("insert into ")
-            if statement_name(statement).startswith("insert into ") and table in seeded:
-                seeds.setdefault(table, []).append(statement)
+            name = statement_name(statement)
+            if name.startswith("insert into ") and name.removeprefix("insert into ") in seeded:
+                seeds.setdefault(name.removeprefix("insert into "), []).append(statement)
     out = []
-    for name, sql in conn.execute("SELECT name, sql FROM sqlite_schema WHERE sql IS NOT NULL "
-                                  "AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations' ORDER BY rowid"):
-        if name not in shadow:
-            out.append(plain_ddl(str(sql)).strip())
-            out.extend(seeds.get(str(name).lower(), []))
+    for name, _, sql in objects:
+        out.append(plain_ddl(sql).strip())
+        out.extend(seeds.get(name.lower(), []))
     return out
 
 
@@ -371,18 +369,19 @@ def generate(history: list[Migration] | None = None, directory: Path | None = No
         raise StorageError(f"{', '.join(strays)} in {directory / 'differences'} name no migration from "
                            f"{FIRST_VERSION:04d} to {history[-1].version:04d}")
     conn = apsw.Connection(":memory:")
+
+    def made(version: int, name: str, source: str, statements: list[str]) -> Generated:
+        """One PostgreSQL migration, from `conn` migrated to `version` (its tables' keys, for its indexes)."""
+        diff = read_differences(directory / "differences" / f"{version:04d}.sql")
+        blocks = assemble(statements, table_keys(conn), diff, f"PostgreSQL {version:04d}")
+        return Generated(version, name, "\n\n".join([_header(version, source, diff)] + blocks) + "\n")
+
     migrate(conn, history[:FIRST_VERSION])
-    diff = read_differences(directory / "differences" / f"{FIRST_VERSION:04d}.sql")
-    first = f"migrations/0001-{FIRST_VERSION:04d}"
-    blocks = assemble(_initial_statements(conn, history), table_keys(conn), diff, f"PostgreSQL {FIRST_VERSION:04d}")
-    out = [Generated(FIRST_VERSION, "initial", "\n\n".join([_header(FIRST_VERSION, first, diff)] + blocks) + "\n")]
+    out = [made(FIRST_VERSION, "initial", f"migrations/0001-{FIRST_VERSION:04d}", _initial_statements(conn, history))]
     for migration in history[FIRST_VERSION:]:
-        migrate(conn, history[:migration.version])  # its tables' keys, for its indexes
-        diff = read_differences(directory / "differences" / f"{migration.version:04d}.sql")
-        blocks = assemble(split_statements(migration.sql), table_keys(conn), diff, f"PostgreSQL {migration.version:04d}")
-        source = f"migrations/{migration.version:04d}_{migration.name}.sql"
-        out.append(Generated(migration.version, migration.name,
-                             "\n\n".join([_header(migration.version, source, diff)] + blocks) + "\n"))
+        migrate(conn, history[:migration.version])
+        out.append(made(migration.version, migration.name,
+                        f"migrations/{migration.version:04d}_{migration.name}.sql", split_statements(migration.sql)))
     return out
 
 

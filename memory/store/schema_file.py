@@ -19,7 +19,7 @@ from pathlib import Path
 
 import apsw
 
-from .migrations import after_quoted, load_migrations, migrate, schema_sql_path, table_items
+from .migrations import after_quoted, load_migrations, migrate, schema_objects, schema_sql_path, table_items, table_lines
 
 COMMENT_COLUMN = 38  # where a line's comment starts when its code is shorter
 _CREATE = re.compile(r"CREATE\s+(?:UNIQUE\s+|VIRTUAL\s+)?(?:TABLE|INDEX|VIEW|TRIGGER)\s+(?:IF\s+NOT\s+EXISTS\s+)?"
@@ -60,9 +60,7 @@ def _table_layout(sql: str) -> list[str] | None:
     if re.match(r"\s*CREATE\s+VIRTUAL", sql, re.I) or open_at == -1 or close_at < open_at:
         return None
     head, body, tail = sql[:open_at].strip(), sql[open_at + 1:close_at], sql[close_at + 1:].strip()
-    items = table_items(body)
-    return ([f"{' '.join(head.split())} ("] + [f"    {item}," for item in items[:-1]] + [f"    {items[-1]}"]
-            + [f") {tail};" if tail else ");"])
+    return table_lines(" ".join(head.split()), table_items(body)) + [f") {tail};" if tail else ");"]
 
 
 def _code_lines(sql: str) -> list[str]:
@@ -76,12 +74,8 @@ def _code_lines(sql: str) -> list[str]:
 def statements_of(conn: apsw.Connection) -> list[tuple[str, str, str]]:
     """(name, type, code lines joined) of every object of the schema, in the order SQLite created them;
     SQLite's own objects and FTS5's shadow tables are not the schema's."""
-    shadow = {name for (name,) in conn.execute("SELECT name FROM pragma_table_list WHERE type = 'shadow'")}
     out = []
-    for name, kind, sql in conn.execute("SELECT name, type, sql FROM sqlite_schema WHERE sql IS NOT NULL "
-                                        "AND name NOT LIKE 'sqlite_%' ORDER BY rowid"):
-        if name in shadow:
-            continue
+    for name, kind, sql in schema_objects(conn):
         code = "\n".join(split_comment(line)[0] for line in sql.splitlines())  # the file's comments stand
         lines = (_table_layout(code) if kind == "table" else None) or _code_lines(code)
         out.append((name, kind, "\n".join(lines)))
