@@ -77,6 +77,7 @@ FAST_FILES = {
     "test_terms.py", "test_engine.py", "test_builtin_table.py", "test_dialect_agreement.py", "test_proofs.py",
     "test_tool_models.py", "test_reply_texts.py", "test_forget_rule.py", "test_withdrawn_conclusions.py",
     "test_strict_parsing.py", "test_verify_counts.py", "test_query_answers.py", "test_layering.py",
+    "test_columnar_sorting.py",
 }
 
 

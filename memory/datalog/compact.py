@@ -112,10 +112,12 @@ class _Core:
         if found is None:
             import numpy as np
 
+            from .columnar.sorting import stable_order
+
             ids = self.columns[column]
             starts = np.zeros(len(self.terms) + 1, dtype=np.int32)
             np.cumsum(np.bincount(ids, minlength=len(self.terms)), out=starts[1:])
-            order = np.argsort(ids, kind="stable").astype(np.int32)
+            order = stable_order(ids).astype(np.int32)
             if self.arity == 2:  # the other column's ids in the same order: a lookup reads them without the rows
                 self.partners[column] = self.columns[1 - column][order].data
             found = self.csr[column] = (starts.data, order.data)
@@ -208,13 +210,15 @@ def _probe_table(hashes: Any, size: int) -> Any:
     taken before it moved on, which is what lets a probe stop at the first empty slot)."""
     import numpy as np
 
+    from .columnar.sorting import first_occurrences
+
     mask = size - 1
     table = np.full(size, -1, dtype=np.int32)
     waiting = np.arange(len(hashes), dtype=np.int32)
     slots = hashes & mask
     while len(waiting):
         free = np.flatnonzero(table[slots] < 0)
-        taken, first = np.unique(slots[free], return_index=True)
+        taken, first = first_occurrences(slots[free])
         table[taken] = waiting[free[first]]
         moved = np.ones(len(waiting), dtype=bool)
         moved[free[first]] = False
@@ -226,12 +230,14 @@ def _first_occurrences(columns: list, radix: int):
     """The rows to keep so that no tuple repeats (the first of each), or None when none repeats."""
     import numpy as np
 
+    from .columnar.sorting import first_occurrences
+
     if radix ** len(columns) < 1 << 62:
         key = columns[0].astype(np.int64)
         for c in columns[1:]:
             key *= radix
             key += c
-        _, first = np.unique(key, return_index=True)
+        _, first = first_occurrences(key)
     else:
         _, first = np.unique(np.stack(columns, axis=1), axis=0, return_index=True)
     if len(first) == len(columns[0]):

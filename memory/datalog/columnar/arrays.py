@@ -27,6 +27,7 @@ from ..program import Rule, literal_vars
 from ..compact import CompactRelation
 from ..relations import Relations, _file, key_function
 from . import Unsupported
+from .sorting import distinct, stable_order
 
 CHUNK_ROWS = 1 << 20  # joined rows built at once: bounds the arrays of one step between budget checks
 SINK_SLICE = 1 << 16  # new tuples built and filed between budget checks (about 30 ms)
@@ -96,6 +97,11 @@ class KeySet:
     def key(self, columns: list) -> np.ndarray:
         return pack(columns, self.bits)
 
+    def columns(self, keys: np.ndarray, width: int) -> list:
+        """The id columns these keys pack (`key`'s inverse)."""
+        mask = (1 << self.bits) - 1
+        return [(keys >> (self.bits * i)) & mask if i else keys & mask for i in range(width)]
+
     def contains(self, keys: np.ndarray) -> np.ndarray:
         found = np.zeros(len(keys), dtype=bool)
         for level in self.levels:
@@ -105,7 +111,7 @@ class KeySet:
         return found
 
     def add(self, keys: np.ndarray) -> None:
-        """Add keys none of which are in the set (sorted, as `np.unique` gives them)."""
+        """Add keys none of which are in the set (sorted)."""
         if not len(keys):
             return
         levels = self.levels
@@ -135,6 +141,16 @@ class DenseKeySet:
             key *= self.radix
             key += column
         return key
+
+    def columns(self, keys: np.ndarray, width: int) -> list:
+        """The id columns these keys stand for (`key`'s inverse: the first column is the least significant)."""
+        out = []
+        rest = keys
+        for _ in range(width - 1):
+            rest, column = np.divmod(rest, self.radix)
+            out.append(column)
+        out.append(rest if rest is not keys else keys.copy())
+        return out
 
     def contains(self, keys: np.ndarray) -> np.ndarray:
         return self.flags[keys]
@@ -268,10 +284,10 @@ class Mirror:
             column = self.buffers[positions[0]][:self.n]
             starts = np.zeros(ids + 1, dtype=I64)
             np.cumsum(np.bincount(column, minlength=ids), out=starts[1:])
-            found = ("dense", starts, np.argsort(column, kind="stable"))
+            found = ("dense", starts, stable_order(column))
         else:
             keys = pack([self.buffers[p][:self.n] for p in positions], bits)
-            order = np.argsort(keys, kind="stable")
+            order = stable_order(keys)
             found = ("sorted", keys[order], order)
         self.indexes[positions] = (self.n, bits, found)
         return found
@@ -656,17 +672,16 @@ class ColumnarRule:
         """One chunk's head tuples: keep those in neither the head relation nor `into`."""
         columns = [env[a] if type(a) is Var else np.full(rows, self.consts[a], dtype=I64) for a in self.rule.head.args]
         keys = self.keyset.key(columns)
-        unknown = np.flatnonzero(~self.keyset.contains(keys))  # most candidates are known: drop them before sorting
-        keys, first = np.unique(keys[unknown], return_index=True)
-        rows_at = unknown[first]
+        # Most candidates are known: drop them before sorting; the new tuples' columns are read back from their
+        # distinct keys (a plain sort, no permutation to gather by).
+        keys = distinct(keys[~self.keyset.contains(keys)])
         pending = self.pending
         if pending is not None and pending.count and len(keys):
-            fresh = ~pending.seen.contains(keys)  # a few merged levels, not every earlier chunk
-            keys, rows_at = keys[fresh], rows_at[fresh]
+            keys = keys[~pending.seen.contains(keys)]  # a few merged levels, not every earlier chunk
         if not len(keys):
             self.budget.check()
             return
-        columns = [c[rows_at] for c in columns]
+        columns = self.keyset.columns(keys, len(columns))
         if pending is not None:
             if len(keys) > self.room - self.added:
                 self._over()  # the tuple budget ends inside this chunk, as on the tuple path: none of it is kept
