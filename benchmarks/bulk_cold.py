@@ -1,6 +1,7 @@
 """Bulk closures cold from the database file: a fresh process opens the store and answers (CPU seconds).
 
     python benchmarks/bulk_cold.py [--repeat 3] [--skip-swipl] [--skip-duckdb] [--only 0,3] [--profile DIR]
+                                   [--duckdb-python PYTHON]
 
 For each workload it writes the facts once into a datalog-memory store (and the same facts into a DuckDB file
 and a Prolog file) in a temporary folder (HOME, XDG_DATA_HOME and every database there), then, `--repeat`
@@ -13,8 +14,9 @@ before the system's module is imported to the answer:
 - DuckDB: `import duckdb`, open the file, a recursive CTE with UNION (so it terminates on cycles) counting the
   answers.
 
-Both peers are skipped when missing (`pip install duckdb` into the benchmark's environment; it is no runtime
-dependency). The table prints each row's target beside the measurement: at or under DuckDB's CPU time and at
+Both peers are skipped when missing (`pip install duckdb` into the benchmark's environment, or into another
+environment named by `--duckdb-python`, e.g. to measure the newest DuckDB beside an older one another package
+pins; it is no runtime dependency). The table's last line names each peer's version. The table prints each row's target beside the measurement: at or under DuckDB's CPU time and at
 most 0.5x SWI-Prolog's. `--profile DIR` writes a cProfile of our process per workload there. Nothing is
 asserted.
 """
@@ -125,24 +127,22 @@ def run_ours(db: Path, goal: str, env: dict, profile: Path | None = None) -> tup
     return float(out[0]), int(out[1])
 
 
-def build_duckdb(work: dict, db: Path) -> None:
-    import duckdb
+DUCK_BUILD = (
+    "import duckdb, sys\n"
+    "table = sys.argv[2]\n"
+    "con = duckdb.connect(sys.argv[1])\n"
+    "con.execute('CREATE TABLE ' + table + ' (a INTEGER, b INTEGER)')\n"
+    "con.execute('INSERT INTO ' + table + ' SELECT * FROM read_csv(?, header=false, '\n"
+    "            \"columns={'a': 'INTEGER', 'b': 'INTEGER'})\", [sys.argv[3]])\n"
+    "con.close()\n")
 
-    con = duckdb.connect(str(db))
-    con.execute(f"CREATE TABLE {work['pred']} (a INTEGER, b INTEGER)")
-    con.executemany(f"INSERT INTO {work['pred']} VALUES (?, ?)", work["facts"]) if len(work["facts"]) < 5000 else \
-        _duckdb_bulk(con, work)
-    con.close()
 
-
-def _duckdb_bulk(con, work: dict) -> None:
-    import tempfile as tf
-
-    with tf.NamedTemporaryFile("w", suffix=".csv", delete=False) as handle:
-        handle.write("".join(f"{a},{b}\n" for a, b in work["facts"]))
-    con.execute(f"INSERT INTO {work['pred']} SELECT * FROM read_csv(?, header=false, columns={{'a': 'INTEGER', "
-                f"'b': 'INTEGER'}})", [handle.name])
-    os.unlink(handle.name)
+def build_duckdb(work: dict, db: Path, python: str, env: dict) -> None:
+    """The facts into a DuckDB file, written by the interpreter that runs DuckDB (through a CSV file)."""
+    csv = db.with_suffix(".csv")
+    csv.write_text("".join(f"{a},{b}\n" for a, b in work["facts"]))
+    subprocess.run([python, "-c", DUCK_BUILD, str(db), work["pred"], str(csv)], env=env, check=True)
+    csv.unlink()
 
 
 DUCK = (
@@ -158,8 +158,8 @@ DUCK = (
     "print(cpu() - started, total)\n")
 
 
-def run_duckdb(db: Path, sql: str, env: dict) -> tuple[float, int]:
-    out = subprocess.run([sys.executable, "-c", DUCK, str(db), sql], env=env, check=True, capture_output=True,
+def run_duckdb(db: Path, sql: str, python: str, env: dict) -> tuple[float, int]:
+    out = subprocess.run([python, "-c", DUCK, str(db), sql], env=env, check=True, capture_output=True,
                          text=True).stdout.split()
     return float(out[0]), int(out[1])
 
@@ -195,14 +195,14 @@ def main() -> None:
     parser.add_argument("--skip-duckdb", action="store_true")
     parser.add_argument("--only", default="", help="comma-separated workload numbers (0-based)")
     parser.add_argument("--profile", help="a folder for one cProfile of our process per workload")
+    parser.add_argument("--duckdb-python", default=sys.executable,
+                        help="the Python interpreter with the duckdb package to measure (default: this one)")
     args = parser.parse_args()
     swipl = not args.skip_swipl and shutil.which("swipl") is not None
-    try:
-        import duckdb  # noqa: F401
-
-        duck = not args.skip_duckdb
-    except ImportError:
-        duck = False
+    duck_version = None if args.skip_duckdb else peer_version(
+        [args.duckdb_python, "-c", "import duckdb; print(duckdb.__version__)"])
+    duck = duck_version is not None
+    swi_version = peer_version(["swipl", "--version"]) if swipl else None
     chosen = {int(i) for i in args.only.split(",") if i}
     rows = []
     with tempfile.TemporaryDirectory() as folder:
@@ -232,8 +232,8 @@ def main() -> None:
                 swi, swi_answers = median([r[0] for r in runs]), runs[0][1]
             if duck:
                 ddb = tmp / f"w{number}.duckdb"
-                build_duckdb(work, ddb)
-                runs2 = [run_duckdb(ddb, work["sql"], env) for _ in range(args.repeat)]
+                build_duckdb(work, ddb, args.duckdb_python, env)
+                runs2 = [run_duckdb(ddb, work["sql"], args.duckdb_python, env) for _ in range(args.repeat)]
                 duckdb_s, duck_answers = median([r[0] for r in runs2]), runs2[0][1]
             rows.append((work["name"], answers, median(ours), swi, swi_answers, duckdb_s, duck_answers))
             print(f"  measured: {rows[-1]}", file=sys.stderr)
@@ -254,6 +254,16 @@ def main() -> None:
                 print(f"  ! {peer} counted {count:,} answers, ours {answers:,}")
     print("CPU seconds (user + system) of a fresh process, from importing the system to its answer; median of "
           f"{args.repeat}. Targets: <= DuckDB and <= 0.5x SWI-Prolog.")
+    print(f"Peers: {swi_version or 'SWI-Prolog not run'}; DuckDB {duck_version or 'not run'}.")
+
+
+def peer_version(command: list) -> str | None:
+    """What a peer prints of its version, or None when it cannot run."""
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    except OSError:
+        return None
+    return done.stdout.strip() or None if done.returncode == 0 else None
 
 
 if __name__ == "__main__":
