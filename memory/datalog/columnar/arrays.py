@@ -246,15 +246,16 @@ class Mirror:
         for b, c in zip(self.buffers, columns):
             b[self.n:need] = c
         self.n = need
-        if self.keyset is not None:
-            if not self.keyset.fits(max(int(c.max()) for c in columns) + 1):
-                self.keyset = None  # ids beyond its reach: built anew when next needed
-                return
-            if keys is None or keyset is not self.keyset:
-                keys = self.keyset.key(columns)
-                if type(self.keyset) is KeySet:
-                    keys = np.sort(keys)
+        if self.keyset is None:
+            return
+        if keys is not None and keyset is self.keyset:  # keys it made: their ids fit it
             self.keyset.add(keys)
+            return
+        if not self.keyset.fits(max(int(c.max()) for c in columns) + 1):
+            self.keyset = None  # ids beyond its reach: built anew when next needed
+            return
+        keys = self.keyset.key(columns)
+        self.keyset.add(np.sort(keys) if type(self.keyset) is KeySet else keys)
 
     def append_dict_rows(self, columns: list) -> None:
         """Rows the dict holds (appended to it in this order)."""
@@ -615,7 +616,6 @@ class ColumnarRule:
             self._sink(env, rows)
             return
         step = self.steps[k]
-        mirror = self.body[k]
         lo, counts, order = self._probe(k, env, rows)
         introduces = [(p, v) for p, v in step.fresh if v in step.keep]
         if not introduces and not step.equal:
@@ -628,6 +628,17 @@ class ColumnarRule:
                 env = {v: c for v, c in env.items() if v in step.keep}
             if rows:
                 self._join(k + 1, env, rows)
+            return
+        if order is not None and rows and int(counts.max()) <= 1:
+            # At most one match a row (a chain's next edge, a tree's parent): the matching rows and their one match,
+            # no expansion by counts.
+            has = counts > 0
+            if k:
+                self.produced += int(np.count_nonzero(has))
+                self.budget.rows(self.produced)
+            else:
+                self.budget.check()
+            self._join_matches(k, env, has, order[lo[has]])
             return
         ends = np.cumsum(counts)
         start_row = 0
@@ -653,20 +664,27 @@ class ColumnarRule:
                     right = offsets
                 else:
                     right = order[np.repeat(lo[start_row:stop], chunk_counts) + offsets]
-                out = {v: c[left] for v, c in env.items() if v in step.keep}
-                columns = mirror.buffers
-                keep = None
-                for a, b in step.equal:
-                    test = columns[a][right] == columns[b][right]
-                    keep = test if keep is None else keep & test
-                if keep is not None:
-                    right = right[keep]
-                    out = {v: c[keep] for v, c in out.items()}
-                for p, v in introduces:
-                    out[v] = columns[p][right]
-                if len(right):
-                    self._join(k + 1, out, len(right))
+                self._join_matches(k, env, left, right)
             start_row = stop
+
+    def _join_matches(self, k: int, env: dict, left, right) -> None:
+        """Step k's joined rows: row `left[i]` of `env` (row numbers or a mask) with the step's row `right[i]`;
+        repeated variables filter them, the step's fresh variables are read, and the next step takes them."""
+        step = self.steps[k]
+        columns = self.body[k].buffers
+        out = {v: c[left] for v, c in env.items() if v in step.keep}
+        keep = None
+        for a, b in step.equal:
+            test = columns[a][right] == columns[b][right]
+            keep = test if keep is None else keep & test
+        if keep is not None:
+            right = right[keep]
+            out = {v: c[keep] for v, c in out.items()}
+        for p, v in step.fresh:
+            if v in step.keep:
+                out[v] = columns[p][right]
+        if len(right):
+            self._join(k + 1, out, len(right))
 
     def _sink(self, env: dict, rows: int) -> None:
         """One chunk's head tuples: keep those in neither the head relation nor `into`."""
