@@ -181,28 +181,34 @@ class _Pending:
     into: dict
     pred: object
     columns: list = field(default_factory=list)  # per chunk: list of id columns
-    keys: list = field(default_factory=list)  # per chunk: their keys in `keyset`, sorted
+    keys: list = field(default_factory=list)  # per chunk: their keys in `keyset` (sorted for a KeySet)
     codes: list = field(default_factory=list)  # per chunk: the provenance code of its tuples
     count: int = 0
     keyset: object = None
     settled: bool = False  # its tuples were put into `into` (for a reader on the tuple path)
-    seen: KeySet = field(default_factory=lambda: KeySet(0))  # every chunk's keys, in merged levels
+    merged: KeySet = field(default_factory=lambda: KeySet(0))  # the keys of chunks [0, in_merged), merged levels
+    in_merged: int = 0
 
     def add(self, columns: list, keys: np.ndarray, code: int) -> None:
-        """A chunk of new tuples (`keys` sorted, none seen yet)."""
+        """A chunk of new tuples (none seen yet; `keys` sorted when the key set is a KeySet)."""
         self.columns.append(columns)
         self.keys.append(keys)
         self.codes.append(code)
         self.count += len(keys)
-        self.seen.add(keys)
+
+    def seen(self, keys: np.ndarray) -> np.ndarray:
+        """Which of these keys an earlier chunk holds. The chunks' keys are merged into sorted levels only when
+        asked (a single firing into a round's set, or a copy, never asks)."""
+        for chunk in self.keys[self.in_merged:]:
+            self.merged.add(chunk if type(self.keyset) is KeySet else np.sort(chunk))
+        self.in_merged = len(self.keys)
+        return self.merged.contains(keys)
 
     def rekey(self, keyset) -> None:
         """Keys in another key set (the head's was rebuilt for more ids)."""
         self.keys = [np.sort(keyset.key(columns)) for columns in self.columns]
         self.keyset = keyset
-        self.seen = KeySet(0)
-        for keys in self.keys:
-            self.seen.add(keys)
+        self.merged, self.in_merged = KeySet(0), 0
 
     def joined(self) -> list:
         """Its columns, the chunks joined."""
@@ -695,7 +701,7 @@ class ColumnarRule:
         keys = distinct(keys[~self.keyset.contains(keys)])
         pending = self.pending
         if pending is not None and pending.count and len(keys):
-            keys = keys[~pending.seen.contains(keys)]  # a few merged levels, not every earlier chunk
+            keys = keys[~pending.seen(keys)]  # a few merged levels, not every earlier chunk
         if not len(keys):
             self.budget.check()
             return
@@ -744,7 +750,9 @@ def copy_into(rels: Relations, source, head, into: dict, code: int) -> int:
     state = state_of(rels)
     columns = state.mirror(source).columns()
     keyset = state.mirror(head).ensure_keyset(len(state.interner))
-    keys = np.sort(keyset.key(columns))  # sorted, as a firing into the same set compares its keys with them
+    keys = keyset.key(columns)
+    if type(keyset) is KeySet:
+        keys = np.sort(keys)  # a KeySet's chunks are sorted (a dense one takes them in any order)
     found = state.pending_for(into, head, keyset)
     found.add(columns, keys, code)
     return len(keys)
