@@ -40,11 +40,13 @@ def test_remember_get_search_recall_forget_over_mcp(store_file, era):
         out["dry"] = await call(client, "memory_forget", {"query": "naïve", "dry_run": True})
         out["forget"] = await call(client, "memory_forget", {"ids": [ident], "action": "archive"})
         out["after"] = await call(client, "query_logic", {"goal": "tool(X)"})
+        out["archived"] = await call(client, "memory_get", {"id": ident})
+        out["before"] = await call(client, "memory_get", {"id": ident, "as_of": "2000-01-01T00:00:00Z"})
         out["hidden"] = await call(client, "memory_get", {"id": "mem_00000000-0000-4000-8000-000000000000"})
         return ident, out
     ident, out = run(store_file, era, scenario, HOST)
     for name, result in out.items():
-        assert result.is_error == (name == "hidden"), (name, result)
+        assert result.is_error == (name in ("hidden", "before")), (name, result)
     assert out["remember"].content[0].text.startswith(f"Stored memory {ident} in project:")
     assert out["remember"].structured_content["namespace"]["type"] == "project"
     assert out["get"].content[0].text == TRICKY  # the text content is exactly the source
@@ -63,6 +65,13 @@ def test_remember_get_search_recall_forget_over_mcp(store_file, era):
     assert out["after"].content[0].text.split("\n")[0] == "[]" and "uses/2" in out["after"].content[0].text
     assert error_of(out["hidden"])["code"] == "not_found"
     assert "existence_error(memory" in out["hidden"].content[0].text
+    # A memory no longer current says so before its text (which follows exactly), so the text alone misleads no one.
+    status, text = out["archived"].content[0].text.split("\n", 1)
+    assert status.startswith("% archived at ") and status.endswith(": not current; the text as recorded follows")
+    assert text == TRICKY and out["archived"].structured_content["current"] is False
+    # Asked as it stood before it was recorded: the caller may read it, so it is told why, not "not visible".
+    assert error_of(out["before"])["code"] == "not_found"
+    assert "did not exist then; omit as_of" in out["before"].content[0].text
 
 
 @pytest.mark.parametrize("era", ERAS)

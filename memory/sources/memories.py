@@ -97,8 +97,11 @@ class SourceMemories:
         record = MemoryRecord.of(stored)
         if spaces is None:
             spaces = readable_namespaces(conn, self.context)
-        if record.namespace not in spaces or (at and record.recorded_at > at):
+        if record.namespace not in spaces:
             raise self.not_found(ident)
+        if at and record.recorded_at > at:  # the caller may read it now: saying when it came leaks nothing
+            raise NotFound(f"existence_error(memory, {ident}): it was recorded at {record.recorded_at}, after as_of "
+                           f"{at}, so it did not exist then; omit as_of to read it as it is now", id=ident)
         return record
 
     def get(self, ident: str, as_of: str | None = None) -> dict:

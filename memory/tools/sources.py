@@ -173,9 +173,10 @@ class GetOutput(MemorySummary):
         "then."
     ),
     details=(
-        "Fetch one memory by id: its exact source text (the text content is exactly the source), namespace, "
-        "provenance, lifecycle history and projections. An id the caller may not read is reported exactly "
-        "like an unknown one. as_of answers as the store stood at that time."
+        "Fetch one memory by id: its exact source text (the text content is exactly the source; for a memory "
+        "that is not current, after one first line starting with % that says why: superseded, expired, deleted "
+        "or outside its validity), namespace, provenance, lifecycle history and projections. An id the caller "
+        "may not read is reported exactly like an unknown one. as_of answers as the store stood at that time."
     ),
     capability=READ,
     annotations=Annotations(read_only=True),
@@ -183,7 +184,21 @@ class GetOutput(MemorySummary):
 def memory_get(api: Memory, args: GetInput) -> Reply[GetOutput]:
     found = GetOutput.model_validate(api.sources.memory_get(args.id, args.as_of))
     text = found.source_text if found.source_text is not None else f"Memory {args.id}: its text was erased"
+    if not found.current:
+        text = f"{_not_current(found)}\n{text}"
     return Reply(text, found)
+
+
+def _not_current(found: GetOutput) -> str:
+    """The line a memory that is not current starts with, so a reader of the text alone does not take it for one."""
+    if found.status == "active":  # its validity has not begun or has ended
+        return (f"% not current: valid from {found.valid_from} to {found.valid_to or 'open end'}; "
+                "the text as recorded follows")
+    last = found.history[-1] if found.history else {}
+    when = f" at {last['at']}" if last.get("at") else ""
+    why = f" ({last['reason']})" if last.get("reason") else ""
+    by = f" by {found.superseded_by}" if found.superseded_by else ""
+    return f"% {found.status}{by}{when}{why}: not current; the text as recorded follows"
 
 
 class SearchInput(ToolInput):
