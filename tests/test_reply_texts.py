@@ -3,6 +3,7 @@ structuredContent. Every assertion here reads the text content and nothing else.
 
 import pytest
 
+from memory.errors import NotFound
 from memory.tools import call_tool
 
 NOW = 1_780_000_000
@@ -24,6 +25,35 @@ def test_a_cut_query_says_how_many_and_where_the_next_page_starts(mem):
     assert lines[-1] == "% 1000 of 1225 answers shown (offset 0); next page: offset 1000"
     assert text(mem, "query_logic", {"goal": "k(X)", "offset": 1000}).count('"X"') == 225  # the last page: no note
     assert "%" not in text(mem, "query_logic", {"goal": "k(X)", "offset": 1000})
+
+
+def test_a_page_that_shows_no_answer_says_why_and_never_offers_itself_again(mem):
+    mem.add_facts([f"k({i})" for i in range(3)])
+    assert text(mem, "query_logic", {"goal": "k(X)", "limit": 0}).splitlines() == [
+        "[]", "% 0 of 3 answers shown (limit 0 counts them); a limit of 1 or more shows them"]
+    assert text(mem, "query_logic", {"goal": "k(X)", "offset": 50}).splitlines() == [
+        "[]", "% none shown: offset 50 is past the last of 3 answers (offset 0 starts them)"]
+    assert text(mem, "query_logic", {"goal": "k(X)", "offset": 3}).splitlines()[1].startswith("% none shown: offset 3")
+
+
+def test_remembering_a_stored_fact_again_says_nothing_changed(mem):
+    assert text(mem, "remember_fact", {"fact": "parent(tom, bob).  % from the census"}) == "Asserted: parent(tom, bob)"
+    assert text(mem, "remember_fact", {"fact": "parent(tom, bob)"}) == (
+        "Asserted: parent(tom, bob) (already stored: nothing changed)")
+
+
+def test_forgetting_a_conclusion_says_it_is_derived_and_what_to_forget_instead(mem):
+    mem.remember_fact("parent(tom, bob)")
+    mem.define_rule("ancestor(X, Y)", "parent(X, Y)")
+    with pytest.raises(NotFound) as failed:
+        call_tool(mem, "forget_fact", {"fact": "ancestor(tom, bob)"})
+    assert str(failed.value) == ("No matching clause found for: ancestor(tom, bob) (ancestor/2 is defined by rules: a "
+                           "conclusion is not stored; forget a stored fact it rests on (explain_why lists them) "
+                           "or the rule (forget_rule))")
+    # a plain fact that is not stored keeps the reference's words
+    with pytest.raises(NotFound) as failed:
+        call_tool(mem, "forget_fact", {"fact": "parent(zed, bob)"})
+    assert str(failed.value) == "No matching clause found for: parent(zed, bob)"
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ class FactChange:
     created: bool  # a new fact row (it was not believed before)
     removed: bool = False  # forgetting removed its last support
     supports: list[str] = field(default_factory=list)  # what still supports it
+    added: bool = True  # remembering added its 'asserted' support (False: it was asserted already)
 
 
 @dataclass
@@ -49,6 +50,16 @@ class Page:
         return self.offset + len(self.items) < self.total
 
 
+def _why_not_stored(tx, segment_id: int, term: Term) -> str:
+    """What a forget of a conclusion should do instead: it goes with what it rests on. Nothing for any other fact
+    that is not stored (the reference's message says it as it is)."""
+    functor, arity = indicator(term)
+    if arity in tx.rules.head_arities(segment_id, functor):
+        return (f" ({functor}/{arity} is defined by rules: a conclusion is not stored; forget a stored fact it "
+                "rests on (explain_why lists them) or the rule (forget_rule))")
+    return ""
+
+
 class FactsAndRules(KnowledgeCore):
     """Writes and listings of facts and rules."""
 
@@ -63,7 +74,7 @@ class FactsAndRules(KnowledgeCore):
                 bump_generation(tx, segment)  # a new support can make the fact visible to someone
                 tx.audit.record(self.actor, "remember_fact", segment.name, {"fact": text, "created": created})
             supports = tx.supports.of(fact_id, seen)
-        return FactChange(text, segment.name, created, supports=supports)
+        return FactChange(text, segment.name, created, supports=supports, added=added)
 
     def forget_fact(self, fact: str, memory: str | None = None) -> FactChange:
         term = parse_fact(fact)
@@ -73,7 +84,8 @@ class FactsAndRules(KnowledgeCore):
             seen = self.visibility(tx)
             fact_id = tx.facts.find(segment.id, text, seen)
             if fact_id is None:
-                raise NotFound(f"No matching clause found for: {text}", fact=text, memory=segment.name, plain=True)
+                raise NotFound(f"No matching clause found for: {text}{_why_not_stored(tx, segment.id, term)}",
+                               fact=text, memory=segment.name, plain=True)
             dropped = tx.supports.remove(fact_id, "asserted")
             supports = tx.facts.release(fact_id, seen)
             removed = not supports

@@ -62,7 +62,10 @@ class RememberFactOutput(ToolOutput):
 )
 def remember_fact(api: Memory, args: FactInput) -> Reply[RememberFactOutput]:
     change = api.knowledge.remember_fact(args.fact, args.memory)
-    return Reply(f"Asserted: {args.fact.strip()}", RememberFactOutput(
+    text = f"Asserted: {change.fact}"  # as stored: no end dot or comment the input had
+    if not change.added:
+        text += " (already stored: nothing changed)"
+    return Reply(text, RememberFactOutput(
         fact=change.fact, memory=change.memory, created=change.created, supports=change.supports))
 
 

@@ -15,7 +15,13 @@ def warning_lines(warnings: Iterable[str] | None) -> list[str]:
 
 
 def page_line(shown: int, total: int, offset: int, what: str = "answers") -> str | None:
-    """`% 1000 of 1225 answers shown (offset 0); next page: offset 1000`, or None when nothing was cut."""
+    """`% 1000 of 1225 answers shown (offset 0); next page: offset 1000`, or None when nothing was cut. A page
+    that shows none of them says why (an offset past the end, or a limit of 0), never a next page that is this
+    one again."""
+    if not shown and total:
+        if offset >= total:
+            return f"% none shown: offset {offset} is past the last of {total} {what} (offset 0 starts them)"
+        return f"% 0 of {total} {what} shown (limit 0 counts them); a limit of 1 or more shows them"
     if offset + shown >= total:
         return None
     return f"% {shown} of {total} {what} shown (offset {offset}); next page: offset {offset + shown}"
