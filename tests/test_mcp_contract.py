@@ -1,6 +1,8 @@
 """The MCP contract over the whole registry and the in-process server: schemas hosts accept, error results
 every client accepts, resources, logging, and discover agreeing with initialize."""
 
+from typing import get_args
+
 import anyio
 import jsonschema
 import pytest
@@ -12,6 +14,7 @@ from memory.mcp_server import ERROR_META, build_server
 from memory.services.segments import SegmentService
 from memory.access import CallerContext
 from memory.tools import REGISTRY
+from memory.tools.models import OutputPart, ToolOutput
 from surfaces import ERAS, MODERN_META, RawServer
 
 
@@ -57,6 +60,53 @@ def test_optional_outputs_are_left_out_and_results_match_their_schemas(store_fil
     assert "name" not in rule.structured_content
     for name, result in (("explain_why", unproven), ("get_persistence_status", status), ("define_rule", rule)):
         jsonschema.validate(result.structured_content, REGISTRY[name].output_schema)
+
+
+def _result_models(model, seen):
+    """The result model and every result model nested in its fields, at any depth."""
+    if model in seen:
+        return
+    seen.add(model)
+    yield model
+    for field in model.model_fields.values():
+        for inner in _inner_types(field.annotation):
+            if isinstance(inner, type) and issubclass(inner, (ToolOutput, OutputPart)):
+                yield from _result_models(inner, seen)
+
+
+def _inner_types(annotation):
+    yield annotation
+    for arg in get_args(annotation):
+        yield from _inner_types(arg)
+
+
+def test_every_result_model_at_any_depth_leaves_out_optional_values_it_lacks():
+    """A null where the published schema says an object broke the official client (detect without a window):
+    every result model, nested ones included, leaves an optional field without a value out."""
+    models = set()
+    for spec in REGISTRY.values():
+        list(_result_models(spec.output_model, models))
+    nested = [m for m in models if issubclass(m, OutputPart)]
+    assert nested, "the registry has nested result models"
+    for model in models:
+        optional = [n for n, f in model.model_fields.items() if not f.is_required()]
+        required = set(model.model_fields) - set(optional)
+        dumped = model.model_construct(**dict.fromkeys(optional)).model_dump(exclude=required)
+        assert not set(optional) & set(dumped), (model.__name__, dumped)
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_detect_without_a_window_matches_its_schema_through_the_client(store_file, era):
+    memory = Memory(store_file)
+    memory.remember(["account:admin", "host:db01"], 1_780_000_000, 0.9, "failed_login")
+
+    async def scenario(client):
+        await client.call_tool("enable_toolsets", {"enable": ["evidence"]})
+        return await client.call_tool("detect", {})
+    result = _in_process(memory, era, scenario)
+    assert not result.is_error, result.content[0].text
+    assert "window" not in result.structured_content["summary"]
+    jsonschema.validate(result.structured_content, REGISTRY["detect"].output_schema)
 
 
 @pytest.mark.parametrize("era", ERAS)

@@ -14,10 +14,11 @@ number is allowed).
 from __future__ import annotations
 
 import copy
+import functools
 from types import UnionType
 from typing import Annotated, Any, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, WithJsonSchema, model_serializer
 
 from ..validation import MAX_NAME_CHARS, MAX_TEXT_CHARS, NAME_PATTERN
 
@@ -30,23 +31,30 @@ class ToolInput(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class ToolOutput(BaseModel):
-    """A tool's structured result. A field with a default of None is optional: left out when it has no value.
-    Extra keys are kept, as the output schemas stay open to additions."""
+class _Result(BaseModel):
+    """A structured result or an object in one. A field with a default of None is optional: left out when it has
+    no value, at every depth (the published schemas never type a value as null, so a null would break a
+    client that checks them). Extra keys are kept, as the output schemas stay open to additions."""
 
     model_config = ConfigDict(extra="allow")
 
-    def to_structured(self) -> dict[str, Any]:
-        """The result as `structuredContent`: optional fields without a value left out."""
-        data = self.model_dump()
-        required = set(output_required(type(self)))
+    @model_serializer(mode="wrap")
+    def _without_missing(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        required = _required_fields(type(self))
         return {key: value for key, value in data.items() if value is not None or key in required}
 
 
-class OutputPart(BaseModel):
-    """An object nested in a structured result: extra keys are kept, as at the top."""
+class ToolOutput(_Result):
+    """A tool's structured result."""
 
-    model_config = ConfigDict(extra="allow")
+    def to_structured(self) -> dict[str, Any]:
+        """The result as `structuredContent`."""
+        return self.model_dump()
+
+
+class OutputPart(_Result):
+    """An object nested in a structured result."""
 
 
 class Empty(ToolInput):
@@ -85,7 +93,7 @@ def about(description: str) -> Any:
 def shaped(model: type[BaseModel], description: str | None = None) -> Any:
     """A plain dict published with `model`'s schema: for results too many to build as models one by one
     (proof nodes), whose shape is still declared once."""
-    schema = _clean(model.model_json_schema(mode="serialization"))
+    schema = _clean(model.model_json_schema(mode="validation"))
     schema.pop("additionalProperties", None)
     schema.pop("description", None)
     schema["required"] = [key for key, field in model.model_fields.items() if field.is_required()]
@@ -109,14 +117,18 @@ def input_schema(model: type[ToolInput]) -> dict[str, Any]:
 
 
 def output_required(model: type[ToolOutput]) -> list[str]:
-    return [name for name, field in model.model_fields.items()
-            if field.is_required()]
+    return list(_required_fields(model))
+
+
+@functools.cache
+def _required_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    return tuple(name for name, field in model.model_fields.items() if field.is_required())
 
 
 def output_schema(model: type[ToolOutput]) -> dict[str, Any]:
     """The open JSON Schema of a tool's structured result: what is always there is required; an optional
     value is not required and never typed as null (some hosts' schema subsets reject null types)."""
-    schema = _clean(model.model_json_schema(mode="serialization"))
+    schema = _clean(model.model_json_schema(mode="validation"))
     return {"type": "object", "properties": _in_field_order(model, schema.get("properties", {})),
             "required": output_required(model)}
 
