@@ -156,6 +156,9 @@ class MemorySummary(ToolOutput):
 
 class GetOutput(MemorySummary):
     source_id: str
+    valid_from: str
+    valid_to: str | None = None
+    superseded_by: str | None = None
     source_text: str | None = None
     principal: str
     trust: str
