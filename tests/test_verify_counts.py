@@ -83,3 +83,38 @@ def test_counts_and_gaps_are_over_the_named_subjects_events(seen, drone, sector,
             assert _kept(m, f"{n} drones were seen at {sector} {tags}.")[0] is (len(drones) == n > 0)
     finally:
         m.close()
+
+
+@pytest.fixture(scope="module")
+def logins():
+    """HEDGE-1: admin on db01 at 14:30 UTC, HEDGE-2: 10.0.0.5 to db01 at 15:00 UTC (2026-03-26)."""
+    m = Memory(":memory:", actor="test")
+    tags = [m.remember(members, ts, w)["hedge_tag"] for members, ts, w in [
+        (["account:admin", "host:db01"], 1_774_535_400, 0.9), (["ip:10.0.0.5", "host:db01"], 1_774_537_200, 1.0)]]
+    yield m, tags
+    m.close()
+
+
+@pytest.mark.parametrize("when, keep", [
+    # An offset from UTC is applied, however it is written; a time that is not the cited one's is stripped.
+    ("at 14:30 UTC-5", False), ("at 14:30 GMT-5", False), ("at 14:30 Z-5", False), ("at 14:30 (UTC-5)", False),
+    ("at 14:30 -0500", False), ("at 14:30 UTC-0500", False), ("at 2:30 pm UTC-7", False),
+    ("at 14:30 UTC−5", False),  # a minus sign
+    ("at 14:30 UTC+9", False), ("at 14:30 +05:00", False),
+    ("between 14:00 and 15:00 UTC-5", False), ("at 14:30 PST-5", False),  # two zones in one: not read, not kept
+    ("at 14:30 UTC-15", False),  # no such offset
+    ("at 09:30 UTC-5", True), ("at 09:30 -05:00", True), ("at 9:30 am GMT-05:00", True), ("at 23:30 UTC+9", True),
+    ("at 20:00 (UTC+05:30)", True), ("at 9:30 am EST", True), ("at 14:30 UTC", True), ("at 14:30", True),
+    ("between 9:00 and 10:00 UTC-5", True),
+])
+def test_a_time_with_an_offset_from_utc_is_read_at_that_offset(logins, when, keep):
+    m, (h1, _) = logins
+    out = m.verify(f"account:admin logged in to host:db01 {when} [{h1}].", query="", now=1_774_569_600)
+    sentence = out["sentences"][0]
+    assert sentence["kept"] is keep, sentence["reason"]
+
+
+def test_a_number_after_a_sign_is_read(logins):
+    m, (h1, _) = logins
+    sentence = m.verify(f"account:admin logged in to host:db01 -5 times [{h1}].", query="", now=1_774_569_600)
+    assert sentence["sentences"][0]["kept"] is False

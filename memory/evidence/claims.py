@@ -103,15 +103,41 @@ IRREGULAR = {"saw": "see", "seen": "see", "flew": "fly", "flown": "fly", "flies"
 _ISO_MOMENT = re.compile(r"(?<![\w-])(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?(Z|[+-]\d{2}:?\d{2})?)?"
                          r"(?![\w-])")
 _ZONE_NAMES = "|".join(sorted(ZONES, key=len, reverse=True))
-# A time of day, with a zone when one is written ("10:00 PST" is 18:00 UTC; none means UTC).
-_CLOCK = re.compile(rf"(?<![\w:.])(\d{{1,2}})(?::(\d{{2}}))(?::(\d{{2}}))?\s*(am|pm|a\.m\.|p\.m\.)?"
-                    rf"(?:\s*({_ZONE_NAMES})\b)?(?![\w:])|(?<![\w:.])(\d{{1,2}})\s*(am|pm|a\.m\.|p\.m\.)(?!\w)(?:\s*({_ZONE_NAMES})\b)?", re.I)
+# A zone after a time of day: a name ("10:00 PST" is 18:00 UTC; none means UTC), a name with an offset ("UTC-5",
+# "GMT+05:30", "(UTC-5)") or an offset of its own ("-0500", "+05:00"). Each group name ends with the pattern's
+# own suffix, as a pattern may hold the zone twice.
+_SIGN = "[+\u2212\u2013-]"  # plus, minus sign, en dash, hyphen
+
+
+def _zone(suffix: str) -> str:
+    return (rf"(?:\s*\(?\s*(?P<name{suffix}>{_ZONE_NAMES})\b(?:\s*(?P<by{suffix}>{_SIGN}\d{{1,2}}(?::?\d{{2}})?)"
+            rf"(?!\d))?\s*\)?|\s*(?<=\s)(?P<alone{suffix}>{_SIGN}\d{{2}}:?\d{{2}})(?![\w:]))?")
+
+
+_CLOCK = re.compile(rf"(?<![\w:.])(\d{{1,2}})(?::(\d{{2}}))(?::(\d{{2}}))?\s*(am|pm|a\.m\.|p\.m\.)?{_zone('a')}"
+                    rf"(?![\w:])|(?<![\w:.])(\d{{1,2}})\s*(am|pm|a\.m\.|p\.m\.)(?!\w){_zone('b')}", re.I)
 _CLOCK_RANGE = re.compile(rf"\b(?:between|from)\s+(\d{{1,2}}):(\d{{2}})\s*(am|pm)?\s+(?:and|to|until|-)\s+(\d{{1,2}}):"
-                          rf"(\d{{2}})\s*(am|pm)?(?:\s*({_ZONE_NAMES})\b)?(?![\w:])", re.I)
+                          rf"(\d{{2}})\s*(am|pm)?{_zone('r')}(?![\w:])", re.I)
+
+
+def _zone_hours(match: re.Match, suffix: str) -> float | None:
+    """The zone's offset from UTC in hours (0 when none is written); None when it is no real zone (an offset
+    beyond 14 hours, a named zone with an offset of its own)."""
+    name = (match.group(f"name{suffix}") or "utc").lower()
+    offset = match.group(f"by{suffix}") or match.group(f"alone{suffix}")
+    if offset is None:
+        return ZONES[name]
+    if ZONES[name] != 0:
+        return None  # "PST-5": two zones in one
+    digits = offset[1:].replace(":", "")
+    hours, minutes = (int(digits), 0) if len(digits) <= 2 else (int(digits[:-2]), int(digits[-2:]))
+    if hours > 14 or minutes > 59:
+        return None
+    return (-1 if offset[0] != "+" else 1) * (hours + minutes / 60)
 _MONTH_DAY = re.compile(rf"\b({MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?!,?\s+\d{{4}})|\b(\d{{1,2}})(?:st|nd|rd|th)?"
                         rf"\s+(?:of\s+)?({MONTH})\b(?!\.?,?\s+\d{{4}})", re.I)
 _YEAR = re.compile(r"(?<![\w.:-])(1[89]\d\d|2[01]\d\d)(?![\w.:%-])")
-_NUMBER = re.compile(r"(?<![\w.:-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w:-]|\.\d)(\s*%|\s+per\s*cent\b|\s+percent\b)?",
+_NUMBER = re.compile(r"(?<![\w.:])(?<![\w.:][\u2212-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w:-]|\.\d)(\s*%|\s+per\s*cent\b|\s+percent\b)?",
                      re.I)
 # A word in any script (a claim in Cyrillic is still a claim); a name may hold digits (db01) and joins.
 _WORD = re.compile(r"[^\W\d_][\w'’]*(?:-\w+)*")
@@ -314,22 +340,25 @@ def _moments(text: str, now: int, claim: Claim, types: set[str]) -> str:
         claim.invalid = f"more than {MAX_WINDOWS} time phrases in one sentence"
 
     def clock(match: re.Match) -> str:
-        hour = int(match.group(1) or match.group(6))
+        hour = int(match.group(1) or match.group(8))  # 5-7 and 10-12: the zones' named groups
         minute = int(match.group(2) or 0)
         second = int(match.group(3)) if match.group(3) else None
-        half = (match.group(4) or match.group(7) or "").lower().replace(".", "")
-        zone = (match.group(5) or match.group(8) or "utc").lower()
-        if half and not 1 <= hour <= 12 or hour > 23 or minute > 59 or (second or 0) > 59:
+        half = (match.group(4) or match.group(9) or "").lower().replace(".", "")
+        zone = _zone_hours(match, "a" if match.group(1) else "b")
+        if half and not 1 <= hour <= 12 or hour > 23 or minute > 59 or (second or 0) > 59 or zone is None:
             claim.invalid = f"{match.group(0).strip()} is not a real time"
             return cut(match)
         hour = hour % 12 + (12 if half == "pm" else 0) if half else hour
-        hour, minute = divmod(int(hour * 60 + minute - ZONES[zone] * 60) % 1440, 60)  # as UTC
+        hour, minute = divmod(int(hour * 60 + minute - zone * 60) % 1440, 60)  # as UTC
         claim.moments.append(Moment(match.group(0).strip(), "clock", (hour, minute, second)))
         return cut(match)
 
     def clock_range(match: re.Match) -> str:
         ends = []
-        zone = ZONES[(match.group(7) or "utc").lower()]
+        zone = _zone_hours(match, "r")
+        if zone is None:
+            claim.invalid = f"{match.group(0).strip()} is not a real time"
+            return cut(match)
         for hour, minute, half in ((match.group(1), match.group(2), match.group(3)),
                                    (match.group(4), match.group(5), match.group(6))):
             hour, minute, half = int(hour), int(minute), (half or "").lower()
@@ -397,6 +426,14 @@ def _phrasal(match: re.Match) -> str:
     return PHRASAL[(match.group(1).lower(), match.group(2).lower())]
 
 
+# "GMT-05:00" is written like a type:id name; it is a zone, which the time before it reads.
+_ZONE_OFFSET = re.compile(rf"(?:utc|gmt|z){_SIGN}\d{{1,2}}:\d{{2}}[.!?:]*$", re.I)
+
+
+def _unless_zone(match: re.Match) -> str:
+    return match.group(0) if _ZONE_OFFSET.match(match.group(0)) else " "
+
+
 def read_claim(names: Names, sentence: str, now: int, types: set[str]) -> Claim:
     """The claim a sentence makes (citation tags and a list marker removed first)."""
     text = _MARKUP.sub(" ", _ABBREVIATIONS.sub(" ", TAG.sub(" ", strip_list_marker(sentence))))
@@ -406,8 +443,8 @@ def read_claim(names: Names, sentence: str, now: int, types: set[str]) -> Claim:
     if symbols:
         claim.claim_words = True
         claim.relations.setdefault(symbols[0], symbols[0])
-    claim.entities = {t.lower() for t in typed_tokens(text)}
-    text = _moments(TYPED.sub(" ", text), now, claim, types)
+    claim.entities = {t.lower() for t in typed_tokens(text) if not _ZONE_OFFSET.match(t)}
+    text = _moments(TYPED.sub(_unless_zone, text), now, claim, types)
     claim.entities |= set(_DOTTED.findall(text))  # 10.0.0.5 names ip:10.0.0.5; it is no number
     text = _DOTTED.sub(" ", text)
     tokens: list[object] = []  # words (str) and numbers (Number), in order
