@@ -97,9 +97,30 @@ def keep(version: str, result: dict, path: Path | None = None) -> None:
         log.debug("could not keep the initialize answer at %s: %s", path, exc)
 
 
+def decode_line(data: bytes) -> str:
+    """A line of input as text. Bytes that are not UTF-8 are kept as lone surrogates (Python's
+    surrogateescape), not replaced: the server refuses such a line (`undecodable`) instead of storing altered
+    text as if it were what the client sent."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def undecodable(line: str) -> int | None:
+    """Where the first byte that was not UTF-8 sits in a line `decode_line` made (a character index); None when
+    every byte was."""
+    if line.isascii():
+        return None
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return error.start
+    return None
+
+
 def requested_version(line: str) -> tuple[str | int, str] | None:
     """(id, protocolVersion) of a line that is an initialize request as the SDK accepts one; None otherwise
     (anything doubtful is left to the SDK, which answers it as it would)."""
+    if undecodable(line) is not None:
+        return None
     try:
         message = json.loads(line)
     except (ValueError, RecursionError):
@@ -130,14 +151,14 @@ def _first_line(fd: int) -> tuple[list[str], bytes, bool]:
         if not chunk:
             data = b"".join(chunks)
             *whole, rest = data.split(b"\n")
-            return [w.decode("utf-8", "replace") for w in whole], rest, True
+            return [decode_line(w) for w in whole], rest, True
         chunks.append(chunk)
         size += len(chunk)
         if b"\n" in chunk:
             break
     data = b"".join(chunks)
     *whole, rest = data.split(b"\n")
-    return [w.decode("utf-8", "replace") for w in whole], rest, False
+    return [decode_line(w) for w in whole], rest, False
 
 
 def early_start(stdin_fd: int = 0, stdout_fd: int = 1) -> EarlyStart | None:

@@ -39,6 +39,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import __version__
 from .api import Memory
+from .early_initialize import decode_line
 from .http_connections import GuardedH11Protocol
 from .settings import positive
 from .mcp_server import SESSION_STATE, Arrivals, announce_storage, build_server, configure_logging, read_message, taking
@@ -341,7 +342,7 @@ def _stdio_answer(request: bytes, response: bytes) -> bytes | None:
         return None
     if not isinstance(sent, dict) or not isinstance(sent.get("error"), dict) or sent["error"].get("code") != PARSE_ERROR:
         return None
-    answer = read_message(request.decode("utf-8", "replace"))
+    answer = read_message(decode_line(request))
     if not isinstance(answer, tuple) or answer[0].message.error.code == PARSE_ERROR:
         return None
     return answer[0].message.model_dump_json(by_alias=True, exclude_none=True).encode()

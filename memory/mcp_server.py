@@ -50,7 +50,7 @@ from . import __version__
 from .api import CallerMemories, Memory
 from . import guide, resources
 from .datalog.budget import CURRENT_CANCELLATION, Cancellation, cancellable
-from .early_initialize import EarlyStart
+from .early_initialize import EarlyStart, decode_line, undecodable
 from .early_initialize import keep as keep_answer
 from .errors import DatalogMemoryError, InvalidArguments, NotFound
 from .log_level import log_level
@@ -555,6 +555,12 @@ def read_message(line: str) -> SessionMessage | tuple[SessionMessage]:
     forever. A request the SDK cannot read otherwise is answered with its own id when it has a
     valid one (the client waits on that id), else with id null."""
     raw = _raw(line)
+    bad = undecodable(line)
+    if bad is not None:  # answered on the request's id when it has one: the client waits on it
+        rid = raw.get("id") if isinstance(raw, dict) and "method" in raw else None
+        return (_jsonrpc_error(rid if type(rid) in (str, int) else None, INVALID_REQUEST, "Invalid Request",
+                               f"the message is not UTF-8 text (a byte that is not UTF-8 at character {bad}); "
+                               "send it encoded as UTF-8"),)
     if isinstance(raw, _TooDeep):  # well-formed, but nested past what any parser here descends
         top = raw.members
         answerable = "method" in top and type(top.get("id")) in (str, int)
@@ -653,12 +659,12 @@ def _read_lines(lines, token, early: EarlyStart | None = None) -> None:
             *complete, rest = chunk.split(b"\n")
             for part in complete:
                 pending.append(part)
-                anyio.from_thread.run(lines.send, b"".join(pending).decode("utf-8", "replace"), token=token)
+                anyio.from_thread.run(lines.send, decode_line(b"".join(pending)), token=token)
                 pending = []
             if rest:
                 pending.append(rest)
         if pending:
-            anyio.from_thread.run(lines.send, b"".join(pending).decode("utf-8", "replace"), token=token)
+            anyio.from_thread.run(lines.send, decode_line(b"".join(pending)), token=token)
         anyio.from_thread.run_sync(lines.close, token=token)
     except (anyio.ClosedResourceError, anyio.BrokenResourceError, RuntimeError, OSError):
         return  # the server stopped reading, or is gone

@@ -44,14 +44,15 @@ def test_text_that_is_not_json_is_still_a_parse_error_with_id_null():
     assert error.id is None and error.error.code == -32700
 
 
-def _over_http(server: HttpServer, bodies: list[str]) -> list[dict]:
+def _over_http(server: HttpServer, bodies: list[str | bytes]) -> list[dict]:
     opened = httpx2.post(server.url, timeout=30, json={
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
         headers={"content-type": "application/json", "accept": "application/json, text/event-stream"})
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
                "mcp-protocol-version": "2025-11-25", "mcp-session-id": opened.headers["mcp-session-id"]}
-    return [httpx2.post(server.url, content=b.encode(), headers=headers, timeout=30).json() for b in bodies]
+    return [httpx2.post(server.url, content=b if isinstance(b, bytes) else b.encode(), headers=headers,
+                        timeout=30).json() for b in bodies]
 
 
 def test_http_answers_deep_and_lone_surrogate_requests_as_stdio_does(tmp_path):
@@ -72,3 +73,33 @@ def test_http_answers_deep_and_lone_surrogate_requests_as_stdio_does(tmp_path):
     assert on_http == on_stdio
     assert [r["id"] for r in on_http] == [8, 9, 10]
     assert "unpaired surrogate" in on_http[0]["error"]["data"]
+
+
+# Bytes that are not UTF-8 inside a string of a well-formed request: refused on its own id, never stored as
+# replacement characters (a memory promised byte for byte would keep and hash altered text).
+NOT_UTF8 = (b'{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"memory_remember",'
+            b'"arguments":{"memory":"bad \xc3\x28 utf8"}}}')
+
+
+def test_a_request_that_is_not_utf8_is_refused_on_its_id_over_stdio_and_http(tmp_path):
+    wire = Wire(tmp_path, str(tmp_path / "stdio.db"))
+    try:
+        wire.initialize()
+        wire.proc.stdin.buffer.write(NOT_UTF8 + b"\n")
+        wire.proc.stdin.flush()
+        on_stdio = wire.wait(11)[1]
+        wire.send({"jsonrpc": "2.0", "id": 12, "method": "tools/call",
+                   "params": {"name": "memory_search", "arguments": {"query": "utf8"}}})
+        searched = wire.wait(12)[1]
+    finally:
+        wire.close()
+    assert on_stdio["id"] == 11 and on_stdio["error"]["code"] == -32600
+    assert "not UTF-8" in on_stdio["error"]["data"]
+    assert searched["result"]["structuredContent"]["total"] == 0  # nothing was stored
+    server = HttpServer(str(tmp_path / "http.db"))
+    try:
+        on_http = _over_http(server, [NOT_UTF8])[0]
+    finally:
+        server.stop()
+    assert on_http == on_stdio
+
