@@ -96,7 +96,7 @@ def test_big_terms_and_deep_proofs_over_mcp(store_file, era):
     for result in results:
         assert not result.is_error, result.content[0].text[:300]
     stored, _, big, deep, explained_big, explained, status, listed = results
-    assert stored.content[0].text == f"Asserted: big({LIST})"
+    assert stored.content[0].text == f"Asserted: big({LIST.replace(',', ', ')})"  # as stored
     assert parse_term(json.loads(big.content[0].text)[0]["X"]) == parse_term(LIST)
     assert big.structured_content["values"][0]["X"] == {"list": [f"i{i}" for i in range(ITEMS)]}
     assert parse_term(json.loads(deep.content[0].text)[0]["X"]) == parse_term(NESTED)
@@ -115,7 +115,7 @@ def test_big_terms_and_deep_proofs_on_the_cli(store_file):
     with Memory(store_file) as m:
         _chain(m)
     stored = cli(store_file, "remember-fact", "--fact", f"big({LIST})", check=True)
-    assert stored.stdout.startswith("Asserted: big([i0,i1")
+    assert stored.stdout.startswith("Asserted: big([i0, i1")
     queried = json.loads(cli(store_file, "query-logic", "--goal", "big(X)", "--json", check=True).stdout)
     assert len(queried["values"][0]["X"]["list"]) == ITEMS
     explained = json.loads(cli(store_file, "explain-why", "--fact", f"reach(n{DEPTH})", "--json", check=True).stdout)
@@ -194,3 +194,15 @@ def test_terms_deeper_than_the_parser_accepts_print_encode_and_store(store_file)
         sys.setrecursionlimit(limit)
     assert text == "f(" * 20_000 + "x" + ")" * 20_000
     assert _json_depth(encoded) <= MAX_JSON_DEPTH + 3
+
+
+@pytest.mark.parametrize("goal", [" ; ".join(f"p({i})" for i in range(1201)),
+                                  ", ".join(["X = 1"] * 1100) + ", true"])
+def test_a_flat_goal_too_long_to_nest_says_what_counts_and_what_to_do(goal):
+    """A goal of more parts than the nesting limit is refused (its operators chain to the right), naming why."""
+    m = Memory(":memory:")
+    with pytest.raises(Exception) as refused:
+        m.query_logic(goal)
+    assert "nested more than 1000 levels deep" in str(refused.value)
+    assert "more than about 1000 parts is too deep: split it into rules" in str(refused.value)
+    assert m.query_logic(" ; ".join(f"X = {i}" for i in range(900))).total == 900  # under the limit: answered

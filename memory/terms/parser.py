@@ -8,6 +8,9 @@ from .model import NIL, Compound, Float, String, Term, Var, make_list
 from .operators import INFIX, PREFIX, infix_argument_limits, prefix_argument_limit
 
 MAX_NESTING = 1000
+# What a level is, said with the refusal: a long flat goal or body nests too (its operators chain to the right).
+NESTING_COUNTS = ("each argument, parenthesis and operand after an operator such as ',' or ';' counts a level, "
+                  "so a goal or body of more than about 1000 parts is too deep: split it into rules")
 _CLOSERS = {")", "]", "}", ",", "|"}
 _ARGUMENT_ENDS = frozenset({",", ")", "]", "|"})
 _NOT_LEAF = object()
@@ -87,7 +90,7 @@ class Parser:
 
     def _term(self, max_prec: int, depth: int):
         if depth > MAX_NESTING:
-            raise self.error(f"term nested more than {MAX_NESTING} levels deep", self.peek())
+            raise self.error(f"term nested more than {MAX_NESTING} levels deep ({NESTING_COUNTS})", self.peek())
         left, left_prec = yield from self.primary(max_prec, depth)
         while True:
             token = self.peek()

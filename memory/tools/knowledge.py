@@ -180,7 +180,7 @@ class ForgetFactOutput(ToolOutput):
 )
 def forget_fact(api: Memory, args: ForgetFactInput) -> Reply[ForgetFactOutput]:
     change = api.knowledge.forget_fact(args.fact, args.memory)
-    message = f"Retracted: {args.fact.strip()}"
+    message = f"Retracted: {change.fact}"
     if not change.removed:
         message += f" (still believed: supported by {', '.join(change.supports)})"
     return Reply(message, ForgetFactOutput(fact=change.fact, memory=change.memory, removed=change.removed,
