@@ -156,3 +156,13 @@ def test_an_empty_answer_resting_on_a_rule_over_an_undefined_predicate_says_so(m
     assert text(mem, "query_logic", {"goal": "depends_on(z, Y)"}) == "[]"  # facts only: an honest no
     mem.define_rule("direct_dep(X, Y)", "depends_on(X, Y)")
     assert text(mem, "query_logic", {"goal": "affected(X)"}) == '[{"X":"a"}]'  # answers: no note
+
+
+def test_forgetting_a_memory_again_says_it_was_already_gone_not_that_it_went(mem):
+    first = mem.memory_remember("Bob prefers meetings in the morning.")["id"]
+    second = mem.memory_remember("Ann drinks tea.")["id"]
+    assert text(mem, "memory_forget", {"ids": [first]}).splitlines()[0] == f"Forgot 1 memory(ies) (expire): {first}"
+    lines = text(mem, "memory_forget", {"ids": [first, second]}).splitlines()
+    assert lines[:2] == [f"Forgot 1 memory(ies) (expire): {second}", f"% unchanged (1): {first} (already expired)"]
+    assert text(mem, "memory_forget", {"ids": [first]}).splitlines()[:2] == [
+        "Forgot 0 memory(ies) (expire): none", f"% unchanged (1): {first} (already expired)"]

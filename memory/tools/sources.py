@@ -385,9 +385,14 @@ def memory_forget(api: Memory, args: ForgetInput) -> Reply[ForgetOutput]:
     ids = ", ".join(t["id"] for t in result.targets) or "none"
     if result.dry_run:
         return Reply(f"Would {result.action} {len(result.targets)} memory(ies): {ids}", result)
-    lines = [f"Forgot {result.forgotten} memory(ies) ({result.action}): {ids}"]
+    changed = ", ".join(t["id"] for t in result.targets if t.get("changed", True)) or "none"
+    lines = [f"Forgot {result.forgotten} memory(ies) ({result.action}): {changed}"]
     if result.superseded_by:
         lines[0] += f", superseded by {result.superseded_by}"
+    unchanged = [t for t in result.targets if not t.get("changed", True)]
+    if unchanged:  # asked again, or already gone another way: said, not counted as forgotten
+        lines.append(f"% unchanged ({len(unchanged)}): " + ", ".join(
+            f"{t['id']} (already {t.get('status_before', 'so')})" for t in unchanged))
     if result.removed_facts:
         lines.append(f"% facts removed ({len(result.removed_facts)}): {', '.join(result.removed_facts[:20])}"
                      + (f" (+{len(result.removed_facts) - 20} more)" if len(result.removed_facts) > 20 else ""))
