@@ -1,12 +1,14 @@
 """The Datalog engine on the classic programs, negation, aggregates, builtins, budgets, errors."""
 
+import re
+
 import pytest
 
-from memory.datalog import Budget, Pred, Provenance
+from memory.datalog import Budget, Pred, Provenance, evaluate
 from memory.errors import BudgetExceeded, EvaluationError, InvalidProgram
 from memory.terms import Compound, Float, String, make_list, parse_term
 
-from engine_helpers import answers, model_of, program
+from engine_helpers import answers, as_pred, model_of, program
 
 CHAIN = {("edge", 2): [(i, i + 1) for i in range(6)]}
 ALL_PAIRS = sorted((i, j) for i in range(7) for j in range(i + 1, 7))
@@ -239,3 +241,18 @@ def test_cross_segment_goals_read_qualified_relations():
     p = program("ok(X) :- mine(X), other:theirs(X).")
     facts = {("mine", 1): [(1,), (2,)], ("theirs", 1, "other"): [(2,), (3,)]}
     assert answers(p, "ok(X)", facts) == [(2,)]
+
+
+@pytest.mark.parametrize("columnar_threshold", [None, 0], ids=["tuple path", "columnar path"])
+def test_a_timeout_inside_one_big_rule_firing_counts_what_that_firing_found(columnar_threshold, monkeypatch):
+    """The time runs out inside the first round of a cross product: the tuples its one firing found are
+    counted in the message, which said 'derived 0 tuples'."""
+    from memory.datalog import columnar
+
+    monkeypatch.setattr(columnar, "THRESHOLD", columnar_threshold)
+    prog = program("cp(X, Y, Z) :- m(X), m(Y), m(Z).")
+    edb = {as_pred(("m", 1)): [(i,) for i in range(300)]}
+    with pytest.raises(BudgetExceeded) as stopped:
+        evaluate(prog, edb, budget=Budget(timeout_s=0.3, max_tuples=10**9, max_rows=10**9))
+    derived = re.search(r"\(derived (\d+) tuples\)", str(stopped.value))
+    assert stopped.value.details["limit_kind"] == "seconds" and derived and int(derived.group(1)) > 0, str(stopped.value)

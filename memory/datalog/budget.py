@@ -117,6 +117,7 @@ class Budget:
     max_rows: int = DEFAULT_MAX_ROWS
     max_memory_mb: int = field(default_factory=default_max_memory_mb)
     derived: int = field(default=0, init=False)
+    found: int = field(default=0, init=False)  # new tuples of the rule firing under way (counted in `derived` after it)
     deadline: float = field(default=0.0, init=False)
     started: float = field(default=0.0, init=False)
     cancellation: Cancellation | None = field(default=None, init=False)
@@ -144,6 +145,7 @@ class Budget:
         """Start the clock, once: the evaluations of one call share its deadline. Tuples count per
         evaluation."""
         self.derived = 0
+        self.found = 0
         if not self.started:
             self._start_clock()
         return self
@@ -171,6 +173,7 @@ class Budget:
 
     def tick(self, new_tuples: int) -> None:
         self.derived += new_tuples
+        self.found = 0
         if self.derived > self.max_tuples:
             raise self.exceeded("tuples", f"evaluation derived more than {self.max_tuples} tuples", self.derived)
         self.check()
@@ -188,7 +191,7 @@ class Budget:
             self._start_clock()
         if now > self.deadline:
             raise self.exceeded("seconds", f"evaluation ran longer than {self.timeout_s:g} s "
-                                f"(derived {self.derived} tuples)", round(now - self.started, 3))
+                                f"(derived {self.derived + self.found} tuples)", round(now - self.started, 3))
         if self.cancellation is not None and self.cancellation.cancelled:
             raise Cancelled(f"evaluation stopped: {self.cancellation.reason}")
         if now >= self._next_memory_check:

@@ -429,6 +429,7 @@ class CompiledRule:
                                       budget.derived + self.room + 1)
             into.update(dict.fromkeys(found, self.code))
             self.added += len(found)
+            self.budget.found = self.added
         self.budget.check()
 
     def _push(self, k: int, rows) -> None:

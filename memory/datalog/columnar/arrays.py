@@ -711,6 +711,7 @@ class ColumnarRule:
                 self._over()  # the tuple budget ends inside this chunk, as on the tuple path: none of it is kept
             pending.add(columns, keys, self.code)
             self.added += len(keys)
+            self.budget.found = self.added
             self.budget.check()
             return
         decode = self.state.interner.decode
@@ -725,6 +726,7 @@ class ColumnarRule:
                 self._over()
             into.update(found)
             self.added += len(found)
+            budget.found = self.added
             budget.check()
 
     def _over(self):
