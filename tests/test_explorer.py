@@ -297,7 +297,7 @@ def test_memories_page_search_history_and_as_of(scenario, alice):
     assert f'href="/{TOKEN}/memories/{scenario.old_window}"' in new and html.escape(NEW_WINDOW) in new
     before = alice.get(f"/memories/{scenario.old_window}", params={"as_of": scenario.cutoff}).text
     assert alice.get(f"/memories/{scenario.old_window}", params={"as_of": scenario.cutoff}).status_code == 404
-    assert "no memory with this id is visible" in before  # it did not exist yet
+    assert "so it did not exist then" in before  # recorded after as_of, and readable by alice: said why
     assert alice.get(f"/memories/{scenario.old_window}?as_of=not-a-date").status_code == 400
     listed_then = alice.get("/memories", params={"as_of": "2000-01-01T00:00:00Z"}).text  # the list honours as_of too
     assert "No memories you may read." in listed_then and scenario.alice_memory not in listed_then

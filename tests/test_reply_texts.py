@@ -166,3 +166,17 @@ def test_forgetting_a_memory_again_says_it_was_already_gone_not_that_it_went(mem
     assert lines[:2] == [f"Forgot 1 memory(ies) (expire): {second}", f"% unchanged (1): {first} (already expired)"]
     assert text(mem, "memory_forget", {"ids": [first]}).splitlines()[:2] == [
         "Forgot 0 memory(ies) (expire): none", f"% unchanged (1): {first} (already expired)"]
+
+
+def test_forgetting_a_runaway_rule_lists_what_fell_within_a_share_of_the_budget_only(tmp_path):
+    from memory import Memory
+    from memory.datalog import Budget
+
+    m = Memory(str(tmp_path / "m.db"), budget=Budget(timeout_s=4.0))
+    m.remember_fact("nat(0)")
+    rule = m.define_rule("nat(N1)", "nat(N), N1 is N + 1")
+    lines = text(m, "forget_rule", {"rule_id": rule.rule_id}).splitlines()
+    assert lines[-1] == ("% conclusions that stopped holding: not computed (evaluating them before and after takes "
+                         "more than the 2 s or the tuples this list may use; query_logic shows what holds now)")
+    assert m.query_logic("nat(X)").total == 1  # the rule is gone all the same
+    m.close()

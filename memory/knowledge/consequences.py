@@ -21,6 +21,10 @@ if TYPE_CHECKING:
     from .base import KnowledgeBase
 
 MAX_LISTED = 20  # conclusions named in a reply; the total counts them all
+# The share of a call's time the before-and-after evaluations get between them (at least MIN_SECONDS): a change
+# that removes a runaway rule should not cost the whole budget twice just to list what it withdrew.
+SHARE = 0.25
+MIN_SECONDS = 2.0
 
 
 @dataclass
@@ -57,6 +61,9 @@ class Consequences:
             program = kb.program(tx, segment)
         self.memory = segment.name
         self.heads = _dependents(program, set(predicates))
+        self.budget = kb.budget.copy()
+        self.budget.timeout_s = min(kb.budget.timeout_s, max(MIN_SECONDS, SHARE * kb.budget.timeout_s))
+        self.budget.start()
         self.before = self._holding()
 
     def withdrawn(self, removed: Iterable[str] = ()) -> Withdrawn:
@@ -64,7 +71,7 @@ class Consequences:
         lists as such and not again as conclusions."""
         after = self._holding() if self.before is not None else None
         if self.before is None or after is None:
-            return Withdrawn(total=None, note="the evaluation ran out of budget")
+            return Withdrawn(total=None, note=self._over())
         gone = sorted(self.before - after - set(removed))
         return Withdrawn(gone[:MAX_LISTED], len(gone))
 
@@ -75,9 +82,13 @@ class Consequences:
         hidden = set(removed)
         after = self._holding(self._hiding(hidden)) if self.before is not None else None
         if self.before is None or after is None:
-            return Withdrawn(total=None, note="the evaluation ran out of budget")
+            return Withdrawn(total=None, note=self._over())
         gone = sorted(self.before - after - hidden)
         return Withdrawn(gone[:limit], len(gone))
+
+    def _over(self) -> str:
+        return (f"evaluating them before and after takes more than the {self.budget.timeout_s:g} s or the tuples "
+                "this list may use; query_logic shows what holds now")
 
     def _hiding(self, hidden: set[str]):
         """A query over the segment's program whose loader leaves out the stored facts in `hidden`."""
@@ -100,7 +111,7 @@ class Consequences:
             return out
 
         def ask(goal: Term):
-            return solve_all(program, goal, load, budget=kb.new_budget()).page()
+            return solve_all(program, goal, load, budget=self.budget.start()).page()
         return ask
 
     def _holding(self, ask=None) -> set[str] | None:
@@ -110,7 +121,8 @@ class Consequences:
         for name, arity in sorted(self.heads):
             head: Term = name if arity == 0 else Compound(name, tuple(Var(f"A{i}") for i in range(arity)))
             try:
-                answers = self.kb.query_terms(format_term(head), self.memory, None, 0) if ask is None else ask(head)
+                answers = self.kb.query_terms(format_term(head), self.memory, None, 0, self.budget) if ask is None \
+                    else ask(head)
             except BudgetExceeded:
                 return None
             if not isinstance(head, Compound):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..datalog import BaseChange, Evaluation, Pred, solve_kept
+from ..datalog import BaseChange, Budget, Evaluation, Pred, solve_kept
 from ..datalog.relations import release
 from ..store.repository import Transaction
 
@@ -36,9 +36,11 @@ class QueryResult:
 class Queries(KnowledgeCore):
     """Answering goals."""
 
-    def query_terms(self, goal: str, memory: str | None = None, limit: int | None = None, offset: int = 0):
+    def query_terms(self, goal: str, memory: str | None = None, limit: int | None = None, offset: int = 0,
+                    budget: Budget | None = None):
         """Answers as engine tuples, with the segment they came from: kept answers while nothing they read has
-        changed, a kept evaluation brought up to date when something has, else a new evaluation (kept)."""
+        changed, a kept evaluation brought up to date when something has, else a new evaluation (kept).
+        `budget`: the evaluation's, when not the call's own (a started one: its deadline stands)."""
         term = parse_goal(goal)
         text = format_term(term)
         kept: Evaluation | None = None  # a kept evaluation, to be told what changed
@@ -62,7 +64,7 @@ class Queries(KnowledgeCore):
             evaluation: Evaluation | None
             if kept is not None and changes is not None:
                 try:
-                    everything = kept.update(changes, self.new_budget())
+                    everything = kept.update(changes, budget.start() if budget else self.new_budget())
                 except BaseException:
                     kept.release()  # left half changed
                     raise
@@ -70,7 +72,8 @@ class Queries(KnowledgeCore):
             else:
                 inputs = {}
                 everything, evaluation = solve_kept(program, term, self.detached_loader(segment, inputs),
-                                                    budget=self.new_budget(), lookup=self._point_lookup(segment, inputs))
+                                                    budget=budget.start() if budget else self.new_budget(),
+                                                    lookup=self._point_lookup(segment, inputs))
             answers = everything.page(limit, offset)
             if not self.memo.put(key, program, inputs, everything, evaluation):
                 release(everything.rows)  # not kept: many answers freed a slice at a time, not in one stall
