@@ -93,6 +93,28 @@ def test_prove_gives_the_step_and_rule_tags_verify_accepts(mem):
                          "<- HEDGE-1, HEDGE-2")
 
 
+def test_a_step_tag_names_the_same_conclusion_whatever_goal_pred_keeps(mem):
+    """prove with goal_pred numbered its conclusions among themselves, so verify without it read the tag as
+    another conclusion and stripped a true sentence."""
+    mem.remember(["drone:a", "sector:s1"], NOW - 300)
+    mem.remember(["drone:b", "sector:s1"], NOW - 200)
+    mem.define_rule("seen_in(D, S)", "hedge(E, 'DRONE_EVENT', _, _), member(E, D), entity_type(D, drone), "
+                    "member(E, S), entity_type(S, sector)", name="seen_in")
+    mem.define_rule("converge(A, B, S)", "seen_in(A, S), seen_in(B, S), A @< B", name="converge")
+    mem.remember_fact("parent(tom, bob)")
+    mem.define_rule("ancestor(X, Y)", "parent(X, Y)")  # conclusions of another kind, numbered too
+    everything = mem.prove("drones", now=NOW)
+    assert len(everything["proofs"]) > len(mem.prove("drones", goal_pred="converge", now=NOW)["proofs"])
+    narrowed = mem.prove("drones", goal_pred="converge", now=NOW)
+    tag_of = {n["fact"]: n["step_tag"] for p in everything["proofs"] for n in p["nodes"] if n.get("step_tag")}
+    (root,) = [n for n in narrowed["proofs"][0]["nodes"] if n["fact"].startswith("converge")]
+    assert root["step_tag"] == tag_of[root["fact"]]
+    answer = f"drone:a and drone:b converged at sector:s1 ({root['step_tag']})."
+    for goal_pred in (None, "converge"):
+        checked = mem.verify(answer, query="drones", goal_pred=goal_pred, now=NOW)
+        assert checked["sentences"][0]["kept"], checked["sentences"][0]["reason"]
+
+
 def test_verify_says_why_each_sentence_was_stripped(observed):
     reply = text(observed, "verify", {"answer": "- account:admin logged in to host:db01 [HEDGE-1].\n"
                                                 "- The attacker is in Moscow.", "query": "admin", "now": NOW})

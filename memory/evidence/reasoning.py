@@ -214,10 +214,12 @@ def prove(kb, query: str = "", goal_pred: str | None = None, top_k: int | None =
 def proofs_of(kb, r: Reasoning, query: str, goal_pred: str | None) -> dict:
     """prove's result for a reasoning already run."""
     derived = r.derived()
-    wanted = [d for d in derived if goal_pred is None or d[0].name == goal_pred]
     with kb.repository.read() as tx:
         writer = _ProofWriter(r, kb, tx)
-        proofs = [writer.proof(pred, values) for pred, values, _ in wanted]
+        # Every conclusion's proof is written, in one order, so a STEP tag names the same conclusion whatever
+        # goal_pred keeps: prove with goal_pred and verify without it (or with another) agree on the tags.
+        proofs = [proof for pred, values, _ in derived for proof in [writer.proof(pred, values)]
+                  if goal_pred is None or pred.name == goal_pred]
     return {"query": query, "memory": r.segment, "goal_pred": goal_pred, "count": len(proofs),
             "derived_count": len(derived), "edges_considered": len(r.edges), "timed_out": r.timed_out,
             "proofs": proofs}
