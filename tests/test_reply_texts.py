@@ -115,6 +115,15 @@ def test_a_step_tag_names_the_same_conclusion_whatever_goal_pred_keeps(mem):
         assert checked["sentences"][0]["kept"], checked["sentences"][0]["reason"]
 
 
+def test_prove_with_a_misspelled_goal_pred_says_so(mem):
+    mem.remember(["drone:a", "sector:s1"], NOW - 300)
+    mem.define_rule("seen_in(D, S)", "hedge(E, 'DRONE_EVENT', _, _), member(E, D), entity_type(D, drone), "
+                    "member(E, S), entity_type(S, sector)")
+    assert text(mem, "prove", {"query": "drones", "goal_pred": "seen_inn", "now": NOW}).splitlines() == [
+        "Nothing proved", "% warning: goal_pred seen_inn is no predicate a rule defines; did you mean seen_in"]
+    assert "warning" not in text(mem, "prove", {"query": "drones", "goal_pred": "seen_in", "now": NOW})
+
+
 def test_verify_says_why_each_sentence_was_stripped(observed):
     reply = text(observed, "verify", {"answer": "- account:admin logged in to host:db01 [HEDGE-1].\n"
                                                 "- The attacker is in Moscow.", "query": "admin", "now": NOW})

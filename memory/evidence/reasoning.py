@@ -14,12 +14,14 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from typing import Any
 from dataclasses import dataclass, field
 
 from ..datalog import BodyMatcher, Model, Pred, Program, Rule, goal_text
 from ..errors import BudgetExceeded
 from ..knowledge.proof_view import EVIDENCE, FACT, RULE, Evidence, ProofStep, evidence_graph
 from ..knowledge.segments import resolve as resolve_segment
+from ..knowledge.undefined import unknown_name
 from ..store.repository import Transaction
 from ..terms.codec import to_json
 from ..validation import require_name
@@ -220,7 +222,11 @@ def proofs_of(kb, r: Reasoning, query: str, goal_pred: str | None) -> dict:
         # goal_pred keeps: prove with goal_pred and verify without it (or with another) agree on the tags.
         proofs = [proof for pred, values, _ in derived for proof in [writer.proof(pred, values)]
                   if goal_pred is None or pred.name == goal_pred]
-    return {"query": query, "memory": r.segment, "goal_pred": goal_pred, "count": len(proofs),
-            "derived_count": len(derived), "edges_considered": len(r.edges), "timed_out": r.timed_out,
-            "proofs": proofs}
+    out: dict[str, Any] = {
+        "query": query, "memory": r.segment, "goal_pred": goal_pred, "count": len(proofs),
+        "derived_count": len(derived), "edges_considered": len(r.edges), "timed_out": r.timed_out, "proofs": proofs}
+    heads = {rule.head.pred.name for rule in r.program.rules if rule.head.pred.is_local}
+    if goal_pred is not None and goal_pred not in heads:  # a typo would read as "nothing happened"
+        out["warnings"] = [unknown_name("goal_pred", goal_pred, heads, "is no predicate a rule defines")]
+    return out
 

@@ -60,6 +60,13 @@ def _warning(name: str, arity: int, defined: set) -> str:
     return f"unknown procedure {name}/{arity} (no facts or rules define it)"
 
 
+def unknown_name(kind: str, name: str, known: Iterable[str], what: str) -> str:
+    """`goal_pred was_dwn is no predicate a rule defines; did you mean was_down`: a name that is none of
+    `known`, with the nearest of them."""
+    close = difflib.get_close_matches(name, sorted(set(known)), n=MAX_SUGGESTIONS, cutoff=0.6)
+    return f"{kind} {name} {what}" + (f"; did you mean {' or '.join(close)}" if close else "")
+
+
 def _alike(name: str, preds: list) -> list:
     close = difflib.get_close_matches(name, sorted({n for n, _ in preds}), n=MAX_SUGGESTIONS, cutoff=0.6)
     return [p for c in close for p in preds if p[0] == c]

@@ -14,7 +14,7 @@ from ..access.context import READ, WRITE_OBSERVATIONS
 from .models import OutputPart, Rows, Segment, Strings, ToolInput, ToolOutput, about, int_field, name_field, text_field
 from .registry import Annotations, Reply, tool
 from .json_text import compact_json
-from .notes import iso
+from .notes import iso, warning_lines, with_notes
 
 Query = Annotated[str, Field(max_length=MAX_QUERY_CHARS, description=(
     "Entities (type:id or names) and a time window, in words"))]
@@ -239,6 +239,7 @@ class ProveOutput(ToolOutput):
     derived_count: int
     edges_considered: int
     proofs: Rows
+    warnings: Strings | None = None  # goal_pred names no rule-defined predicate
 
 
 @tool(
@@ -263,7 +264,8 @@ def prove(api: Memory, args: ProveInput) -> Reply[ProveOutput]:
     result = ProveOutput.model_validate(api.evidence.prove(args.query or "", args.goal_pred, args.top_k, args.memory,
                                                   args.now))
     lines = [_proof_line(p) for p in result.proofs]
-    return Reply("\n".join(lines) if lines else "Nothing proved", result)
+    return Reply(with_notes("\n".join(lines) if lines else "Nothing proved", warning_lines(result.warnings)),
+                 result)
 
 
 def _proof_line(proof: dict[str, Any]) -> str:
