@@ -70,6 +70,17 @@ def test_recall_names_unknown_entities_and_words_it_did_not_understand(observed)
     assert lines[2].startswith("% window: 2026-05-21T")
 
 
+def test_recall_says_a_time_it_could_not_read_stopped_it_and_how_to_write_one(observed):
+    lines = text(observed, "recall", {"query": "host:db01 status at 11:00 on 2026-05-28", "now": NOW}).splitlines()
+    assert lines[0] == "% not understood (ignored): status"
+    assert lines[1].startswith("% time not understood, so nothing is recalled: 11, 00 (write an ISO time, e.g. ")
+    assert lines[-1] == "No observations recalled (time_not_understood: 11 00)"
+    # the form it suggests is read: a time to the minute is that minute
+    found = call_tool(observed, "recall", {"query": "host:db01 at 2026-05-28T19:26Z", "now": NOW})
+    assert found.structured["count"] == 1
+    assert found.structured["parsed"]["window"]["end"] - found.structured["parsed"]["window"]["start"] == 60
+
+
 def test_recall_shows_each_label_and_an_iso_time(observed):
     lines = text(observed, "recall", {"query": "account:admin", "now": NOW}).splitlines()
     assert "HEDGE-1 AUTH_EVENT/failed_login 2026-05-28T19:26:40Z w=0.9: account:admin, host:db01" in lines

@@ -135,7 +135,7 @@ def _month_number(name: str) -> int:
 
 
 def _point(token: str, now: int) -> tuple[int, int]:
-    """The [start, end) a point names: a day, a second, a month, a year, yesterday or today."""
+    """The [start, end) a point names: a day, a minute, a second, a month, a year, yesterday or today."""
     low = " ".join(token.lower().replace(",", " ").split())
     if low == "today":
         return _day_start(now), _day_start(now) + DAY
@@ -176,7 +176,10 @@ def _point(token: str, now: int) -> tuple[int, int]:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     start = int(moment.timestamp() - offset * 3_600)
-    return (start, start + DAY) if len(token) == 10 else (start, start + 1)
+    if len(token) == 10:
+        return start, start + DAY
+    # A time written to the minute names that minute ("at 2026-12-01 11:00"), to the second that second.
+    return start, start + (1 if re.search(r"\d:\d\d:\d\d", iso) else 60)
 
 
 def _zone(name: str) -> tzinfo:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -174,8 +175,14 @@ def _parse_lines(found: dict[str, Any]) -> list[str]:
     if parsed.get("unknown_entities"):
         lines.append(f"% unknown: {', '.join(parsed['unknown_entities'])} (no observation names them: what "
                      "follows is about other entities)")
-    if parsed.get("unparsed"):
-        lines.append(f"% not understood (ignored): {', '.join(parsed['unparsed'])}")
+    timeless = set(parsed.get("time_not_understood") or ())
+    ignored = [w for w in parsed.get("unparsed") or () if not timeless & {w, *re.split(r"[-/.]", w)}]
+    if ignored:
+        lines.append(f"% not understood (ignored): {', '.join(ignored)}")
+    if timeless:
+        lines.append(f"% time not understood, so nothing is recalled: {', '.join(parsed['time_not_understood'])} "
+                     "(write an ISO time, e.g. 2026-12-01T11:00Z, or a range such as 'between 2026-12-01T09:00Z and "
+                     "2026-12-01T11:00Z')")
     if lines and window:
         lines.append(f"% window: {iso(window['start'])} .. {iso(window['end'])}")
     return lines
