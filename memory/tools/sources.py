@@ -231,8 +231,9 @@ class SearchOutput(ToolOutput):
     title="Search memories",
     group="memories",
     description=(
-        "Search the text of every memory you may read (its words and its projections); ranked, each result with "
-        "why it matched. For facts use query_logic; for events recall."
+        "Search the text of every memory you may read by its words in any form (and by meaning where the server "
+        "has an embedding model); ranked, each result with why it matched. For facts use query_logic; for events "
+        "recall."
     ),
     details=(
         "Full-text plus symbolic search over every memory the caller may read: words in the source text or "
@@ -255,8 +256,10 @@ def memory_search(api: Memory, args: SearchInput) -> Reply[SearchOutput]:
         if not args.history and api.sources.memory_search(args.query, args.scope or "all_visible", True, 1, args.kind,
                                                   args.as_of, args.mode or "auto")["total"]:
             message += "\n% forgotten, expired or superseded memories match: search again with history: true"
-        if found.semantic_indexing:
+        elif found.semantic_indexing:
             message += f"\n% {INDEXING_NOTE}"
+        elif not found.semantic and args.mode != "exact":
+            message += f"\n% {WORDS_ONLY_NOTE}"
         return Reply(message, found)
     lines = [f"{i}. [{r['id']}] ({r['scope']}, {r['status']}) {_preview(r['memory'])} — {'; '.join(r['why'])}"
              for i, r in enumerate(found.results, 1)]
@@ -268,6 +271,8 @@ def memory_search(api: Memory, args: SearchInput) -> Reply[SearchOutput]:
 
 
 INDEXING_NOTE = "meaning vectors are still being written: some memories were matched by words only; search again soon"
+WORDS_ONLY_NOTE = ("searched by words and their forms only (no embedding model here): try other words, synonyms or "
+                   "the language the memory is in")
 
 
 def _preview(text_value: str, size: int = 160) -> str:
