@@ -361,3 +361,15 @@ def test_every_tool_rejects_bad_arguments_before_running(mem, tool_name, argumen
         call_tool(mem, tool_name, arguments)
     assert info.value.code == "invalid_arguments"
     assert snapshot_counts(mem) == before
+
+
+def test_a_rename_onto_a_name_only_a_rule_calls_says_so(mem):
+    mem.remember_fact("foo(a, b)")
+    mem.define_rule("r(X)", "zzz(X, _)")
+    with pytest.raises(Conflict) as refused:
+        mem.rename_predicate("foo", "zzz", 2, dry_run=True)
+    assert "zzz/2 is called by a rule in memory 'default', though no fact or rule defines it" in str(refused.value)
+    mem.remember_fact("zzz(c, d)")
+    with pytest.raises(Conflict) as refused:
+        mem.rename_predicate("foo", "zzz", 2, dry_run=True)
+    assert str(refused.value) == "Cannot rename: zzz/2 already exists in memory 'default'"

@@ -163,8 +163,12 @@ def plan_rename(kb, tx: Transaction, old_functor: str, new_functor: str, arity: 
     if reason is not None:  # the renamed facts could never be queried: refused as remember_fact refuses them
         raise InvalidArguments(reserved_message(new, arity, reason), argument="new_functor")
     if arity in _arities(tx, segment, new, visible):
-        raise Conflict(f"Cannot rename: {new}/{arity} already exists in memory '{segment.name}'",
-                       memory=segment.name, plain=True)
+        if arity in tx.facts.arities(segment.id, new, visible) | set(tx.rules.head_arities(segment.id, new)):
+            raise Conflict(f"Cannot rename: {new}/{arity} already exists in memory '{segment.name}'",
+                           memory=segment.name, plain=True)
+        raise Conflict(f"Cannot rename: {new}/{arity} is called by a rule in memory '{segment.name}', though no fact or "
+                       f"rule defines it: renamed to it, {old}/{arity} would change what that rule reads; choose "
+                       "another name, or rename the call first", memory=segment.name)
     plan = RenamePlan(segment, old, new, arity)
     projected: list[str] = []
     for fact_id, _, args in tx.facts.rows(segment.id, old, arity, visible):
