@@ -120,8 +120,9 @@ def write_namespace(conn, context: CallerContext, scope: str) -> tuple[Namespace
     if scope == "auto":
         scope = "project" if context.project_remote else "session"
     if scope == "project" and not context.project_remote:
-        raise NotFound("No project context: the host sets DATALOG_MEMORY_PROJECT_REMOTE for project memories",
-                       reason="no_project_context")
+        raise NotFound("No project context: this caller has no project (over stdio the host sets "
+                       "DATALOG_MEMORY_PROJECT_REMOTE; over HTTP its token names one: token create --project); "
+                       "remember with scope session or global instead", reason="no_project_context")
     capability = require_write(context, Namespace(scope))
     if scope == "global":
         return Namespace("global"), capability
