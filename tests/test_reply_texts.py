@@ -224,3 +224,10 @@ def test_forgetting_a_runaway_rule_lists_what_fell_within_a_share_of_the_budget_
                          "more than the 2 s or the tuples this list may use; query_logic shows what holds now)")
     assert m.query_logic("nat(X)").total == 1  # the rule is gone all the same
     m.close()
+
+
+def test_a_project_memory_without_a_project_says_where_one_comes_from(mem):
+    with pytest.raises(NotFound) as refused:
+        call_tool(mem, "memory_remember", {"memory": "x", "scope": "project"})
+    assert "over HTTP its token names one: token create --project" in str(refused.value)
+    assert "remember with scope session or global instead" in str(refused.value)
