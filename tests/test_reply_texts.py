@@ -231,3 +231,14 @@ def test_a_project_memory_without_a_project_says_where_one_comes_from(mem):
         call_tool(mem, "memory_remember", {"memory": "x", "scope": "project"})
     assert "over HTTP its token names one: token create --project" in str(refused.value)
     assert "remember with scope session or global instead" in str(refused.value)
+
+
+def test_remembering_an_untyped_member_warns_and_a_mistyped_argument_says_what_it_takes(mem):
+    lines = text(mem, "remember", {"members": ["checkout", "host:db01"], "event_ts": NOW}).splitlines()
+    assert lines[1] == ("% warning: member checkout has no type (write type:id, e.g. service:checkout): a rule or "
+                        "recall asking for a type does not find it")
+    assert "warning" not in text(mem, "remember", {"members": ["service:checkout"], "event_ts": NOW})
+    with pytest.raises(Exception) as refused:
+        call_tool(mem, "remember", {"members": ["host:a"], "event_ts": "2026-12-01T10:00:00Z"})
+    assert "'event_ts': '2026-12-01T10:00:00Z' is not of type 'integer': Epoch seconds (default now)" in str(
+        refused.value)

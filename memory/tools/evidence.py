@@ -72,8 +72,12 @@ class RememberOutput(ToolOutput):
 def remember(api: Memory, args: RememberInput) -> Reply[RememberOutput]:
     weight = 1.0 if args.weight is None else args.weight
     stored = RememberOutput.model_validate(api.evidence.remember(args.members, args.event_ts, weight, args.formation or ""))
-    return Reply(f"Stored observation {stored.hedge_tag} ({_formation(stored.structural_formation, stored.formation)}) "
-                 f"at {stored.event_ts} ({iso(stored.event_ts)}): {', '.join(stored.members)}", stored)
+    untyped = [m for m in stored.members if ":" not in m]
+    warnings = [f"member {m} has no type (write type:id, e.g. service:{m}): a rule or recall asking for a type "
+                "does not find it" for m in untyped[:5]]
+    return Reply(with_notes(f"Stored observation {stored.hedge_tag} "
+                            f"({_formation(stored.structural_formation, stored.formation)}) at {stored.event_ts} "
+                            f"({iso(stored.event_ts)}): {', '.join(stored.members)}", warning_lines(warnings)), stored)
 
 
 def _formation(structural: str, label: str) -> str:

@@ -178,6 +178,9 @@ def _describe(error: ValidationError, schema: dict[str, Any]) -> str:
         message = f"{message}; the arguments are: {allowed}"
     if len(message) > 200:
         message = message[:200] + "…"
+    described = error.schema.get("description") if isinstance(error.schema, dict) else None
+    if error.validator == "type" and described:  # what the field takes, in its own words ("Epoch seconds ...")
+        message = f"{message}: {described}"
     return f"'{where}': {message}" if where else message
 
 
