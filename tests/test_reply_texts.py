@@ -242,3 +242,11 @@ def test_remembering_an_untyped_member_warns_and_a_mistyped_argument_says_what_i
         call_tool(mem, "remember", {"members": ["host:a"], "event_ts": "2026-12-01T10:00:00Z"})
     assert "'event_ts': '2026-12-01T10:00:00Z' is not of type 'integer': Epoch seconds (default now)" in str(
         refused.value)
+
+
+def test_enabling_toolsets_names_the_tools_it_enabled_not_the_whole_catalogue(mem):
+    lines = text(mem, "enable_toolsets", {"enable": ["beliefs", "snapshots"]}).splitlines()
+    assert lines[1:] == [
+        "beliefs: assume_fact, get_belief_status, get_justification, list_assumptions, retract_assumption, "
+        "retract_assumptions", "snapshots: save_snapshot, restore_snapshot, list_snapshots"]
+    assert len(text(mem, "enable_toolsets", {}).splitlines()) == 8  # without enable: the catalogue

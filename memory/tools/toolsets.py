@@ -107,10 +107,11 @@ def enable_toolsets(api: Memory, args: EnableInput) -> Reply[EnableOutput]:
                                toolsets=list(NAMES))
     catalog = [ToolsetEntry(name=t.name, description=t.description, tools=tools_of(t.name)) for t in TOOLSETS]
     tools = sorted(select(requested)) if requested else []
-    lines = [f"{t.name}: {t.description} ({', '.join(t.tools)})" for t in catalog]
-    if requested:
-        lines.insert(0, f"Enabled {', '.join(requested)}: call its tools by name now "
-                        "(the tool list is refreshed on clients that follow list changes).")
+    if requested:  # what it enabled, not the whole catalogue again
+        named = [t for t in catalog if "all" in requested or t.name in requested]
+        lines = [f"Enabled {', '.join(requested)}: call their tools by name now (the tool list is refreshed on "
+                 "clients that follow list changes)."] + [f"{t.name}: {', '.join(t.tools)}" for t in named]
     else:
-        lines.insert(0, 'Toolsets (enable with {"enable": ["name"]}):')
+        lines = ['Toolsets (enable with {"enable": ["name"]}):'] + [
+            f"{t.name}: {t.description} ({', '.join(t.tools)})" for t in catalog]
     return Reply("\n".join(lines), EnableOutput(toolsets=catalog, enabled=requested, tools=tools))
