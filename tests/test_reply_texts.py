@@ -250,3 +250,13 @@ def test_enabling_toolsets_names_the_tools_it_enabled_not_the_whole_catalogue(me
         "beliefs: assume_fact, get_belief_status, get_justification, list_assumptions, retract_assumption, "
         "retract_assumptions", "snapshots: save_snapshot, restore_snapshot, list_snapshots"]
     assert len(text(mem, "enable_toolsets", {}).splitlines()) == 8  # without enable: the catalogue
+
+
+def test_a_belief_with_assumptions_and_other_supports_names_them_all(mem):
+    mem.remember_fact("parent(tom, bob)")
+    mem.assume_fact("parent(tom, bob)", "jim_has_kid")
+    assert text(mem, "get_belief_status", {"fact": "parent(tom, bob)"}).splitlines() == [
+        '{"status":"in","justifications":["jim_has_kid"],"source":"interactive"}',
+        "% supports: asserted, assumption:jim_has_kid"]
+    mem.assume_fact("healthy(db)", "infra_ok")  # assumptions only: the reference's reply as it is
+    assert "%" not in text(mem, "get_belief_status", {"fact": "healthy(db)"})

@@ -80,8 +80,11 @@ class BeliefOutput(ToolOutput):
 )
 def get_belief_status(api: Memory, args: BeliefInput) -> Reply[BeliefOutput]:
     result = BeliefOutput.model_validate(api.beliefs.get_belief_status(args.fact, args.memory))
-    return Reply(compact_json({"status": result.status, "justifications": result.justifications,
-                               "source": result.source}), result)
+    text = compact_json({"status": result.status, "justifications": result.justifications, "source": result.source})
+    others = [s for s in result.supports if not s.startswith("assumption:")]
+    if others and result.justifications:  # retracting its assumptions would not make it go: said, as explain_why does
+        text += f"\n% supports: {', '.join(result.supports)}"
+    return Reply(text, result)
 
 
 class AssumptionInput(ToolInput):
