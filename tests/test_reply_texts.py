@@ -260,3 +260,15 @@ def test_a_belief_with_assumptions_and_other_supports_names_them_all(mem):
         "% supports: asserted, assumption:jim_has_kid"]
     mem.assume_fact("healthy(db)", "infra_ok")  # assumptions only: the reference's reply as it is
     assert "%" not in text(mem, "get_belief_status", {"fact": "healthy(db)"})
+
+
+def test_a_restore_says_what_it_dropped_and_brought_back(mem):
+    mem.remember_fact("parent(tom, bob)")
+    mem.remember_fact("parent(bob, ann)")
+    mem.save_snapshot("before")
+    mem.forget_fact("parent(bob, ann)")
+    mem.remember_fact("parent(zed, tom)")
+    assert text(mem, "restore_snapshot", {"name": "before"}).splitlines() == [
+        "Snapshot 'before' restored successfully.", "% dropped (1): parent(zed, tom).",
+        "% brought back (1): parent(bob, ann)."]
+    assert text(mem, "restore_snapshot", {"name": "before"}) == "Snapshot 'before' restored successfully."

@@ -106,15 +106,17 @@ def import_program(kb, text: str, memory: str | None = None, replace: bool = Fal
 
 def export_program(kb, memory: str | None = None) -> str:
     with kb.repository.read() as tx:
-        segment = resolve(tx, memory)
-        facts = tx.facts.texts_with_support(segment.id, "asserted")
-        rules = [_rule_line(rule.text, rule.name, rule.confidence) for rule in tx.rules.all(segment.id)]
-        assumed = tx.supports.facts_with(segment.id, "assumption")
+        facts, rules, assumed = _clauses(tx, resolve(tx, memory))
     lines = [f"% datalog-memory: {len(facts)} fact(s), {len(rules)} rule(s), {len(assumed)} assumption(s)"]
-    lines += [f"{text}." for text in facts]
-    lines += rules
-    lines += [f":- assume({text}, {name})." for text, name in assumed]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + facts + rules + assumed) + "\n"
+
+
+def _clauses(tx, segment) -> tuple[list[str], list[str], list[str]]:
+    """A segment's asserted facts, rules and assumptions as the lines of a program, in its order."""
+    facts = [f"{text}." for text in tx.facts.texts_with_support(segment.id, "asserted")]
+    rules = [_rule_line(rule.text, rule.name, rule.confidence) for rule in tx.rules.all(segment.id)]
+    assumed = [f":- assume({text}, {name})." for text, name in tx.supports.facts_with(segment.id, "assumption")]
+    return facts, rules, assumed
 
 
 def _rule_line(text: str, name: str | None, confidence: float) -> str:
@@ -162,10 +164,14 @@ def restore_snapshot(kb, name: str, memory: str | None = None) -> dict:
         if segment.mode == "ro":
             raise ReadOnly("Memory is read-only", memory=segment.name, plain=True)
         content = snapshot_content(kb, name, segment.name)
+        before = [line for part in _clauses(tx, segment) for line in part]
         result = import_program(kb, content, segment.name, replace=True)
+        after = [line for part in _clauses(tx, segment) for line in part]
         tx.audit.record(kb.actor, "restore_snapshot", segment.name, {"name": name, **result})
+    kept = set(before) & set(after)  # what the restore changed, in program order: said, so nothing goes unnoticed
     return {"name": name, "memory": segment.name, "facts": result["facts_added"], "rules": result["rules_added"],
-            "assumptions": result["assumptions"]}
+            "assumptions": result["assumptions"], "dropped": [c for c in before if c not in kept],
+            "brought_back": [c for c in after if c not in kept]}
 
 
 def list_snapshots(kb, memory: str | None = None) -> dict:

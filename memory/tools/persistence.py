@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from ..api import Memory
 from ..access.context import ADMIN, READ, WRITE_KNOWLEDGE
-from .models import Rows, Segment, SegmentInput, ToolInput, ToolOutput, about, name_field
+from .models import Rows, Segment, SegmentInput, Strings, ToolInput, ToolOutput, about, name_field
 from .registry import Annotations, Reply, tool
 
 
@@ -56,6 +56,11 @@ class RestoreOutput(ToolOutput):
     facts: int
     rules: int
     assumptions: int
+    dropped: Strings  # clauses the segment held that the snapshot lacks (facts, rules, :- assume), gone now
+    brought_back: Strings  # clauses of the snapshot the segment lacked
+
+
+LISTED = 20  # clauses a restore's reply names of each kind; the structured result has all
 
 
 @tool(
@@ -75,7 +80,12 @@ class RestoreOutput(ToolOutput):
 )
 def restore_snapshot(api: Memory, args: RestoreInput) -> Reply[RestoreOutput]:
     result = RestoreOutput.model_validate(api.snapshots.restore_snapshot(args.name, args.memory))
-    return Reply(f"Snapshot '{args.name}' restored successfully.", result)
+    lines = [f"Snapshot '{args.name}' restored successfully."]
+    for what, clauses in (("dropped", result.dropped), ("brought back", result.brought_back)):
+        if clauses:
+            more = f" (+{len(clauses) - LISTED} more)" if len(clauses) > LISTED else ""
+            lines.append(f"% {what} ({len(clauses)}): {' '.join(clauses[:LISTED])}{more}")
+    return Reply("\n".join(lines), result)
 
 
 class SnapshotsOutput(ToolOutput):
