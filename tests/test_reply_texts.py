@@ -272,3 +272,12 @@ def test_a_restore_says_what_it_dropped_and_brought_back(mem):
         "Snapshot 'before' restored successfully.", "% dropped (1): parent(zed, tom).",
         "% brought back (1): parent(bob, ann)."]
     assert text(mem, "restore_snapshot", {"name": "before"}) == "Snapshot 'before' restored successfully."
+
+
+def test_an_empty_answer_to_a_goal_with_a_string_says_a_string_is_no_atom(mem):
+    mem.remember_fact("parent(tom, bob)")
+    assert text(mem, "query_logic", {"goal": 'parent("tom", X)'}).splitlines() == [
+        "[]", '% warning: "tom" is a string, which never equals the atom tom; write the atom without double quotes '
+        "if the facts hold one"]
+    mem.remember_fact('city("New York")')
+    assert text(mem, "query_logic", {"goal": 'city("New York")'}) == "[{}]"  # answered: nothing to say

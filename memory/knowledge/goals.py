@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterator, cast
 
 from ..terms import Compound, Term
@@ -15,6 +15,7 @@ class GoalRef:
     qualifier: str | None  # `seg` in `seg:pred(...)`, else None
     name: str
     arity: int
+    args: tuple = field(default=(), compare=False)  # the call's arguments (a call is named by the other three)
 
 
 def _parts(goal: Term) -> tuple[str | None, Term]:
@@ -38,7 +39,7 @@ def goals(body: Term) -> Iterator[GoalRef]:
         if type(inner) is str:
             yield GoalRef(qualifier, inner, 0)
         elif type(inner) is Compound:
-            yield GoalRef(qualifier, inner.functor, len(inner.args))
+            yield GoalRef(qualifier, inner.functor, len(inner.args), inner.args)
 
 
 def rewrite(body: Term, change: Callable[[GoalRef], str | None]) -> tuple[Term, int]:

@@ -10,7 +10,7 @@ from ..datalog import BaseChange, Budget, Evaluation, Pred, solve_kept
 from ..datalog.relations import release
 from ..store.repository import Transaction
 
-from ..terms import Compound, Term, format_term, indicator
+from ..terms import Compound, String, Term, format_term, indicator
 from ..terms.codec import to_json
 from .parsing import parse_goal
 from .segments import Segment, resolve
@@ -83,6 +83,8 @@ class Queries(KnowledgeCore):
             # No answer and the goal's own calls are all defined: say so if a rule it reaches calls nothing.
             with self.repository.read() as tx:
                 warnings = self.undefined_in_rules(tx, segment, term)
+        if not answers.total:
+            warnings = warnings + _string_arguments(term)
         answers.warnings = warnings
         answers.memory = segment.name
         answers.goal = text
@@ -142,3 +144,11 @@ class Queries(KnowledgeCore):
         values = [{name: to_json(v) for name, v in zip(answers.variables, row)} for row in answers.rows]
         return QueryResult(answers.goal, answers.memory, answers.variables, bindings, values,
                            answers.total, limit, offset, answers.truncated, answers.warnings)
+
+
+def _string_arguments(goal: Term) -> list[str]:
+    """For an empty answer: the goal's string arguments, which never equal an atom of the same text (a caller
+    used to JSON writes "tom" for tom)."""
+    strings = list(dict.fromkeys(a for ref in goals(goal) for a in ref.args if type(a) is String))
+    return [f"{format_term(a)} is a string, which never equals the atom {format_term(a.value)}; write the atom "
+            f"without double quotes if the facts hold one" for a in strings[:3]]
