@@ -71,7 +71,7 @@ def test_recall_names_unknown_entities_and_words_it_did_not_understand(observed)
 
 
 def test_recall_says_a_time_it_could_not_read_stopped_it_and_how_to_write_one(observed):
-    lines = text(observed, "recall", {"query": "host:db01 status at 11:00 on 2026-05-28", "now": NOW}).splitlines()
+    lines = text(observed, "recall", {"query": "host:db01 status at 11:00", "now": NOW}).splitlines()
     assert lines[0] == "% not understood (ignored): status"
     assert lines[1].startswith("% time not understood, so nothing is recalled: 11, 00 (write an ISO time, e.g. ")
     assert lines[-1] == "No observations recalled (time_not_understood: 11 00)"
@@ -79,6 +79,11 @@ def test_recall_says_a_time_it_could_not_read_stopped_it_and_how_to_write_one(ob
     found = call_tool(observed, "recall", {"query": "host:db01 at 2026-05-28T19:26Z", "now": NOW})
     assert found.structured["count"] == 1
     assert found.structured["parsed"]["window"]["end"] - found.structured["parsed"]["window"]["start"] == 60
+    # a time of day with its date in words reads as that date-time; an empty answer says where it looked
+    for query in ("host:db01 at 19:26 on 2026-05-28", "host:db01 on 2026-05-28 at 19:26"):
+        assert call_tool(observed, "recall", {"query": query, "now": NOW}).structured["count"] == 1, query
+    assert text(observed, "recall", {"query": "host:db01 at 9:00 on 2026-05-28", "now": NOW}).splitlines() == [
+        "% window: 2026-05-28T09:00:00Z .. 2026-05-28T09:01:00Z", "No observations recalled (no_edges_in_window)"]
 
 
 def test_recall_shows_each_label_and_an_iso_time(observed):

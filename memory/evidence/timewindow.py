@@ -315,9 +315,22 @@ def next_window(text: str, now: int) -> tuple[Window | None, str]:
         raise InvalidArguments(f"a time phrase names no real moment: {exc}", argument="query") from None
 
 
+# A time of day with its date in words: "at 14:30 on 2026-03-26", "on 2026-03-26 at 14:30" (read as the ISO
+# date-time "2026-03-26 14:30", which names that minute).
+_TIME_ON_DATE = re.compile(r"\b(?:at\s+)?([01]?\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?\s+on\s+(\d{4}-\d{2}-\d{2})\b", re.I)
+_DATE_AT_TIME = re.compile(r"\b(?:on\s+)?(\d{4}-\d{2}-\d{2})\s+at\s+([01]?\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?(?![\d:])",
+                           re.I)
+
+
+def _as_iso(date: str, hour: str, minute: str, second: str | None) -> str:
+    return f"{date} {int(hour):02d}:{minute}" + (f":{second}" if second else "")
+
+
 def parse_window(text: str, now: int) -> tuple[Window | None, str]:
     """The window the time phrases in `text` name together (their intersection), and the text without them
     (for entity parsing). Raises InvalidArguments for an impossible date or a non-positive duration."""
+    text = _TIME_ON_DATE.sub(lambda m: _as_iso(m.group(4), m.group(1), m.group(2), m.group(3)), text)
+    text = _DATE_AT_TIME.sub(lambda m: _as_iso(m.group(1), m.group(2), m.group(3), m.group(4)), text)
     window: Window | None = None
     for _ in range(8):  # a handful of phrases at most; the rest stays in the text (and is reported unparsed)
         found, rest = next_window(text, now)

@@ -187,8 +187,9 @@ def _parse_lines(found: dict[str, Any]) -> list[str]:
         lines.append(f"% time not understood, so nothing is recalled: {', '.join(parsed['time_not_understood'])} "
                      "(write an ISO time, e.g. 2026-12-01T11:00Z, or a range such as 'between 2026-12-01T09:00Z and "
                      "2026-12-01T11:00Z')")
-    if lines and window:
-        lines.append(f"% window: {iso(window['start'])} .. {iso(window['end'])}")
+    if window and (lines or not found.get("count")):  # an empty answer says which window it looked in
+        start, end = (iso(window[k]) if window.get(k) is not None else "open" for k in ("start", "end"))
+        lines.append(f"% window: {start} .. {end}")
     return lines
 
 
