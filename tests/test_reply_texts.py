@@ -286,3 +286,11 @@ def test_an_empty_answer_to_a_goal_with_a_string_says_a_string_is_no_atom(mem):
         "if the facts hold one"]
     mem.remember_fact('city("New York")')
     assert text(mem, "query_logic", {"goal": 'city("New York")'}) == "[{}]"  # answered: nothing to say
+
+
+def test_a_retraction_of_many_facts_names_twenty_and_counts_the_rest(mem):
+    for i in range(23):
+        mem.assume_fact(f"k({i})", "many")
+    line = [ln for ln in text(mem, "retract_assumption", {"assumption": "many"}).splitlines()
+            if ln.startswith("% removed")][0]
+    assert line.startswith("% removed (23): k(0), k(1), ") and line.endswith(", k(19) (+3 more)")

@@ -12,6 +12,7 @@ from ..access.context import READ, WRITE_KNOWLEDGE
 from .models import SegmentInput, Segment, Strings, ToolInput, ToolOutput, name_field, text_field
 from .registry import Annotations, Reply, tool
 from .json_text import compact_json
+from .notes import listed_line
 
 
 class AssumeInput(ToolInput):
@@ -150,8 +151,7 @@ def _retraction_text(first: str, result: Retraction) -> str:
     """What a retraction removed, kept and withdrew: the facts by name, then the conclusions."""
     lines = [first]
     if result.removed:
-        lines.append(f"% removed ({len(result.removed)}): {', '.join(result.removed[:20])}"
-                     + (f" (+{len(result.removed) - 20} more)" if len(result.removed) > 20 else ""))
+        lines.append(listed_line("removed", result.removed))
     if result.kept:
         lines.append(f"% still believed through other supports: {', '.join(result.kept[:20])}")
     lines.append(result.withdrawn.text())

@@ -27,6 +27,12 @@ def page_line(shown: int, total: int, offset: int, what: str = "answers") -> str
     return f"% {shown} of {total} {what} shown (offset {offset}); next page: offset {offset + shown}"
 
 
+def listed_line(what: str, items: list[str], limit: int = 20, sep: str = ", ") -> str:
+    """`% facts removed (23): a, b, … (+3 more)`: what a change touched, the first `limit` of them named."""
+    more = f" (+{len(items) - limit} more)" if len(items) > limit else ""
+    return f"% {what} ({len(items)}): {sep.join(items[:limit])}{more}"
+
+
 def with_notes(text: str, notes: Iterable[str | None]) -> str:
     lines = [note for note in notes if note]
     return "\n".join([text, *lines]) if lines else text

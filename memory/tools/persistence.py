@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from ..api import Memory
 from ..access.context import ADMIN, READ, WRITE_KNOWLEDGE
 from .models import Rows, Segment, SegmentInput, Strings, ToolInput, ToolOutput, about, name_field
+from .notes import listed_line
 from .registry import Annotations, Reply, tool
 
 
@@ -60,8 +61,6 @@ class RestoreOutput(ToolOutput):
     brought_back: Strings  # clauses of the snapshot the segment lacked
 
 
-LISTED = 20  # clauses a restore's reply names of each kind; the structured result has all
-
 
 @tool(
     "restore_snapshot",
@@ -83,8 +82,7 @@ def restore_snapshot(api: Memory, args: RestoreInput) -> Reply[RestoreOutput]:
     lines = [f"Snapshot '{args.name}' restored successfully."]
     for what, clauses in (("dropped", result.dropped), ("brought back", result.brought_back)):
         if clauses:
-            more = f" (+{len(clauses) - LISTED} more)" if len(clauses) > LISTED else ""
-            lines.append(f"% {what} ({len(clauses)}): {' '.join(clauses[:LISTED])}{more}")
+            lines.append(listed_line(what, clauses, sep=" "))
     return Reply("\n".join(lines), result)
 
 

@@ -19,6 +19,7 @@ from ..sources.projections import (MAX_ARITY, MAX_PREDICATE_CHARS, MAX_PROJECTIO
                                    MAX_STRING_ARGUMENT_CHARS, QUALITIES)
 from ..sources.search import MAX_LIMIT, MAX_QUERY_CHARS, MODES
 from .models import OutputPart, Rows, Strings, ToolInput, ToolOutput, about, int_field, text_field
+from .notes import listed_line
 from .registry import Annotations, Reply, tool
 
 MemoryId = Annotated[str, Field(min_length=1, max_length=128, description="A memory id, mem_…")]
@@ -399,8 +400,7 @@ def memory_forget(api: Memory, args: ForgetInput) -> Reply[ForgetOutput]:
         lines.append(f"% unchanged ({len(unchanged)}): " + ", ".join(
             f"{t['id']} (already {t.get('status_before', 'so')})" for t in unchanged))
     if result.removed_facts:
-        lines.append(f"% facts removed ({len(result.removed_facts)}): {', '.join(result.removed_facts[:20])}"
-                     + (f" (+{len(result.removed_facts) - 20} more)" if len(result.removed_facts) > 20 else ""))
+        lines.append(listed_line("facts removed", result.removed_facts))
     lines.append(Withdrawn(result.withdrawn or [], result.withdrawn_total, result.withdrawn_note or "").text())
     return Reply("\n".join(lines), result)
 
