@@ -117,10 +117,18 @@ class RenamePlan:
 
 def _arities(tx: Transaction, segment: Segment, name: str, seen: Visibility | None) -> set:
     """The arities a name is used with in a segment, by facts the caller sees and by rules."""
-    found = tx.facts.arities(segment.id, name, seen) | set(tx.rules.head_arities(segment.id, name))
-    for rule in _rules(tx, segment.id):
-        found |= {ref.arity for ref in goals(rule.body) if ref.name == name and ref.qualifier in (None, segment.name)}
-    return found
+    return _defined_arities(tx, segment, name, seen) | _called_arities(tx, segment, name)
+
+
+def _defined_arities(tx: Transaction, segment: Segment, name: str, seen: Visibility | None) -> set:
+    """The arities of a name's facts the caller sees and of its rules' heads."""
+    return tx.facts.arities(segment.id, name, seen) | set(tx.rules.head_arities(segment.id, name))
+
+
+def _called_arities(tx: Transaction, segment: Segment, name: str) -> set:
+    """The arities a segment's rule bodies call a name with."""
+    return {ref.arity for rule in _rules(tx, segment.id) for ref in goals(rule.body)
+            if ref.name == name and ref.qualifier in (None, segment.name)}
 
 
 def _validated_name(text: str, argument: str) -> str:
@@ -162,10 +170,10 @@ def plan_rename(kb, tx: Transaction, old_functor: str, new_functor: str, arity: 
     reason = reserved_reason(new, arity)
     if reason is not None:  # the renamed facts could never be queried: refused as remember_fact refuses them
         raise InvalidArguments(reserved_message(new, arity, reason), argument="new_functor")
-    if arity in _arities(tx, segment, new, visible):
-        if arity in tx.facts.arities(segment.id, new, visible) | set(tx.rules.head_arities(segment.id, new)):
-            raise Conflict(f"Cannot rename: {new}/{arity} already exists in memory '{segment.name}'",
-                           memory=segment.name, plain=True)
+    if arity in _defined_arities(tx, segment, new, visible):
+        raise Conflict(f"Cannot rename: {new}/{arity} already exists in memory '{segment.name}'",
+                       memory=segment.name, plain=True)
+    if arity in _called_arities(tx, segment, new):
         raise Conflict(f"Cannot rename: {new}/{arity} is called by a rule in memory '{segment.name}', though no fact or "
                        f"rule defines it: renamed to it, {old}/{arity} would change what that rule reads; choose "
                        "another name, or rename the call first", memory=segment.name)
