@@ -102,9 +102,14 @@ def parse_query(tx: Transaction, query: str, now: int) -> Parsed:
     # read at all: said back, and never answered for all time. A stored entity's name ("db01") is not time.
     known = {n.lower() for n in found} | {n.lower().split(":", 1)[-1] for n in found}
     parsed.time_not_understood = list(dict.fromkeys(
-        part for w in every if w not in known and not _ADDRESS.fullmatch(w) for part in re.split(r"[-/.]", w)
-        if part and (part in TIME_WORDS or part[0].isdigit())))
+        part for w in every if w not in known and not _ADDRESS.fullmatch(w) for part in word_parts(w)
+        if part in TIME_WORDS or part[0].isdigit()))
     return parsed
+
+
+def word_parts(word: str) -> list[str]:
+    """A query word's parts, where a time may hide in one ("10-day", "5/3", "mid.2025")."""
+    return [part for part in re.split(r"[-/.]", word) if part]
 
 
 def typed_tokens(text: str) -> list[str]:

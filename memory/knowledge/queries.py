@@ -62,9 +62,10 @@ class Queries(KnowledgeCore):
                         kept = entry.evaluation
         if everything is None:
             evaluation: Evaluation | None
+            budget = budget.start() if budget is not None else self.new_budget()
             if kept is not None and changes is not None:
                 try:
-                    everything = kept.update(changes, budget.start() if budget else self.new_budget())
+                    everything = kept.update(changes, budget)
                 except BaseException:
                     kept.release()  # left half changed
                     raise
@@ -72,8 +73,7 @@ class Queries(KnowledgeCore):
             else:
                 inputs = {}
                 everything, evaluation = solve_kept(program, term, self.detached_loader(segment, inputs),
-                                                    budget=budget.start() if budget else self.new_budget(),
-                                                    lookup=self._point_lookup(segment, inputs))
+                                                    budget=budget, lookup=self._point_lookup(segment, inputs))
             answers = everything.page(limit, offset)
             if not self.memo.put(key, program, inputs, everything, evaluation):
                 release(everything.rows)  # not kept: many answers freed a slice at a time, not in one stall
