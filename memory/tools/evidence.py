@@ -10,7 +10,6 @@ from ..api import Memory
 from ..evidence.limits import MAX_ANSWER_CHARS, MAX_QUERY_CHARS, MAX_TOP_K, SENSITIVITY_RANGE
 from ..evidence.observations import (FIRST_SECOND, LAST_SECOND, MAX_ENTITY_CHARS, MAX_LABEL_CHARS, MAX_MEMBERS,
                                      MAX_RETRACT, TAG)
-from ..evidence.recall import word_parts
 from ..access.context import READ, WRITE_OBSERVATIONS
 from .models import OutputPart, Rows, Segment, Strings, ToolInput, ToolOutput, about, int_field, name_field, text_field
 from .registry import Annotations, Reply, tool
@@ -179,6 +178,8 @@ def _parse_lines(found: dict[str, Any]) -> list[str]:
     if parsed.get("unknown_entities"):
         lines.append(f"% unknown: {', '.join(parsed['unknown_entities'])} (no observation names them: what "
                      "follows is about other entities)")
+    from ..evidence.recall import word_parts  # loaded with the first recall, not by the command line's start
+
     timeless = set(parsed.get("time_not_understood") or ())
     ignored = [w for w in parsed.get("unparsed") or () if not timeless & {w, *word_parts(w)}]
     if ignored:
